@@ -1,0 +1,88 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Result is what one probe attempt observed (kubelet's probe.Result).
+type Result int
+
+const (
+	// Success: the target is healthy.
+	Success Result = iota
+	// Warning counts as success but carries a message (kubelet: an HTTP redirect to another host).
+	Warning
+	// Failure: the target answered unhealthy, or did not answer in time.
+	Failure
+	// Unknown: the attempt produced no verdict.
+	Unknown
+)
+
+// String returns kubelet's lower-case names: "success", "warning", "failure", "unknown".
+func (r Result) String() string {
+	switch r {
+	case Success:
+		return "success"
+	case Warning:
+		return "warning"
+	case Failure:
+		return "failure"
+	default:
+		return "unknown"
+	}
+}
+
+// Reason is a machine-readable cause for a non-success Outcome, beyond kubelet's free text.
+type Reason string
+
+// Reasons an attempt can report. The empty Reason means none (a Success).
+const (
+	ReasonNone              Reason = ""
+	ReasonTimeout           Reason = "Timeout"
+	ReasonConnectionRefused Reason = "ConnectionRefused"
+	ReasonConnectionReset   Reason = "ConnectionReset"
+	ReasonDNS               Reason = "DNS"
+	ReasonTLS               Reason = "TLS"
+	ReasonStatusCode        Reason = "StatusCode"
+	ReasonRedirect          Reason = "Redirect"
+	ReasonExitCode          Reason = "ExitCode"
+	ReasonNotServing        Reason = "NotServing"
+	ReasonProtocol          Reason = "Protocol"
+	ReasonNoHandler         Reason = "NoHandler"
+	ReasonError             Reason = "Error"
+)
+
+// Outcome is the full report of one attempt.
+type Outcome struct {
+	Result   Result
+	Output   string        // kubelet's output text (body, command output, or error text), capped at 10 KiB
+	Reason   Reason        // why it was not a Success
+	Duration time.Duration // wall time of the attempt
+}
+
+// Target is what an attempt is aimed at: the container (for named ports, env and its runtime ID) and
+// the pod IP (the default host).
+type Target struct {
+	Container   *v1.Container
+	ContainerID string // "<type>://<id>", handed to the CommandRunner for exec probes
+	PodIP       string
+}
+
+// CommandRunner runs an exec probe's command "in" a container. The runner writes stdout then stderr
+// to out (which caps what it keeps), honours ctx's deadline, and returns:
+//   - nil for exit status 0;
+//   - an error with an ExitCode() int method for a non-zero exit;
+//   - an error wrapping ErrCommandTimedOut when the deadline passed (after the command and everything
+//     it started have been killed and reaped);
+//   - any other error when the command could not be run.
+type CommandRunner interface {
+	RunInContainer(ctx context.Context, containerID string, cmd []string, out io.Writer) error
+}
+
+// ErrCommandTimedOut is wrapped by CommandRunner errors when the probe's timeout expired.
+var ErrCommandTimedOut = errors.New("command timed out")
