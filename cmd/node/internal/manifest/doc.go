@@ -1,0 +1,9 @@
+// Package manifest reads Pod manifests for node: YAML or JSON, several documents per file (or a
+// v1.List), from files or stdin, decoded strictly.
+//
+// Invariants: every error names its source ("pod.yaml: document 2: ...") and, when it concerns a
+// field, the field path (`spec.containers[0].livenessProbe.periodSecond: unknown field`); unknown
+// and duplicate fields are errors, never silently dropped; only `kind: Pod` (directly or inside a
+// List) is accepted. Decoding does no validation beyond the wire format: the caller validates
+// (probes.ValidatePod and the process runtime's limits) and applies defaults.
+package manifest

@@ -1,0 +1,244 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Stdin is the file name that means "read standard input" (`-f -`).
+const Stdin = "-"
+
+// Pod is one decoded Pod and where it came from.
+type Pod struct {
+	Pod    *v1.Pod
+	Origin string // "pod.yaml: document 2" (or "pod.yaml: document 1: items[3]" inside a List)
+}
+
+// Error is one problem found while reading a manifest.
+type Error struct {
+	Origin string // "pod.yaml: document 2"
+	Field  string // field path, empty when the problem is not about one field
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", e.Origin, e.Detail)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Origin, e.Field, e.Detail)
+}
+
+// ErrNoPods is returned when the inputs hold no Pod at all.
+var ErrNoPods = errors.New("no pods found")
+
+// ReadFiles decodes every file in names ("-" reads stdin) and returns all pods, or every error found
+// (joined with errors.Join; each one an *Error or a file-open error naming the file).
+func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
+	var pods []Pod
+	var errs []error
+	for _, name := range names {
+		var data []byte
+		var err error
+		display := name
+		if name == Stdin {
+			display = "<stdin>"
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", display, err))
+			continue
+		}
+		p, derrs := Decode(display, data)
+		pods = append(pods, p...)
+		errs = append(errs, derrs...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("%s: %w", strings.Join(names, ", "), ErrNoPods)
+	}
+	return pods, nil
+}
+
+// Decode splits data (YAML documents separated by `---`, or a stream of JSON objects) and decodes
+// every document strictly. source names the data in errors. On any error it returns no pods.
+func Decode(source string, data []byte) ([]Pod, []error) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, []error{&Error{Origin: source, Detail: err.Error()}}
+	}
+	var pods []Pod
+	var errs []error
+	for i, doc := range docs {
+		origin := fmt.Sprintf("%s: document %d", source, i+1)
+		if len(docs) == 1 {
+			origin = source
+		}
+		p, derrs := decodeObject(origin, "", doc)
+		pods = append(pods, p...)
+		errs = append(errs, derrs...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return pods, nil
+}
+
+// splitDocuments returns each non-empty document as JSON.
+func splitDocuments(data []byte) ([][]byte, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	var docs [][]byte
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(trimmed), 4096)
+		for {
+			var raw runtime.RawExtension
+			if err := dec.Decode(&raw); err != nil {
+				if errors.Is(err, io.EOF) {
+					return docs, nil
+				}
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			docs = append(docs, raw.Raw)
+		}
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for n := 1; ; n++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if isBlankYAML(doc) {
+			continue
+		}
+		j, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: invalid YAML: %w", n, err)
+		}
+		docs = append(docs, j)
+	}
+}
+
+// isBlankYAML reports whether a document holds only comments and whitespace.
+func isBlankYAML(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		l := bytes.TrimSpace(line)
+		if len(l) == 0 || l[0] == '#' || string(l) == "---" {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// typeHeader is the part of every object that says what it is.
+type typeHeader struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// list is a v1.List (or PodList) whose items are decoded one by one.
+type list struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   map[string]any    `json:"metadata,omitempty"`
+	Items      []runtime.RawExtension `json:"items"` // each item decoded strictly on its own
+}
+
+func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
+	var hdr typeHeader
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(doc, &hdr); err != nil {
+		return nil, []error{&Error{Origin: origin, Field: prefix, Detail: fmt.Sprintf("not an object: %v", err)}}
+	}
+	at := func(field string) string {
+		if prefix == "" {
+			return field
+		}
+		if field == "" {
+			return prefix
+		}
+		return prefix + "." + field
+	}
+	switch hdr.Kind {
+	case "Pod":
+		if hdr.APIVersion != "v1" {
+			return nil, []error{&Error{Origin: origin, Field: at("apiVersion"), Detail: fmt.Sprintf("unsupported value %q for kind Pod: must be \"v1\"", hdr.APIVersion)}}
+		}
+		var pod v1.Pod
+		errs := strictUnmarshal(origin, prefix, doc, &pod)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		return []Pod{{Pod: &pod, Origin: origin}}, nil
+	case "List", "PodList":
+		var l list
+		if errs := strictUnmarshal(origin, prefix, doc, &l); len(errs) > 0 {
+			return nil, errs
+		}
+		var pods []Pod
+		var errs []error
+		for i, item := range l.Items {
+			itemPrefix := at(fmt.Sprintf("items[%d]", i))
+			p, ierrs := decodeObject(origin, itemPrefix, item.Raw)
+			for j := range p {
+				p[j].Origin = origin + ": " + itemPrefix
+			}
+			pods = append(pods, p...)
+			errs = append(errs, ierrs...)
+		}
+		return pods, errs
+	case "":
+		return nil, []error{&Error{Origin: origin, Field: at("kind"), Detail: "required: only kind Pod (or a List of Pods) can be run"}}
+	default:
+		return nil, []error{&Error{Origin: origin, Field: at("kind"), Detail: fmt.Sprintf("unsupported kind %q: only kind Pod (or a List of Pods) can be run", hdr.Kind)}}
+	}
+}
+
+// strictUnmarshal decodes doc into v and reports unknown or duplicate fields with their paths.
+func strictUnmarshal(origin, prefix string, doc []byte, v any) []error {
+	strict, err := kjson.UnmarshalStrict(doc, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return []error{&Error{Origin: origin, Field: prefix, Detail: cleanJSONError(err)}}
+	}
+	var errs []error
+	for _, s := range strict {
+		var fe kjson.FieldError
+		if !errors.As(s, &fe) {
+			errs = append(errs, &Error{Origin: origin, Field: prefix, Detail: cleanJSONError(s)})
+			continue
+		}
+		path := fe.FieldPath()
+		if prefix != "" {
+			path = prefix + "." + path
+		}
+		detail := "unknown field"
+		if strings.Contains(s.Error(), "duplicate field") {
+			detail = "duplicate field"
+		}
+		errs = append(errs, &Error{Origin: origin, Field: path, Detail: detail})
+	}
+	return errs
+}
+
+func cleanJSONError(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
