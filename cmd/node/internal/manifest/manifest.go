@@ -158,9 +158,9 @@ type typeHeader struct {
 
 // list is a v1.List (or PodList) whose items are decoded one by one.
 type list struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   map[string]any    `json:"metadata,omitempty"`
+	APIVersion string                 `json:"apiVersion"`
+	Kind       string                 `json:"kind"`
+	Metadata   map[string]any         `json:"metadata,omitempty"`
 	Items      []runtime.RawExtension `json:"items"` // each item decoded strictly on its own
 }
 
