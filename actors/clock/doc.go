@@ -26,6 +26,15 @@
 // O(1) but needs a tick goroutine or a wake-up per slot even when idle, and its precision is its slot
 // width. The measured heap costs below leave no reason to pay that.
 //
-// Measurements: see the Benchmark functions in scheduler_bench_test.go; figures are recorded at the
-// end of this comment.
+// Measurements (scheduler_bench_test.go, go test -bench . -benchtime 200000x, 2-core Xeon shared with
+// other jobs, two runs each):
+//
+//	schedule + fire one entry, real clock       Scheduler 416-432 ns, 0 allocs (27 B amortised slab growth)
+//	                                            time.AfterFunc per entry 1804-2033 ns, 1 alloc, 239-294 B
+//	cancel + reschedule among 100,000 pending   Scheduler 200-214 ns, 0 allocs
+//	                                            time.AfterFunc 411-455 ns, 1 alloc, 130-146 B
+//	10,000 entries at a 1 s period, Fake clock  403 ns per fire (scheduler + fake timer), 0 allocs
+//
+// So the shared Scheduler is ~4x cheaper per fire than a timer per entry, allocates nothing per fire,
+// and keeps ~32 bytes per pending entry instead of a runtime timer (~100+ bytes) per worker.
 package clock

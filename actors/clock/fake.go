@@ -18,14 +18,14 @@ type Fake struct {
 	now     time.Time
 	timers  fakeHeap
 	seq     uint64
-	changed chan struct{} // closed and replaced whenever the set of pending timers changes
+	changed chan struct{} // made by WaitPending, closed (and dropped) when the pending timers change
 }
 
 var _ Clock = (*Fake)(nil)
 
 // NewFake returns a Fake whose current time is start.
 func NewFake(start time.Time) *Fake {
-	return &Fake{now: start, changed: make(chan struct{})}
+	return &Fake{now: start}
 }
 
 // Now returns the fake current time.
@@ -130,6 +130,9 @@ func (f *Fake) WaitPending(ctx context.Context, n int) error {
 			f.mu.Unlock()
 			return nil
 		}
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
 		ch := f.changed
 		f.mu.Unlock()
 		select {
@@ -152,8 +155,10 @@ func (f *Fake) scheduleLocked(t *fakeTimer, d time.Duration) {
 }
 
 func (f *Fake) notifyLocked() {
-	close(f.changed)
-	f.changed = make(chan struct{})
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
 }
 
 type fakeTimer struct {
