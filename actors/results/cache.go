@@ -1,0 +1,158 @@
+package results
+
+import (
+	"github.com/probeactor/probeactor/messages"
+)
+
+// Key identifies a cached result.
+type Key struct {
+	ContainerID messages.ContainerID
+	Type        messages.ProbeType
+}
+
+// Send is a batch the shell must deliver to subscriber To.
+type Send[S comparable] struct {
+	To    S
+	Batch messages.ResultChanges
+}
+
+type entry struct {
+	result    messages.Result
+	podUID    string
+	container string
+}
+
+type subscriber struct {
+	types   uint8 // bit per probe type
+	pending map[Key]messages.ResultChanged
+	order   []Key
+	outSeq  uint64 // seq of the unacknowledged batch, 0 if none
+	seq     uint64
+}
+
+// Cache is the results store and per-subscriber queues. S identifies a subscriber (the shell uses the
+// PID's string form). Not safe for concurrent use.
+type Cache[S comparable] struct {
+	entries map[Key]messages.ResultChanged
+	subs    map[S]*subscriber
+}
+
+// New returns an empty Cache.
+func New[S comparable]() *Cache[S] {
+	return &Cache[S]{entries: map[Key]messages.ResultChanged{}, subs: map[S]*subscriber{}}
+}
+
+func mask(types []messages.ProbeType) uint8 {
+	if len(types) == 0 {
+		return 0xff
+	}
+	var m uint8
+	for _, t := range types {
+		m |= 1 << uint(t)
+	}
+	return m
+}
+
+// Get returns the cached result for a key.
+func (c *Cache[S]) Get(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
+	e, ok := c.entries[Key{id, t}]
+	return e.Result, ok
+}
+
+// Len returns the number of cached results.
+func (c *Cache[S]) Len() int { return len(c.entries) }
+
+// Set stores a result. It reports whether the value changed and returns the batches to send now
+// (to subscribers with no batch outstanding).
+func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
+	k := Key{r.ContainerID, r.Type}
+	if old, ok := c.entries[k]; ok && old.Result == r.Result {
+		return false, nil
+	}
+	ch := messages.ResultChanged(r)
+	c.entries[k] = ch
+	var out []Send[S]
+	for id, s := range c.subs {
+		if s.types&(1<<uint(r.Type)) == 0 {
+			continue
+		}
+		if _, ok := s.pending[k]; !ok {
+			s.order = append(s.order, k)
+		}
+		s.pending[k] = ch
+		if s.outSeq == 0 {
+			out = append(out, Send[S]{To: id, Batch: s.flush()})
+		}
+	}
+	return true, out
+}
+
+// Remove forgets a key without notifying anyone; pending changes of the key are dropped.
+func (c *Cache[S]) Remove(id messages.ContainerID, t messages.ProbeType) {
+	k := Key{id, t}
+	if _, ok := c.entries[k]; !ok {
+		return
+	}
+	delete(c.entries, k)
+	for _, s := range c.subs {
+		if _, ok := s.pending[k]; ok {
+			delete(s.pending, k)
+			for i, o := range s.order {
+				if o == k {
+					s.order = append(s.order[:i], s.order[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+}
+
+// Subscribe adds (or re-filters) a subscriber for the given types (all when empty). It receives
+// changes that happen from now on.
+func (c *Cache[S]) Subscribe(id S, types ...messages.ProbeType) {
+	if s, ok := c.subs[id]; ok {
+		s.types = mask(types)
+		return
+	}
+	c.subs[id] = &subscriber{types: mask(types), pending: map[Key]messages.ResultChanged{}}
+}
+
+// Unsubscribe drops a subscriber and its queue.
+func (c *Cache[S]) Unsubscribe(id S) { delete(c.subs, id) }
+
+// Subscribers returns the number of subscribers.
+func (c *Cache[S]) Subscribers() int { return len(c.subs) }
+
+// Pending returns the number of changes queued for a subscriber (not counting the batch out).
+func (c *Cache[S]) Pending(id S) int {
+	if s, ok := c.subs[id]; ok {
+		return len(s.pending)
+	}
+	return 0
+}
+
+// Ack acknowledges batch seq of a subscriber and returns the next batch if changes are pending.
+// Stale or unknown acks are ignored.
+func (c *Cache[S]) Ack(id S, seq uint64) (Send[S], bool) {
+	s, ok := c.subs[id]
+	if !ok || seq == 0 || s.outSeq != seq {
+		return Send[S]{}, false
+	}
+	s.outSeq = 0
+	if len(s.order) == 0 {
+		return Send[S]{}, false
+	}
+	return Send[S]{To: id, Batch: s.flush()}, true
+}
+
+func (s *subscriber) flush() messages.ResultChanges {
+	s.seq++
+	s.outSeq = s.seq
+	b := messages.ResultChanges{Seq: s.seq, Changes: make([]messages.ResultChanged, 0, len(s.order))}
+	for _, k := range s.order {
+		b.Changes = append(b.Changes, s.pending[k])
+	}
+	clear(s.pending)
+	s.order = s.order[:0]
+	return b
+}

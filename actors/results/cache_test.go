@@ -1,0 +1,149 @@
+package results
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+func set(id string, t messages.ProbeType, r messages.Result) messages.SetResult {
+	return messages.SetResult{PodUID: "uid", Container: "c", ContainerID: messages.ContainerID(id), Type: t, Result: r}
+}
+
+func TestCacheOperations(t *testing.T) {
+	c := New[string]()
+	_, ok := c.Get("test://foo", messages.Readiness)
+	assert.False(t, ok)
+	changed, _ := c.Set(set("test://foo", messages.Readiness, messages.Success))
+	assert.True(t, changed)
+	r, ok := c.Get("test://foo", messages.Readiness)
+	assert.True(t, ok)
+	assert.Equal(t, messages.Success, r)
+	_, ok = c.Get("test://foo", messages.Liveness)
+	assert.False(t, ok, "probe types are separate")
+	c.Remove("test://foo", messages.Readiness)
+	_, ok = c.Get("test://foo", messages.Readiness)
+	assert.False(t, ok)
+}
+
+// kubelet's TestUpdates, with one subscriber that acks every batch.
+func TestUpdates(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("s")
+	expect := func(s messages.SetResult, want bool) {
+		t.Helper()
+		changed, sends := c.Set(s)
+		assert.Equal(t, want, changed)
+		if !want {
+			assert.Empty(t, sends)
+			return
+		}
+		require.Len(t, sends, 1)
+		assert.Equal(t, []messages.ResultChanged{messages.ResultChanged(s)}, sends[0].Batch.Changes)
+		_, more := c.Ack("s", sends[0].Batch.Seq)
+		assert.False(t, more)
+	}
+	expect(set("test://foo", messages.Readiness, messages.Success), true)
+	expect(set("test://bar", messages.Readiness, messages.Failure), true)
+	expect(set("test://foo", messages.Readiness, messages.Success), false)
+	expect(set("test://bar", messages.Readiness, messages.Failure), false)
+	expect(set("test://foo", messages.Readiness, messages.Failure), true)
+	expect(set("test://bar", messages.Readiness, messages.Success), true)
+}
+
+func TestRemoveSendsNothing(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("s")
+	_, sends := c.Set(set("test://a", messages.Liveness, messages.Success))
+	require.Len(t, sends, 1)
+	c.Remove("test://a", messages.Liveness)
+	_, more := c.Ack("s", sends[0].Batch.Seq)
+	assert.False(t, more)
+	// Set after Remove is a change again.
+	changed, _ := c.Set(set("test://a", messages.Liveness, messages.Success))
+	assert.True(t, changed)
+}
+
+func TestFilterAndCoalesce(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("live", messages.Liveness)
+	c.Subscribe("all")
+	_, sends := c.Set(set("test://a", messages.Readiness, messages.Failure))
+	require.Len(t, sends, 1)
+	assert.Equal(t, "all", sends[0].To)
+	first := sends[0].Batch.Seq
+	// "all" is slow: everything else coalesces.
+	for i := 0; i < 100; i++ {
+		r := messages.Result(i % 2)
+		_, sends = c.Set(set("test://a", messages.Readiness, r))
+		assert.Empty(t, sends)
+		_, sends = c.Set(set("test://b", messages.Liveness, r))
+		if i == 0 {
+			require.Len(t, sends, 1)
+			assert.Equal(t, "live", sends[0].To)
+		}
+	}
+	assert.Equal(t, 2, c.Pending("all"), "bounded by the number of keys")
+	next, ok := c.Ack("all", first)
+	require.True(t, ok)
+	assert.Equal(t, []messages.ResultChanged{
+		messages.ResultChanged(set("test://a", messages.Readiness, messages.Failure)),
+		messages.ResultChanged(set("test://b", messages.Liveness, messages.Failure)),
+	}, next.Batch.Changes, "latest value per key, in first-change order")
+	_, ok = c.Ack("all", first)
+	assert.False(t, ok, "stale ack ignored")
+}
+
+func TestRemoveDropsPending(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("s")
+	_, sends := c.Set(set("test://a", messages.Liveness, messages.Success))
+	c.Set(set("test://b", messages.Liveness, messages.Failure))
+	c.Set(set("test://c", messages.Liveness, messages.Failure))
+	c.Remove("test://b", messages.Liveness)
+	assert.Equal(t, 1, c.Pending("s"))
+	next, ok := c.Ack("s", sends[0].Batch.Seq)
+	require.True(t, ok)
+	require.Len(t, next.Batch.Changes, 1)
+	assert.Equal(t, messages.ContainerID("test://c"), next.Batch.Changes[0].ContainerID)
+}
+
+func TestUnsubscribe(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("s")
+	c.Unsubscribe("s")
+	_, sends := c.Set(set("test://a", messages.Liveness, messages.Success))
+	assert.Empty(t, sends)
+	assert.Zero(t, c.Subscribers())
+}
+
+// A subscriber that never acks while 10,000 keys flip many times holds at most one entry per key,
+// and the batch after its ack carries each key's final value.
+func TestSlowSubscriberBoundedAndFinal(t *testing.T) {
+	const keys = 10000
+	c := New[string]()
+	c.Subscribe("slow")
+	var first uint64
+	for round := 0; round < 5; round++ {
+		for i := 0; i < keys; i++ {
+			_, sends := c.Set(set(fmt.Sprintf("test://%d", i), messages.Readiness, messages.Result(round%2)))
+			if len(sends) > 0 {
+				require.Zero(t, first)
+				first = sends[0].Batch.Seq
+			}
+		}
+		assert.LessOrEqual(t, c.Pending("slow"), keys)
+	}
+	next, ok := c.Ack("slow", first)
+	require.True(t, ok)
+	require.Len(t, next.Batch.Changes, keys)
+	for _, ch := range next.Batch.Changes {
+		assert.Equal(t, messages.Success, ch.Result) // round 4 → Success
+	}
+	_, ok = c.Ack("slow", next.Batch.Seq)
+	assert.False(t, ok)
+}
