@@ -1,0 +1,386 @@
+package proc
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kind says how a container takes part in the pod's lifecycle.
+type kind int
+
+const (
+	kindInit    kind = iota // regular init container: runs to completion, in order
+	kindSidecar             // restartable init container: started before the app, always restarted
+	kindApp                 // spec.containers
+)
+
+// instance is one run of a container (one container ID).
+type instance struct {
+	id        string // "proc://<n>"
+	startedAt time.Time
+	exited    bool
+	exit      exitStatus
+}
+
+// exitStatus is how an instance ended.
+type exitStatus struct {
+	Code       int32
+	Reason     string // "Completed", "Error", "StartError"
+	Message    string
+	FinishedAt time.Time
+}
+
+// container is the pure record of one spec container across its restarts.
+type container struct {
+	spec         v1.Container
+	kind         kind
+	restarts     int32
+	current      *instance // nil until first started
+	previous     *instance // the instance before current (for lastState)
+	started      bool      // sidecars: the startup probe passed (or there is none)
+	forceRestart bool      // killed by a liveness/startup probe with Restart set
+	backoff      backoff
+	backoffUntil time.Time // while in CrashLoopBackOff: when the restart may happen
+	backoffShown time.Time // exit time of the instance whose BackOff event was already emitted
+}
+
+func (c *container) running() bool { return c.current != nil && !c.current.exited }
+
+// event is something the pod core wants recorded (reason/message as kubelet words them).
+type event struct {
+	Type, Reason, Message string
+	Container             string
+	Kind                  kind
+}
+
+// plan is what decide asks the shell to do now.
+type plan struct {
+	Start  []string  // containers to start, in order
+	Stop   []string  // containers to stop (sidecars once the app has finished, or after a failed init)
+	WakeAt time.Time // call decide again at this time (a back-off expiry); zero = no timer needed
+	Events []event
+}
+
+// podState is the pure decision core for one pod: which container to start or restart next, with
+// kubelet's init ordering, restart policy and CrashLoopBackOff, and the v1.PodStatus it implies.
+// It does no I/O and reads no clock: every method takes the current time.
+type podState struct {
+	pod         *v1.Pod
+	containers  []*container // init containers in spec order, then app containers
+	byName      map[string]*container
+	startTime   time.Time
+	terminating bool
+	initFailed  bool
+}
+
+func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Duration) *podState {
+	p := &podState{pod: pod, byName: map[string]*container{}, startTime: now}
+	add := func(c v1.Container, k kind) {
+		rec := &container{spec: c, kind: k, backoff: backoff{initial: initialBackoff, max: maxBackoff}}
+		p.containers = append(p.containers, rec)
+		p.byName[c.Name] = rec
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			add(c, kindSidecar)
+		} else {
+			add(c, kindInit)
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		add(c, kindApp)
+	}
+	return p
+}
+
+// started records that the shell started name as instance id at now.
+func (p *podState) started(name, id string, now time.Time) {
+	c := p.byName[name]
+	if c.current != nil {
+		c.previous = c.current
+		c.restarts++
+	}
+	c.current = &instance{id: id, startedAt: now}
+	c.started = c.kind != kindSidecar || c.spec.StartupProbe == nil
+	c.forceRestart = false
+	c.backoffUntil = time.Time{}
+}
+
+// startFailed records an instance that could not be started (kubelet/containerd: StartError, 128).
+func (p *podState) startFailed(name, id string, err error, now time.Time) {
+	p.started(name, id, now)
+	p.byName[name].current.exited = true
+	p.byName[name].current.exit = exitStatus{Code: 128, Reason: "StartError", Message: err.Error(), FinishedAt: now}
+}
+
+// exited records the end of instance id. Stale ids (an older instance) are ignored.
+func (p *podState) exited(name, id string, st exitStatus) {
+	c, ok := p.byName[name]
+	if !ok || c.current == nil || c.current.id != id || c.current.exited {
+		return
+	}
+	if st.Reason == "" {
+		st.Reason = "Completed"
+		if st.Code != 0 {
+			st.Reason = "Error"
+		}
+	}
+	c.current.exited = true
+	c.current.exit = st
+}
+
+// killedForRestart marks that the current instance of name (if it is id) is being killed by a probe
+// and must be restarted whatever the restart policy says.
+func (p *podState) killedForRestart(name, id string) {
+	if c, ok := p.byName[name]; ok && c.current != nil && c.current.id == id {
+		c.forceRestart = true
+	}
+}
+
+// sidecarStarted records that a sidecar's startup probe passed.
+func (p *podState) sidecarStarted(name, id string) {
+	if c, ok := p.byName[name]; ok && c.current != nil && c.current.id == id {
+		c.started = true
+	}
+}
+
+// wantsRestart applies the pod's restart policy to an exited app or init container.
+func (p *podState) wantsRestart(c *container) bool {
+	if c.forceRestart || c.kind == kindSidecar {
+		return true
+	}
+	switch p.pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return c.current.exit.Code != 0
+	default:
+		return true
+	}
+}
+
+// decide is one kubelet SyncPod for this pod: what to start, stop and when to look again.
+func (p *podState) decide(now time.Time) plan {
+	var pl plan
+	if p.terminating {
+		return pl
+	}
+	// restart starts c now or puts it in CrashLoopBackOff; it reports whether c was started.
+	restart := func(c *container) bool {
+		exit := c.current.exit.FinishedAt
+		if in, until := c.backoff.inBackoff(exit, now); in {
+			c.backoffUntil = until
+			if pl.WakeAt.IsZero() || until.Before(pl.WakeAt) {
+				pl.WakeAt = until
+			}
+			if !c.backoffShown.Equal(exit) {
+				c.backoffShown = exit
+				pl.Events = append(pl.Events, event{Type: v1.EventTypeWarning, Reason: "BackOff", Container: c.spec.Name, Kind: c.kind,
+					Message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, p.podRef())})
+			}
+			return false
+		}
+		c.backoff.next(exit, now)
+		pl.Start = append(pl.Start, c.spec.Name)
+		return true
+	}
+
+	initDone := true
+	if !p.initFailed {
+	initLoop:
+		for _, c := range p.containers {
+			switch {
+			case c.kind == kindApp:
+				break initLoop
+			case c.kind == kindSidecar:
+				switch {
+				case c.current == nil:
+					pl.Start = append(pl.Start, c.spec.Name)
+					initDone = false
+					break initLoop
+				case c.current.exited:
+					if !restart(c) && !p.anyAppStarted() {
+						initDone = false
+						break initLoop
+					}
+				case !c.started && !p.anyAppStarted():
+					initDone = false // wait for its startup probe
+					break initLoop
+				}
+			default: // regular init container
+				switch {
+				case c.current == nil:
+					pl.Start = append(pl.Start, c.spec.Name)
+					initDone = false
+					break initLoop
+				case !c.current.exited:
+					initDone = false
+					break initLoop
+				case c.current.exit.Code == 0:
+					continue
+				case p.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !c.forceRestart:
+					p.initFailed = true
+					initDone = false
+					break initLoop
+				default:
+					restart(c)
+					initDone = false
+					break initLoop
+				}
+			}
+		}
+	}
+	if p.initFailed {
+		initDone = false
+		for _, c := range p.containers {
+			if c.running() {
+				pl.Stop = append(pl.Stop, c.spec.Name)
+			}
+		}
+		return pl
+	}
+	if !initDone {
+		return pl
+	}
+
+	appActive := false // some app container runs or will run again
+	for _, c := range p.containers {
+		if c.kind != kindApp {
+			continue
+		}
+		switch {
+		case c.current == nil:
+			pl.Start = append(pl.Start, c.spec.Name)
+			appActive = true
+		case !c.current.exited:
+			appActive = true
+		case p.wantsRestart(c):
+			restart(c)
+			appActive = true
+		}
+	}
+	for _, c := range p.containers {
+		if c.kind != kindSidecar {
+			continue
+		}
+		switch {
+		case !appActive && c.running():
+			pl.Stop = append(pl.Stop, c.spec.Name) // the pod is done: sidecars go too
+		case appActive && c.current != nil && c.current.exited:
+			restart(c) // sidecars are restarted whenever they exit while the app runs
+		}
+	}
+	return pl
+}
+
+func (p *podState) anyAppStarted() bool {
+	for _, c := range p.containers {
+		if c.kind == kindApp && c.current != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// podRef is kubelet's format.Pod: "name_namespace(uid)".
+func (p *podState) podRef() string {
+	return fmt.Sprintf("%s_%s(%s)", p.pod.Name, p.pod.Namespace, p.pod.UID)
+}
+
+// status renders the runtime's view of the pod as kubelet would report it before the prober's
+// overlay: container states, restart counts, IDs, phase and the Initialized condition. Ready and
+// Started are left false; the statusManager sets them from probe results.
+func (p *podState) status() v1.PodStatus {
+	st := v1.PodStatus{
+		HostIP:    PodIP,
+		HostIPs:   []v1.HostIP{{IP: PodIP}},
+		PodIP:     PodIP,
+		PodIPs:    []v1.PodIP{{IP: PodIP}},
+		StartTime: &metav1.Time{Time: p.startTime},
+		QOSClass:  v1.PodQOSBestEffort,
+	}
+	initRunning := !p.initDone()
+	for _, c := range p.containers {
+		cs := p.containerStatus(c, initRunning)
+		if c.kind == kindApp {
+			st.ContainerStatuses = append(st.ContainerStatuses, cs)
+		} else {
+			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		}
+	}
+	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap())
+	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime)
+	return st
+}
+
+func (p *podState) sidecarStartedMap() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range p.containers {
+		if c.kind == kindSidecar && c.running() && c.started {
+			m[c.spec.Name] = true
+		}
+	}
+	return m
+}
+
+// initDone reports whether every regular init container has completed successfully.
+func (p *podState) initDone() bool {
+	for _, c := range p.containers {
+		if c.kind == kindInit && (c.current == nil || !c.current.exited || c.current.exit.Code != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerStatus {
+	cs := v1.ContainerStatus{
+		Name:         c.spec.Name,
+		Image:        c.spec.Image,
+		ImageID:      c.spec.Image,
+		RestartCount: c.restarts,
+		Ready:        false,
+		Started:      new(bool),
+	}
+	if c.previous != nil {
+		cs.LastTerminationState = v1.ContainerState{Terminated: terminatedState(c.previous)}
+	}
+	switch {
+	case c.current == nil:
+		reason := "ContainerCreating"
+		if c.kind == kindApp && initRunning || c.kind != kindApp {
+			reason = "PodInitializing"
+		}
+		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}
+	case !c.current.exited:
+		cs.ContainerID = c.current.id
+		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: c.current.startedAt}}}
+	case !c.backoffUntil.IsZero():
+		// Exited and waiting for its restart: kubelet shows Waiting/CrashLoopBackOff and the dead
+		// instance as lastState.
+		cs.ContainerID = c.current.id
+		cs.LastTerminationState = v1.ContainerState{Terminated: terminatedState(c.current)}
+		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{
+			Reason:  "CrashLoopBackOff",
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff.current, c.spec.Name, p.podRef()),
+		}}
+	default:
+		cs.ContainerID = c.current.id
+		cs.State = v1.ContainerState{Terminated: terminatedState(c.current)}
+	}
+	return cs
+}
+
+func terminatedState(in *instance) *v1.ContainerStateTerminated {
+	return &v1.ContainerStateTerminated{
+		ExitCode:    in.exit.Code,
+		Reason:      in.exit.Reason,
+		Message:     in.exit.Message,
+		StartedAt:   metav1.Time{Time: in.startedAt},
+		FinishedAt:  metav1.Time{Time: in.exit.FinishedAt},
+		ContainerID: in.id,
+	}
+}

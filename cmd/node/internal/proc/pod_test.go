@@ -1,0 +1,248 @@
+package proc
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func testPod(policy v1.RestartPolicy, inits []v1.Container, apps ...string) *v1.Pod {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}}
+	pod.Spec.RestartPolicy = policy
+	pod.Spec.InitContainers = inits
+	for _, a := range apps {
+		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: a, Command: []string{"x"}})
+	}
+	return pod
+}
+
+func sidecar(name string) v1.Container {
+	always := v1.ContainerRestartPolicyAlways
+	return v1.Container{Name: name, Command: []string{"x"}, RestartPolicy: &always}
+}
+
+// sim drives a podState like the shell does: starts what decide asks for, with sequential IDs.
+type sim struct {
+	t   *testing.T
+	p   *podState
+	now time.Time
+	n   int
+	ids map[string]string
+}
+
+func newSim(t *testing.T, pod *v1.Pod) *sim {
+	return &sim{t: t, p: newPodState(pod, t0, 10*time.Second, 40*time.Second), now: t0, ids: map[string]string{}}
+}
+
+func (s *sim) sync() plan {
+	pl := s.p.decide(s.now)
+	for _, name := range pl.Start {
+		s.n++
+		id := "proc://" + string(rune('a'+s.n))
+		s.ids[name] = id
+		s.p.started(name, id, s.now)
+	}
+	return pl
+}
+
+func (s *sim) exit(name string, code int32) {
+	s.p.exited(name, s.ids[name], exitStatus{Code: code, FinishedAt: s.now})
+}
+
+func (s *sim) advance(d time.Duration) { s.now = s.now.Add(d) }
+
+func (s *sim) state(name string) v1.ContainerStatus {
+	st := s.p.status()
+	if cs, ok := statusByName(st.ContainerStatuses, name); ok {
+		return cs
+	}
+	cs, ok := statusByName(st.InitContainerStatuses, name)
+	require.True(s.t, ok, name)
+	return cs
+}
+
+func condition(st v1.PodStatus, t v1.PodConditionType) v1.PodCondition {
+	for _, c := range st.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return v1.PodCondition{}
+}
+
+func TestInitContainersRunInOrderBeforeApps(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyAlways, []v1.Container{{Name: "i1"}, {Name: "i2"}}, "app"))
+	assert.Equal(t, []string{"i1"}, s.sync().Start)
+	st := s.p.status()
+	assert.Equal(t, v1.PodPending, st.Phase)
+	assert.Equal(t, v1.ConditionFalse, condition(st, v1.PodInitialized).Status)
+	assert.Equal(t, "containers with incomplete status: [i1 i2]", condition(st, v1.PodInitialized).Message)
+	assert.Equal(t, "PodInitializing", s.state("app").State.Waiting.Reason)
+
+	assert.Empty(t, s.sync().Start, "i1 still running")
+	s.exit("i1", 0)
+	assert.Equal(t, []string{"i2"}, s.sync().Start)
+	s.exit("i2", 0)
+	assert.Equal(t, []string{"app"}, s.sync().Start)
+	st = s.p.status()
+	assert.Equal(t, v1.PodRunning, st.Phase)
+	assert.Equal(t, v1.ConditionTrue, condition(st, v1.PodInitialized).Status)
+	assert.Equal(t, "Completed", s.state("i1").State.Terminated.Reason)
+	assert.Equal(t, v1.ConditionFalse, condition(st, v1.ContainersReady).Status, "ready comes from probes")
+}
+
+func TestFailedInitContainer(t *testing.T) {
+	t.Run("Never fails the pod and starts nothing more", func(t *testing.T) {
+		s := newSim(t, testPod(v1.RestartPolicyNever, []v1.Container{{Name: "i1"}}, "app"))
+		s.sync()
+		s.exit("i1", 3)
+		assert.Empty(t, s.sync().Start)
+		st := s.p.status()
+		assert.Equal(t, v1.PodFailed, st.Phase)
+		assert.Equal(t, int32(3), s.state("i1").State.Terminated.ExitCode)
+		assert.NotNil(t, s.state("app").State.Waiting)
+	})
+	t.Run("OnFailure retries it with back-off", func(t *testing.T) {
+		s := newSim(t, testPod(v1.RestartPolicyOnFailure, []v1.Container{{Name: "i1"}}, "app"))
+		s.sync()
+		s.exit("i1", 3)
+		assert.Equal(t, []string{"i1"}, s.sync().Start, "first restart is immediate")
+		s.advance(time.Second)
+		s.exit("i1", 3)
+		pl := s.sync()
+		assert.Empty(t, pl.Start)
+		assert.Equal(t, s.now.Add(10*time.Second), pl.WakeAt)
+		assert.Equal(t, "CrashLoopBackOff", s.state("i1").State.Waiting.Reason)
+		assert.Equal(t, v1.PodPending, s.p.status().Phase)
+	})
+}
+
+func TestRestartPolicies(t *testing.T) {
+	cases := []struct {
+		policy    v1.RestartPolicy
+		code      int32
+		restarted bool
+		phase     v1.PodPhase
+	}{
+		{v1.RestartPolicyAlways, 0, true, v1.PodRunning},
+		{v1.RestartPolicyAlways, 1, true, v1.PodRunning},
+		{v1.RestartPolicyOnFailure, 0, false, v1.PodSucceeded},
+		{v1.RestartPolicyOnFailure, 1, true, v1.PodRunning},
+		{v1.RestartPolicyNever, 0, false, v1.PodSucceeded},
+		{v1.RestartPolicyNever, 1, false, v1.PodFailed},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := newSim(t, testPod(tc.policy, nil, "app"))
+			s.sync()
+			first := s.ids["app"]
+			s.advance(time.Second)
+			s.exit("app", tc.code)
+			started := s.sync().Start
+			assert.Equal(t, tc.restarted, len(started) == 1)
+			assert.Equal(t, tc.phase, s.p.status().Phase)
+			cs := s.state("app")
+			if tc.restarted {
+				assert.Equal(t, int32(1), cs.RestartCount)
+				assert.NotEqual(t, first, cs.ContainerID, "new ID on every start")
+				require.NotNil(t, cs.LastTerminationState.Terminated)
+				assert.Equal(t, tc.code, cs.LastTerminationState.Terminated.ExitCode)
+				assert.NotNil(t, cs.State.Running)
+			} else {
+				assert.Equal(t, int32(0), cs.RestartCount)
+				assert.Equal(t, tc.code, cs.State.Terminated.ExitCode)
+			}
+		})
+	}
+}
+
+func TestCrashLoopBackOff(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyAlways, nil, "app"))
+	s.sync()
+	s.exit("app", 1)
+	require.Len(t, s.sync().Start, 1) // immediate first restart
+	waits := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second}
+	for i, w := range waits {
+		s.advance(time.Second)
+		s.exit("app", 1)
+		pl := s.sync()
+		require.Empty(t, pl.Start, "restart %d", i)
+		assert.Equal(t, s.now.Add(w), pl.WakeAt, "restart %d", i)
+		require.Len(t, pl.Events, 1)
+		assert.Equal(t, "BackOff", pl.Events[0].Reason)
+		assert.Equal(t, "Back-off restarting failed container app in pod p_ns(u)", pl.Events[0].Message)
+		cs := s.state("app")
+		assert.Equal(t, "CrashLoopBackOff", cs.State.Waiting.Reason)
+		assert.Equal(t, "back-off "+w.String()+" restarting failed container=app pod=p_ns(u)", cs.State.Waiting.Message)
+		assert.Equal(t, int32(1), cs.LastTerminationState.Terminated.ExitCode)
+		assert.Equal(t, v1.PodRunning, s.p.status().Phase)
+
+		s.advance(w - time.Millisecond)
+		assert.Empty(t, s.sync().Start, "still backing off")
+		assert.Empty(t, s.p.decide(s.now).Events, "BackOff recorded once per exit")
+		s.advance(time.Millisecond)
+		assert.Len(t, s.sync().Start, 1)
+		assert.Equal(t, int32(i+2), s.state("app").RestartCount)
+	}
+	// A long stable run resets the back-off.
+	s.advance(81 * time.Second)
+	s.exit("app", 1)
+	assert.Len(t, s.sync().Start, 1)
+}
+
+func TestKilledForRestartOverridesThePolicy(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyOnFailure, nil, "app"))
+	s.sync()
+	s.p.killedForRestart("app", s.ids["app"])
+	s.exit("app", 0) // exited cleanly on SIGTERM
+	assert.Len(t, s.sync().Start, 1)
+}
+
+func TestStartFailure(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyNever, nil, "app"))
+	pl := s.p.decide(s.now)
+	s.p.startFailed(pl.Start[0], "proc://1", errors.New(`exec: "nope": executable file not found in $PATH`), s.now)
+	cs := s.state("app")
+	assert.Equal(t, "StartError", cs.State.Terminated.Reason)
+	assert.Equal(t, int32(128), cs.State.Terminated.ExitCode)
+	assert.Equal(t, v1.PodFailed, s.p.status().Phase)
+}
+
+func TestSidecars(t *testing.T) {
+	side := sidecar("side")
+	side.StartupProbe = &v1.Probe{}
+	s := newSim(t, testPod(v1.RestartPolicyNever, []v1.Container{side, {Name: "init"}}, "app"))
+	assert.Equal(t, []string{"side"}, s.sync().Start)
+	assert.Empty(t, s.sync().Start, "waits for the sidecar's startup probe")
+	s.p.sidecarStarted("side", s.ids["side"])
+	assert.Equal(t, []string{"init"}, s.sync().Start)
+	s.exit("init", 0)
+	assert.Equal(t, []string{"app"}, s.sync().Start)
+	assert.Equal(t, v1.PodRunning, s.p.status().Phase)
+
+	s.exit("side", 1)
+	assert.Equal(t, []string{"side"}, s.sync().Start, "sidecars restart even under Never")
+	s.p.sidecarStarted("side", s.ids["side"])
+
+	s.exit("app", 0)
+	pl := s.sync()
+	assert.Equal(t, []string{"side"}, pl.Stop, "the pod is done: its sidecar is stopped")
+	s.exit("side", 143)
+	assert.Empty(t, s.sync().Start)
+	assert.Equal(t, v1.PodSucceeded, s.p.status().Phase)
+}
+
+func TestTerminatingStartsNothing(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyAlways, nil, "app"))
+	s.sync()
+	s.p.terminating = true
+	s.exit("app", 143)
+	assert.Empty(t, s.sync().Start)
+}
