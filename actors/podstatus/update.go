@@ -1,0 +1,127 @@
+package podstatus
+
+import (
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// Probes is what UpdatePodStatus asks about probing: cached results and which workers exist.
+type Probes interface {
+	// Result returns the cached result of a container's probe of type t.
+	Result(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool)
+	// HasWorker reports whether a worker exists for the pod's container and probe type.
+	HasWorker(container string, t messages.ProbeType) bool
+}
+
+// IsRestartable reports whether an init container is a sidecar (restartPolicy: Always).
+func IsRestartable(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// isContainerStarted is kubelet's rule: not running → false; a cached startup result decides;
+// a startup worker without a result → false; no startup probe → true.
+func isContainerStarted(cs *v1.ContainerStatus, p Probes) bool {
+	if cs.State.Running == nil {
+		return false
+	}
+	if r, ok := p.Result(messages.ContainerID(cs.ContainerID), messages.Startup); ok {
+		return r == messages.Success
+	}
+	return !p.HasWorker(cs.Name, messages.Startup)
+}
+
+// readiness is the Ready rule for a started regular container or sidecar; trigger is true when
+// kubelet would manually trigger the readiness worker.
+func readiness(cs *v1.ContainerStatus, p Probes) (ready, trigger bool) {
+	if cs.State.Running == nil {
+		return false, false
+	}
+	if r, ok := p.Result(messages.ContainerID(cs.ContainerID), messages.Readiness); ok && r == messages.Success {
+		return true, false
+	}
+	w := p.HasWorker(cs.Name, messages.Readiness)
+	return !w, w
+}
+
+// UpdatePodStatus is kubelet's prober manager UpdatePodStatus (spec §5.1): it sets Started and Ready
+// of every container status in place and returns the names of containers whose readiness worker
+// kubelet would manually trigger (started, running, readiness not Success, worker exists).
+func UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus, p Probes) (trigger []string) {
+	for i := range status.ContainerStatuses {
+		cs := &status.ContainerStatuses[i]
+		started := isContainerStarted(cs, p)
+		cs.Started = &started
+		if !started {
+			continue
+		}
+		ready, t := readiness(cs, p)
+		cs.Ready = ready
+		if t {
+			trigger = append(trigger, cs.Name)
+		}
+	}
+	for i := range status.InitContainerStatuses {
+		cs := &status.InitContainerStatuses[i]
+		started := isContainerStarted(cs, p)
+		cs.Started = &started
+		if i >= len(pod.Spec.InitContainers) || pod.Spec.InitContainers[i].Name != cs.Name {
+			continue // kubelet: status/spec index mismatch, logged and skipped
+		}
+		if !IsRestartable(&pod.Spec.InitContainers[i]) {
+			if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
+				cs.Ready = true
+			}
+			continue
+		}
+		if !started {
+			continue
+		}
+		ready, t := readiness(cs, p)
+		cs.Ready = ready
+		if t {
+			trigger = append(trigger, cs.Name)
+		}
+	}
+	return trigger
+}
+
+func findByID(status *v1.PodStatus, id messages.ContainerID) *v1.ContainerStatus {
+	for i := range status.ContainerStatuses {
+		if status.ContainerStatuses[i].ContainerID == string(id) {
+			return &status.ContainerStatuses[i]
+		}
+	}
+	for i := range status.InitContainerStatuses {
+		if status.InitContainerStatuses[i].ContainerID == string(id) {
+			return &status.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// SetContainerReadiness is statusManager.SetContainerReadiness (spec §5.2): finds the container by
+// ID (containers, then init containers), sets Ready and recomputes the Ready and ContainersReady
+// conditions. It reports false (and changes nothing) for an unknown container or an unchanged
+// value.
+func SetContainerReadiness(pod *v1.Pod, status *v1.PodStatus, id messages.ContainerID, ready bool, now metav1.Time) bool {
+	cs := findByID(status, id)
+	if cs == nil || cs.Ready == ready {
+		return false
+	}
+	cs.Ready = ready
+	SetProbeConditions(pod, status, now)
+	return true
+}
+
+// SetContainerStartup is statusManager.SetContainerStartup (spec §5.2): sets Started; conditions are
+// not touched.
+func SetContainerStartup(status *v1.PodStatus, id messages.ContainerID, started bool) bool {
+	cs := findByID(status, id)
+	if cs == nil || (cs.Started != nil && *cs.Started == started) {
+		return false
+	}
+	cs.Started = &started
+	return true
+}
