@@ -97,7 +97,7 @@ func TestTrackerFailure(t *testing.T) {
 			name:   "reset after a stable period counted from the restart",
 			policy: func(p Policy) Policy { p.ResetAfter = 30 * time.Second; return p },
 			failures: []failure{
-				{at: 0, wantDelay: 1 * time.Second},               // restarted at 1 s
+				{at: 0, wantDelay: 1 * time.Second},                // restarted at 1 s
 				{at: 20 * time.Second, wantDelay: 2 * time.Second}, // ran 19 s: no reset; restarted at 22 s
 				{at: 51 * time.Second, wantDelay: 4 * time.Second}, // ran 29 s: no reset; restarted at 55 s
 				{at: 85 * time.Second, wantDelay: 1 * time.Second}, // ran 30 s: reset

@@ -188,4 +188,3 @@ func (s *Strategy) Pending() int {
 	}
 	return n
 }
-
