@@ -1,0 +1,171 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Driver is what a scenario needs from an implementation: kubelet's prober.Manager calls, the
+// runtime's status push and the two read paths (results cache, probe-adjusted pod status).
+type Driver interface {
+	AddPod(pod *v1.Pod)
+	RemovePod(pod *v1.Pod)
+	CleanupPods(desired map[types.UID]struct{})
+	StopLivenessAndStartup(pod *v1.Pod)
+	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
+	Result(id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool)
+	PodStatus(uid types.UID) (v1.PodStatus, bool)
+	// Stop ends everything the implementation started and returns when it is gone.
+	Stop()
+}
+
+// Change is one result change as a subscriber observed it.
+type Change struct {
+	PodUID      types.UID
+	ContainerID messages.ContainerID
+	Type        messages.ProbeType
+	Result      messages.Result
+}
+
+// Env is what a driver is built with. Prober and Runtime are required.
+type Env struct {
+	Prober  ProberFunc
+	Runtime KillFunc
+	// OnChange, if set, subscribes to every result change (the kubelet-style syncLoop or an actor
+	// subscriber calls it, one change at a time, in order). A slow OnChange is a slow subscriber.
+	OnChange func(Change)
+}
+
+// ProberFunc is a prober as a function (both implementations take Probe(ctx, spec, target)).
+type ProberFunc func(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error)
+
+// Probe implements the prober interface of both implementations.
+func (f ProberFunc) Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error) {
+	return f(ctx, spec, t)
+}
+
+// KillFunc is a runtime's KillContainer as a function.
+type KillFunc func(ctx context.Context, req messages.KillContainer) error
+
+// KillContainer implements the runtime interface of both implementations.
+func (f KillFunc) KillContainer(ctx context.Context, req messages.KillContainer) error {
+	return f(ctx, req)
+}
+
+// RunInContainer makes a KillFunc a probes.CommandRunner (exec probes are never run by the study's
+// fake probers).
+func (f KillFunc) RunInContainer(context.Context, string, []string, io.Writer) error {
+	return fmt.Errorf("conformance: exec is not supported by the fake runtime")
+}
+
+// Kind names a probe in the fixtures by its exec command, so a fake prober can tell liveness,
+// readiness and startup apart whatever copies an implementation makes of the spec.
+func Kind(spec *v1.Probe) messages.ProbeType {
+	if spec == nil || spec.Exec == nil || len(spec.Exec.Command) == 0 {
+		return -1
+	}
+	switch spec.Exec.Command[0] {
+	case "liveness":
+		return messages.Liveness
+	case "readiness":
+		return messages.Readiness
+	case "startup":
+		return messages.Startup
+	default:
+		return -1
+	}
+}
+
+// ScriptedProber answers per (container, probe type) with a settable outcome and counts calls. A
+// panicking answer makes the attempt panic (kubelet's HandleCrash scenario).
+type ScriptedProber struct {
+	mu      sync.Mutex
+	answers map[probeID]answer
+	calls   map[probeID]int
+}
+
+type probeID struct {
+	container string
+	pt        messages.ProbeType
+}
+
+type answer struct {
+	result probes.Result
+	err    error
+	panic  bool
+}
+
+// NewScriptedProber answers Success to everything until told otherwise.
+func NewScriptedProber() *ScriptedProber {
+	return &ScriptedProber{answers: make(map[probeID]answer), calls: make(map[probeID]int)}
+}
+
+// Set makes container's probe of type pt return r from now on.
+func (p *ScriptedProber) Set(container string, pt messages.ProbeType, r probes.Result) {
+	p.set(container, pt, answer{result: r})
+}
+
+// SetError makes the attempt fail to run (error, result discarded).
+func (p *ScriptedProber) SetError(container string, pt messages.ProbeType, err error) {
+	p.set(container, pt, answer{result: probes.Unknown, err: err})
+}
+
+// SetPanic makes the attempt panic.
+func (p *ScriptedProber) SetPanic(container string, pt messages.ProbeType) {
+	p.set(container, pt, answer{panic: true})
+}
+
+func (p *ScriptedProber) set(container string, pt messages.ProbeType, a answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answers[probeID{container, pt}] = a
+}
+
+// Calls is how many attempts ran for container's probe of type pt.
+func (p *ScriptedProber) Calls(container string, pt messages.ProbeType) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[probeID{container, pt}]
+}
+
+// Probe is the ProberFunc.
+func (p *ScriptedProber) Probe(_ context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error) {
+	id := probeID{t.Container.Name, Kind(spec)}
+	p.mu.Lock()
+	p.calls[id]++
+	a := p.answers[id] // zero value: Success
+	p.mu.Unlock()
+	if a.panic {
+		panic(fmt.Sprintf("conformance: scripted panic in %s %s probe", id.container, id.pt))
+	}
+	return probes.Outcome{Result: a.result}, a.err
+}
+
+// RecordingRuntime records kill requests; the scenario decides when the "restarted" container
+// appears (by calling SetPodStatus with a new container ID).
+type RecordingRuntime struct {
+	mu    sync.Mutex
+	kills []messages.KillContainer
+}
+
+// KillContainer records req.
+func (r *RecordingRuntime) KillContainer(_ context.Context, req messages.KillContainer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kills = append(r.kills, req)
+	return nil
+}
+
+// Kills returns the recorded requests.
+func (r *RecordingRuntime) Kills() []messages.KillContainer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]messages.KillContainer(nil), r.kills...)
+}
