@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +64,7 @@ type Scheduler struct {
 	firing  bool
 	stopped bool
 	batch   []func()
+	changed chan struct{} // made by WaitLen, closed (and dropped) when an entry is added
 }
 
 type entry struct {
@@ -105,6 +108,10 @@ func (s *Scheduler) At(t time.Time, f func()) Handle {
 	s.seq++
 	e.seq = s.seq
 	s.push(idx)
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	if !s.firing {
 		if at := s.grid(when); !s.armed || at < s.armedAt {
 			s.arm(at)
@@ -142,6 +149,35 @@ func (s *Scheduler) Len() int {
 	return len(s.heap)
 }
 
+// WaitLen blocks until at least n entries are pending or ctx is done. Tests use it to wait, without
+// sleeping, until actors have scheduled their next deadline before advancing a Fake clock (with a
+// Scheduler the Fake only ever sees one pending timer, so Fake.WaitPending cannot tell).
+func (s *Scheduler) WaitLen(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		if len(s.heap) >= n {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.stopped {
+			s.mu.Unlock()
+			return errStopped
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+var errStopped = errors.New("scheduler stopped")
+
 // Stop cancels every pending entry and the underlying timer; afterwards At and After are no-ops.
 // A batch already running finishes the callback in progress and starts no other one. Stop leaves no
 // goroutine behind and may be called more than once, including from a callback.
@@ -160,6 +196,10 @@ func (s *Scheduler) Stop() {
 	s.entries = nil
 	s.free = nil
 	s.heap = nil
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 }
 
 // fire is the single timer's callback: it takes every due entry out of the heap, runs the batch

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -281,4 +282,27 @@ func TestSchedulerRealClockStopLeavesNothingRunning(t *testing.T) {
 	assert.Equal(t, 0, s.Len())
 	assert.Equal(t, int64(0), fired.Load())
 	// goleak in TestMain checks that no goroutine outlives the test.
+}
+
+func TestSchedulerWaitLen(t *testing.T) {
+	f := NewFake(epoch)
+	s := NewScheduler(f)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- s.WaitLen(ctx, 3)
+	}()
+	for range 3 {
+		s.After(time.Second, func() {})
+	}
+	require.NoError(t, <-done)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, s.WaitLen(ctx, 4), context.Canceled)
+
+	go func() { done <- s.WaitLen(context.Background(), 10) }()
+	s.Stop()
+	assert.Error(t, <-done, "Stop releases waiters")
 }
