@@ -1,0 +1,602 @@
+package proc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+// Defaults kubelet uses.
+const (
+	DefaultInitialBackoff = 10 * time.Second
+	DefaultMaxBackoff     = 5 * time.Minute
+	DefaultGracePeriod    = 30 * time.Second
+	// minimumGracePeriod is kubelet's floor for a kill's grace period (minimumGracePeriodInSeconds).
+	minimumGracePeriod = 2 * time.Second
+)
+
+// EventSink receives the runtime's events (Started, Killing, BackOff, Failed). It must not block.
+type EventSink interface{ Event(messages.Event) }
+
+// Options configure a Runtime.
+type Options struct {
+	RootDir string   // logs go to <RootDir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log
+	Shim    []string // the command line that runs ShimMain; default: this executable + ShimArg
+	Clock   clock.Clock
+	Logger  hclog.Logger
+	Events  EventSink
+	// OnStatus receives the pod's new status whenever it changes (node: Tree.SetPodStatus). It is
+	// called from the pod's own goroutine, one call at a time per pod; it must not block for long.
+	OnStatus func(pod *v1.Pod, status v1.PodStatus)
+	// SidecarStarted reports whether a sidecar's startup probe passed (node: the tree's startup
+	// result). Nil: a running sidecar counts as started.
+	SidecarStarted func(ctx context.Context, pod *v1.Pod, containerID string) bool
+
+	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
+}
+
+// Runtime runs pods as local processes. It implements actors.Runtime (KillContainer and
+// RunInContainer). Each pod has one goroutine that owns its podState and processes; everything else
+// talks to it through closures posted to its inbox.
+type Runtime struct {
+	opts   Options
+	log    hclog.Logger
+	runner probes.LocalRunner
+
+	mu     sync.Mutex
+	pods   map[types.UID]*podRunner
+	byID   map[string]containerRef // container ID → where it runs (for exec probes)
+	closed bool
+}
+
+// containerRef is what an exec probe needs to run "in" a container.
+type containerRef struct {
+	env []string
+	dir string
+}
+
+// New returns an empty Runtime.
+func New(opts Options) (*Runtime, error) {
+	if opts.RootDir == "" {
+		return nil, errors.New("proc: RootDir is required")
+	}
+	if len(opts.Shim) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find own executable for the container shim: %w", err)
+		}
+		opts.Shim = []string{exe, ShimArg}
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real()
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.InitialBackoff <= 0 {
+		opts.InitialBackoff = DefaultInitialBackoff
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = DefaultMaxBackoff
+	}
+	if opts.OnStatus == nil {
+		opts.OnStatus = func(*v1.Pod, v1.PodStatus) {}
+	}
+	r := &Runtime{opts: opts, log: opts.Logger.Named("runtime"), pods: map[types.UID]*podRunner{}, byID: map[string]containerRef{}}
+	r.runner = probes.LocalRunner{Resolve: r.resolve}
+	return r, nil
+}
+
+// ErrUnknownPod is returned for a pod the runtime does not run.
+var ErrUnknownPod = errors.New("unknown pod")
+
+// ErrClosed is returned by Run after Shutdown began.
+var ErrClosed = errors.New("runtime is shutting down")
+
+// Run starts pod's containers. The pod must be valid (see Validate) and have a UID.
+func (r *Runtime) Run(pod *v1.Pod) error {
+	pod = pod.DeepCopy()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if _, ok := r.pods[pod.UID]; ok {
+		return fmt.Errorf("pod %s/%s (%s) already runs", pod.Namespace, pod.Name, pod.UID)
+	}
+	dir := filepath.Join(r.opts.RootDir, "pods", PodDirName(pod))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("pod log directory: %w", err)
+	}
+	pr := &podRunner{
+		rt:    r,
+		pod:   pod,
+		dir:   dir,
+		log:   r.log.With("pod", pod.Namespace+"/"+pod.Name),
+		state: newPodState(pod, r.opts.Clock.Now(), r.opts.InitialBackoff, r.opts.MaxBackoff),
+		inbox: make(chan func(), 16),
+		procs: map[string]*running{},
+		done:  make(chan struct{}),
+	}
+	r.pods[pod.UID] = pr
+	go pr.loop() // ends once the pod was terminated and every process reaped
+	return nil
+}
+
+// PodDirName is "<namespace>_<name>_<uid>", the pod's directory under <root>/pods.
+func PodDirName(pod *v1.Pod) string {
+	return fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)
+}
+
+// Pods returns the specs of every pod, sorted by namespace and name.
+func (r *Runtime) Pods() []*v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(r.pods))
+	for _, pr := range r.pods {
+		out = append(out, pr.pod)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Status returns the runtime's last status of a pod (without the prober's Ready/Started overlay).
+func (r *Runtime) Status(uid types.UID) (v1.PodStatus, bool) {
+	r.mu.Lock()
+	pr, ok := r.pods[uid]
+	r.mu.Unlock()
+	if !ok {
+		return v1.PodStatus{}, false
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return *pr.last.DeepCopy(), true
+}
+
+// LogPath returns the log file of a container's current run (or, with previous, the run before).
+func (r *Runtime) LogPath(uid types.UID, container string, previous bool) (string, error) {
+	st, ok := r.Status(uid)
+	if !ok {
+		return "", ErrUnknownPod
+	}
+	r.mu.Lock()
+	pr := r.pods[uid]
+	r.mu.Unlock()
+	for _, cs := range append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
+		if cs.Name != container {
+			continue
+		}
+		n := int(cs.RestartCount)
+		if cs.State.Waiting != nil && cs.ContainerID == "" {
+			return "", fmt.Errorf("container %q in pod %s/%s is waiting to start: %s", container, pr.pod.Namespace, pr.pod.Name, cs.State.Waiting.Reason)
+		}
+		if previous {
+			if n == 0 && cs.State.Waiting == nil {
+				return "", fmt.Errorf("previous terminated container %q in pod %s/%s not found", container, pr.pod.Namespace, pr.pod.Name)
+			}
+			if cs.State.Waiting == nil {
+				n--
+			}
+		}
+		return filepath.Join(pr.dir, container, strconv.Itoa(n)+".log"), nil
+	}
+	return "", fmt.Errorf("container %q is not valid for pod %s/%s", container, pr.pod.Namespace, pr.pod.Name)
+}
+
+// KillContainer kills a container whose liveness or startup probe failed (SIGTERM to its process
+// group, SIGKILL after the grace period) and, with req.Restart, has it started again (through
+// CrashLoopBackOff). It returns once the container has exited, or when ctx ends.
+func (r *Runtime) KillContainer(ctx context.Context, req messages.KillContainer) error {
+	r.mu.Lock()
+	pr, ok := r.pods[req.Pod.UID]
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("kill container %q: %w %s", req.Container, ErrUnknownPod, req.Pod.UID)
+	}
+	done := make(chan (<-chan struct{}), 1)
+	if !pr.post(func() { done <- pr.kill(req) }) {
+		return nil // the pod is gone, and so is the container
+	}
+	var exited <-chan struct{}
+	select {
+	case exited = <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if exited == nil {
+		return nil // not running (any more)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RunInContainer runs an exec probe's command locally with the container's environment and working
+// directory (probes.RunLocal: own process group, killed on timeout).
+func (r *Runtime) RunInContainer(ctx context.Context, containerID string, cmd []string, out io.Writer) error {
+	return r.runner.RunInContainer(ctx, containerID, cmd, out)
+}
+
+func (r *Runtime) resolve(containerID string) (probes.LocalOptions, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref, ok := r.byID[containerID]
+	if !ok {
+		return probes.LocalOptions{}, errors.New("container not found")
+	}
+	return probes.LocalOptions{Env: ref.env, Dir: ref.dir}, nil
+}
+
+// Terminate stops a pod: no more restarts; app containers are sent SIGTERM, then SIGKILL after the
+// pod's grace period, then its sidecars the same way. It returns once every process is reaped (or
+// when ctx ends; the pod keeps terminating in the background).
+func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
+	r.mu.Lock()
+	pr, ok := r.pods[uid]
+	r.mu.Unlock()
+	if !ok {
+		return ErrUnknownPod
+	}
+	pr.post(pr.terminate)
+	select {
+	case <-pr.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shutdown terminates every pod concurrently, refuses new ones and waits for every process.
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	uids := make([]types.UID, 0, len(r.pods))
+	for uid := range r.pods {
+		uids = append(uids, uid)
+	}
+	r.mu.Unlock()
+	errs := make(chan error, len(uids))
+	for _, uid := range uids {
+		go func() { errs <- r.Terminate(ctx, uid) }()
+	}
+	var all []error
+	for range uids {
+		if err := <-errs; err != nil {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+func newContainerID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "proc://" + hex.EncodeToString(b[:])
+}
+
+// running is one live container instance.
+type running struct {
+	id    string
+	proc  *process
+	timer clock.Timer // the SIGKILL after the grace period, while a kill is in progress
+}
+
+// podRunner owns one pod: its state, its processes and its timer. Only loop() touches them.
+type podRunner struct {
+	rt    *Runtime
+	pod   *v1.Pod
+	dir   string
+	log   hclog.Logger
+	inbox chan func()
+	done  chan struct{} // closed when the loop has ended (pod terminated, all reaped)
+
+	// owned by loop()
+	state       *podState
+	procs       map[string]*running
+	wake        clock.Timer
+	wakeAt      time.Time
+	terminating bool
+	stopping    bool // sidecar phase of a termination has begun
+
+	mu   sync.Mutex
+	last v1.PodStatus // last pushed status (read by Status)
+}
+
+// post runs f on the pod's goroutine; false if the pod has finished.
+func (pr *podRunner) post(f func()) bool {
+	select {
+	case pr.inbox <- f:
+		return true
+	case <-pr.done:
+		return false
+	}
+}
+
+func (pr *podRunner) loop() {
+	defer close(pr.done)
+	pr.sync()
+	for f := range pr.inbox {
+		f()
+		if pr.terminating && len(pr.procs) == 0 {
+			pr.stopWake()
+			pr.publish()
+			return
+		}
+		if pr.terminating {
+			pr.maybeStopSidecars()
+			pr.publish()
+			continue
+		}
+		pr.sync()
+	}
+}
+
+// sync runs the core's decision and carries it out, then publishes the status.
+func (pr *podRunner) sync() {
+	// Starting one container can let the next start (a sidecar without a startup probe, then the
+	// first init container, ...): decide again until nothing more is started.
+	for range len(pr.state.containers) + 1 {
+		pr.checkSidecars()
+		now := pr.rt.opts.Clock.Now()
+		pl := pr.state.decide(now)
+		for _, ev := range pl.Events {
+			pr.event(ev.Kind, ev.Container, ev.Type, ev.Reason, ev.Message)
+		}
+		for _, name := range pl.Start {
+			pr.start(name)
+		}
+		for _, name := range pl.Stop {
+			if r, ok := pr.procs[name]; ok && r.timer == nil {
+				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
+				pr.beginKill(r, pr.podGrace())
+			}
+		}
+		pr.setWake(pl.WakeAt)
+		if len(pl.Start) == 0 {
+			break
+		}
+	}
+	pr.checkSidecars()
+	pr.publish()
+}
+
+// checkSidecars asks the prober whether running, not yet started sidecars passed their startup probe;
+// while one has not, it looks again in half a second.
+func (pr *podRunner) checkSidecars() {
+	var pending bool
+	for _, c := range pr.state.containers {
+		if c.kind != kindSidecar || !c.running() || c.started {
+			continue
+		}
+		if pr.rt.opts.SidecarStarted == nil || pr.rt.opts.SidecarStarted(context.Background(), pr.pod, c.current.id) {
+			pr.state.sidecarStarted(c.spec.Name, c.current.id)
+			continue
+		}
+		pending = true
+	}
+	if pending {
+		pr.setWake(pr.rt.opts.Clock.Now().Add(500 * time.Millisecond))
+	}
+}
+
+func (pr *podRunner) setWake(at time.Time) {
+	if at.IsZero() || (!pr.wakeAt.IsZero() && !at.Before(pr.wakeAt)) {
+		return
+	}
+	pr.stopWake()
+	pr.wakeAt = at
+	pr.wake = pr.rt.opts.Clock.AfterFunc(at.Sub(pr.rt.opts.Clock.Now()), func() {
+		pr.post(func() { pr.wakeAt = time.Time{} })
+	})
+}
+
+func (pr *podRunner) stopWake() {
+	if pr.wake != nil {
+		pr.wake.Stop()
+		pr.wake = nil
+	}
+	pr.wakeAt = time.Time{}
+}
+
+// publish pushes the status when it changed, keeping condition transition times.
+func (pr *podRunner) publish() {
+	st := pr.state.status()
+	now := metav1.Time{Time: pr.rt.opts.Clock.Now()}
+	pr.mu.Lock()
+	prev := pr.last
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = now
+		for _, old := range prev.Conditions {
+			if old.Type == st.Conditions[i].Type && old.Status == st.Conditions[i].Status {
+				st.Conditions[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	changed := !equality.Semantic.DeepEqual(prev, st)
+	if changed {
+		pr.last = st
+	}
+	pr.mu.Unlock()
+	if changed {
+		pr.rt.opts.OnStatus(pr.pod, *st.DeepCopy())
+	}
+}
+
+// start launches one instance of a container.
+func (pr *podRunner) start(name string) {
+	c := pr.state.byName[name]
+	now := pr.rt.opts.Clock.Now()
+	id := newContainerID()
+	restartCount := 0
+	if c.current != nil {
+		restartCount = int(c.restarts) + 1
+	}
+	env := containerEnv(pr.pod, &c.spec)
+	dir := c.spec.WorkingDir
+	argv := containerArgv(pr.pod, &c.spec)
+	logDir := filepath.Join(pr.dir, name)
+	var proc *process
+	err := os.MkdirAll(logDir, 0o755)
+	var logFile *os.File
+	if err == nil {
+		logFile, err = os.OpenFile(filepath.Join(logDir, strconv.Itoa(restartCount)+".log"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	if err == nil {
+		proc, err = startProcess(pr.rt.opts.Shim, processSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: dir, Log: logFile})
+		logFile.Close() // the shim has its own copy
+	}
+	if err != nil {
+		pr.log.Warn("container failed to start", "container", name, "error", err)
+		pr.state.startFailed(name, id, err, now)
+		pr.event(c.kind, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
+		return
+	}
+	pr.state.started(name, id, now)
+	pr.procs[name] = &running{id: id, proc: proc}
+	pr.rt.mu.Lock()
+	pr.rt.byID[id] = containerRef{env: env, dir: dir}
+	pr.rt.mu.Unlock()
+	pr.log.Debug("container started", "container", name, "container_id", id, "pid", proc.pid)
+	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Started container "+name)
+	go func() { // ends when the instance has exited and the pod heard about it (or has finished)
+		<-proc.done
+		pr.post(func() { pr.exited(name, id, proc.exit) })
+	}()
+}
+
+// exited records the end of an instance.
+func (pr *podRunner) exited(name, id string, m shimMessage) {
+	if r, ok := pr.procs[name]; ok && r.id == id {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		delete(pr.procs, name)
+	}
+	pr.rt.mu.Lock()
+	delete(pr.rt.byID, id)
+	pr.rt.mu.Unlock()
+	pr.log.Debug("container exited", "container", name, "container_id", id, "exit_code", m.ExitCode)
+	pr.state.exited(name, id, exitStatus{Code: int32(m.ExitCode), Message: m.Message, FinishedAt: pr.rt.opts.Clock.Now()})
+}
+
+// kill starts killing a container for a failed probe; it returns the instance's done channel, or nil
+// when req.ContainerID is not the running instance.
+func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
+	r, ok := pr.procs[req.Container]
+	if !ok || r.id != string(req.ContainerID) {
+		return nil
+	}
+	if req.Restart && !pr.terminating {
+		pr.state.killedForRestart(req.Container, r.id)
+	}
+	if r.timer == nil {
+		msg := req.Message
+		if msg == "" {
+			msg = "Stopping container " + req.Container
+		}
+		pr.event(pr.state.byName[req.Container].kind, req.Container, v1.EventTypeNormal, messages.ReasonKilling, msg)
+		grace := req.GracePeriod
+		if grace <= 0 {
+			grace = pr.podGrace()
+		}
+		pr.beginKill(r, grace)
+	}
+	return r.proc.done
+}
+
+// beginKill sends SIGTERM now and SIGKILL after grace (at least kubelet's 2 s floor).
+func (pr *podRunner) beginKill(r *running, grace time.Duration) {
+	grace = max(grace, minimumGracePeriod)
+	r.proc.terminate()
+	proc := r.proc
+	r.timer = pr.rt.opts.Clock.AfterFunc(grace, proc.kill)
+}
+
+func (pr *podRunner) podGrace() time.Duration {
+	if g := pr.pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return DefaultGracePeriod
+}
+
+// terminate begins the pod's termination: app (and regular init) containers first.
+func (pr *podRunner) terminate() {
+	if pr.terminating {
+		return
+	}
+	pr.terminating = true
+	pr.state.terminating = true
+	pr.stopWake()
+	for name, r := range pr.procs {
+		if pr.state.byName[name].kind != kindSidecar && r.timer == nil {
+			pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
+			pr.beginKill(r, pr.podGrace())
+		}
+	}
+	pr.maybeStopSidecars()
+}
+
+// maybeStopSidecars kills the sidecars once no other container of a terminating pod runs.
+func (pr *podRunner) maybeStopSidecars() {
+	if pr.stopping {
+		return
+	}
+	for name := range pr.procs {
+		if pr.state.byName[name].kind != kindSidecar {
+			return
+		}
+	}
+	pr.stopping = true
+	for name, r := range pr.procs {
+		if r.timer == nil {
+			pr.event(kindSidecar, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
+			pr.beginKill(r, pr.podGrace())
+		}
+	}
+}
+
+func (pr *podRunner) event(k kind, container, typ, reason, msg string) {
+	if pr.rt.opts.Events == nil {
+		return
+	}
+	field := "spec.containers{" + container + "}"
+	if k != kindApp {
+		field = "spec.initContainers{" + container + "}"
+	}
+	pr.rt.opts.Events.Event(messages.Event{
+		Time:      pr.rt.opts.Clock.Now(),
+		Type:      typ,
+		Reason:    reason,
+		Message:   msg,
+		Pod:       types.NamespacedName{Namespace: pr.pod.Namespace, Name: pr.pod.Name},
+		PodUID:    pr.pod.UID,
+		FieldPath: field,
+	})
+}

@@ -1,0 +1,350 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/messages"
+)
+
+func TestMain(m *testing.M) {
+	// The test binary doubles as the container shim, as the node binary does.
+	if len(os.Args) > 1 && os.Args[1] == ShimArg {
+		ShimMain(os.Args[2:])
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// recorder collects events and statuses.
+type recorder struct {
+	mu       sync.Mutex
+	events   []messages.Event
+	statuses map[types.UID]v1.PodStatus
+}
+
+func (r *recorder) Event(e messages.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) status(pod *v1.Pod, st v1.PodStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.statuses == nil {
+		r.statuses = map[types.UID]v1.PodStatus{}
+	}
+	r.statuses[pod.UID] = st
+}
+
+func (r *recorder) reasons(container string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if strings.HasSuffix(e.FieldPath, "{"+container+"}") {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}
+
+func (r *recorder) container(uid types.UID, name string) (v1.ContainerStatus, v1.PodPhase) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.statuses[uid]
+	cs, ok := statusByName(st.ContainerStatuses, name)
+	if !ok {
+		cs, _ = statusByName(st.InitContainerStatuses, name)
+	}
+	return cs, st.Phase
+}
+
+func newTestRuntime(t *testing.T, clk clock.Clock) (*Runtime, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	rt, err := New(Options{
+		RootDir:        t.TempDir(),
+		Shim:           []string{os.Args[0], ShimArg},
+		Clock:          clk,
+		Events:         rec,
+		OnStatus:       rec.status,
+		InitialBackoff: 10 * time.Second,
+		MaxBackoff:     40 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	return rt, rec
+}
+
+func shPod(name string, policy v1.RestartPolicy, script string) *v1.Pod {
+	grace := int64(1)
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name + "-uid")},
+		Spec: v1.PodSpec{
+			RestartPolicy:                 policy,
+			TerminationGracePeriodSeconds: &grace,
+			Containers:                    []v1.Container{{Name: "c", Command: []string{"sh", "-c", script}}},
+		},
+	}
+	return pod
+}
+
+const tick = 10 * time.Millisecond
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func TestContainerRunsToCompletionWithItsLog(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	pod := shPod("done", v1.RestartPolicyNever, `echo "hello $GREETING from $(pwd)"; echo oops >&2; exit 3`)
+	pod.Spec.Containers[0].Env = []v1.EnvVar{{Name: "GREETING", Value: "world"}}
+	dir := t.TempDir()
+	pod.Spec.Containers[0].WorkingDir = dir
+	require.NoError(t, rt.Run(pod))
+
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.State.Terminated != nil
+	}, 10*time.Second, tick)
+	cs, phase := rec.container(pod.UID, "c")
+	assert.Equal(t, int32(3), cs.State.Terminated.ExitCode)
+	assert.Equal(t, "Error", cs.State.Terminated.Reason)
+	assert.True(t, strings.HasPrefix(cs.ContainerID, "proc://"), cs.ContainerID)
+	assert.Equal(t, v1.PodFailed, phase)
+
+	path, err := rt.LogPath(pod.UID, "c", false)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("pods", "default_done_done-uid", "c", "0.log"), strings.TrimPrefix(path, rt.opts.RootDir+"/"))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "hello world from "+dir+"\noops\n", string(b))
+	assert.Contains(t, rec.reasons("c"), "Started: Started container c")
+}
+
+func TestStartErrorIsReported(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	pod := shPod("missing", v1.RestartPolicyNever, "")
+	pod.Spec.Containers[0].Command = []string{"/no/such/binary"}
+	require.NoError(t, rt.Run(pod))
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.State.Terminated != nil
+	}, 10*time.Second, tick)
+	cs, phase := rec.container(pod.UID, "c")
+	assert.Equal(t, "StartError", cs.State.Terminated.Reason)
+	assert.Contains(t, cs.State.Terminated.Message, "/no/such/binary")
+	assert.Equal(t, v1.PodFailed, phase)
+}
+
+func TestKillForLivenessRestartsWithANewID(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	pod := shPod("live", v1.RestartPolicyAlways, "exec sleep 300")
+	require.NoError(t, rt.Run(pod))
+	var first v1.ContainerStatus
+	require.Eventually(t, func() bool {
+		first, _ = rec.container(pod.UID, "c")
+		return first.State.Running != nil
+	}, 10*time.Second, tick)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.KillContainer(ctx, messages.KillContainer{
+		Pod: pod, Container: "c", ContainerID: messages.ContainerID(first.ContainerID), Probe: messages.Liveness,
+		Message: "Container c failed liveness probe, will be restarted", GracePeriod: time.Second, Restart: true,
+	}))
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.State.Running != nil && cs.RestartCount == 1
+	}, 10*time.Second, tick)
+	cs, phase := rec.container(pod.UID, "c")
+	assert.NotEqual(t, first.ContainerID, cs.ContainerID)
+	require.NotNil(t, cs.LastTerminationState.Terminated)
+	assert.Equal(t, int32(143), cs.LastTerminationState.Terminated.ExitCode, "SIGTERM")
+	assert.Equal(t, first.ContainerID, cs.LastTerminationState.Terminated.ContainerID)
+	assert.Equal(t, v1.PodRunning, phase)
+	assert.Contains(t, rec.reasons("c"), "Killing: Container c failed liveness probe, will be restarted")
+
+	// A stale kill (old ID) is a no-op.
+	require.NoError(t, rt.KillContainer(ctx, messages.KillContainer{Pod: pod, Container: "c", ContainerID: messages.ContainerID(first.ContainerID)}))
+	cs2, _ := rec.container(pod.UID, "c")
+	assert.Equal(t, cs.ContainerID, cs2.ContainerID)
+}
+
+func TestGracePeriodThenSIGKILLAndNothingForkedSurvives(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	rt, rec := newTestRuntime(t, clk)
+	dir := t.TempDir()
+	// Ignores SIGTERM, forks a child in its group and one that escapes into its own session.
+	pod := shPod("stubborn", v1.RestartPolicyNever, `trap "" TERM; sleep 300 & echo $! >> pids; setsid sleep 301 & echo $! >> pids; echo $$$$ >> pids; wait`)
+	pod.Spec.Containers[0].WorkingDir = dir
+	require.NoError(t, rt.Run(pod))
+	var pids []int
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil && p > 0 {
+				pids = append(pids, p)
+			}
+		}
+		return len(pids) == 3
+	}, 10*time.Second, tick)
+	cs, _ := rec.container(pod.UID, "c")
+
+	killed := make(chan error, 1)
+	go func() {
+		killed <- rt.KillContainer(context.Background(), messages.KillContainer{Pod: pod, Container: "c", ContainerID: messages.ContainerID(cs.ContainerID), GracePeriod: 5 * time.Second})
+	}()
+	// The SIGKILL timer is armed; SIGTERM was ignored, so everything still runs.
+	require.NoError(t, clk.WaitPending(context.Background(), 1))
+	for _, p := range pids {
+		assert.True(t, alive(p), "pid %d before the grace period ended", p)
+	}
+	clk.Advance(5 * time.Second)
+	require.NoError(t, <-killed)
+	for _, p := range pids {
+		assert.False(t, alive(p), "pid %d survived", p)
+	}
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.State.Terminated != nil
+	}, 10*time.Second, tick)
+	cs, _ = rec.container(pod.UID, "c")
+	assert.Equal(t, int32(137), cs.State.Terminated.ExitCode)
+}
+
+func TestCrashLoopBackOffWithRealProcesses(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	rt, rec := newTestRuntime(t, clk)
+	pod := shPod("crash", v1.RestartPolicyAlways, "echo run; exit 1")
+	require.NoError(t, rt.Run(pod))
+	// Started, exited, restarted at once, exited again: now in back-off.
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	}, 10*time.Second, tick)
+	cs, phase := rec.container(pod.UID, "c")
+	assert.Equal(t, int32(1), cs.RestartCount)
+	assert.Equal(t, int32(1), cs.LastTerminationState.Terminated.ExitCode)
+	assert.Contains(t, cs.State.Waiting.Message, "back-off 10s restarting failed container=c pod=crash_default(crash-uid)")
+	assert.Equal(t, v1.PodRunning, phase)
+	assert.Contains(t, rec.reasons("c"), "BackOff: Back-off restarting failed container c in pod crash_default(crash-uid)")
+
+	clk.Advance(10 * time.Second)
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(pod.UID, "c")
+		return cs.RestartCount == 2 && cs.State.Waiting != nil
+	}, 10*time.Second, tick)
+	cs, _ = rec.container(pod.UID, "c")
+	assert.Contains(t, cs.State.Waiting.Message, "back-off 20s")
+
+	path, err := rt.LogPath(pod.UID, "c", false)
+	require.NoError(t, err)
+	assert.Equal(t, "2.log", filepath.Base(path), "one log per restart")
+}
+
+func TestInitContainersThenApp(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	dir := t.TempDir()
+	pod := shPod("init", v1.RestartPolicyNever, "cat step1 step2")
+	pod.Spec.Containers[0].WorkingDir = dir
+	pod.Spec.InitContainers = []v1.Container{
+		{Name: "i1", Command: []string{"sh", "-c", "echo one > step1"}, WorkingDir: dir},
+		{Name: "i2", Command: []string{"sh", "-c", "test -f step1 && echo two > step2"}, WorkingDir: dir},
+	}
+	require.NoError(t, rt.Run(pod))
+	require.Eventually(t, func() bool {
+		_, phase := rec.container(pod.UID, "c")
+		return phase == v1.PodSucceeded
+	}, 10*time.Second, tick)
+	path, err := rt.LogPath(pod.UID, "c", false)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\n", string(b))
+}
+
+func TestRunInContainerUsesTheContainersEnvAndDir(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	dir := t.TempDir()
+	pod := shPod("exec", v1.RestartPolicyAlways, "exec sleep 300")
+	pod.Spec.Containers[0].WorkingDir = dir
+	pod.Spec.Containers[0].Env = []v1.EnvVar{{Name: "FOO", Value: "bar"}}
+	require.NoError(t, rt.Run(pod))
+	var cs v1.ContainerStatus
+	require.Eventually(t, func() bool {
+		cs, _ = rec.container(pod.UID, "c")
+		return cs.State.Running != nil
+	}, 10*time.Second, tick)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, rt.RunInContainer(ctx, cs.ContainerID, []string{"sh", "-c", "echo $FOO; pwd"}, &out))
+	assert.Equal(t, "bar\n"+dir+"\n", out.String())
+
+	err := rt.RunInContainer(ctx, cs.ContainerID, []string{"sh", "-c", "exit 4"}, &out)
+	var coded interface{ ExitCode() int }
+	require.ErrorAs(t, err, &coded)
+	assert.Equal(t, 4, coded.ExitCode())
+
+	assert.Error(t, rt.RunInContainer(ctx, "proc://unknown", []string{"true"}, &out))
+}
+
+func TestShutdownKillsEverything(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	dir := t.TempDir()
+	pod := shPod("shutdown", v1.RestartPolicyAlways, `sleep 300 & echo $! >> pids; echo $$$$ >> pids; wait`)
+	pod.Spec.Containers[0].WorkingDir = dir
+	always := v1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers = []v1.Container{{Name: "side", Command: []string{"sleep", "300"}, RestartPolicy: &always}}
+	require.NoError(t, rt.Run(pod))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		return len(strings.Fields(string(b))) == 2
+	}, 10*time.Second, tick)
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(ctx))
+	for _, f := range strings.Fields(string(b)) {
+		p, _ := strconv.Atoi(f)
+		assert.False(t, alive(p), "pid %d survived", p)
+	}
+	cs, _ := rec.container(pod.UID, "c")
+	assert.NotNil(t, cs.State.Terminated, "no restart during shutdown")
+	side, _ := rec.container(pod.UID, "side")
+	assert.NotNil(t, side.State.Terminated)
+	assert.ErrorIs(t, rt.Run(shPod("late", v1.RestartPolicyAlways, "true")), ErrClosed)
+}
