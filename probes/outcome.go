@@ -55,6 +55,12 @@ const (
 	ReasonProtocol          Reason = "Protocol"
 	ReasonNoHandler         Reason = "NoHandler"
 	ReasonError             Reason = "Error"
+	// ReasonInvalidPort: a named port did not resolve or a port number is out of range (the attempt
+	// could not be made; Probe also returns an error).
+	ReasonInvalidPort Reason = "InvalidPort"
+	// ReasonCanceled: the caller's context ended before the attempt finished (Probe also returns an
+	// error: the verdict is not trustworthy).
+	ReasonCanceled Reason = "Canceled"
 )
 
 // Outcome is the full report of one attempt.
@@ -86,3 +92,11 @@ type CommandRunner interface {
 
 // ErrCommandTimedOut is wrapped by CommandRunner errors when the probe's timeout expired.
 var ErrCommandTimedOut = errors.New("command timed out")
+
+// ErrNoHandler is wrapped by Probe's error when the probe sets none of exec, httpGet, tcpSocket and
+// grpc (kubelet: "missing probe handler for <pod>:<container>").
+var ErrNoHandler = errors.New("missing probe handler")
+
+// ErrInvalidPort is wrapped by Probe's error when the probe's port cannot be resolved: an unknown
+// port name, or a number outside 1–65535.
+var ErrInvalidPort = errors.New("invalid probe port")

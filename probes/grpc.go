@@ -1,0 +1,88 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+)
+
+// doGRPC is kubelet's gRPC prober: grpc.health.v1.Health/Check{service} over an insecure connection,
+// with one deadline covering connect and RPC, and kubelet's output strings for every outcome.
+func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration) Outcome {
+	addr := joinHostPort(host, port)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithUserAgent(p.userAgent),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			return p.dialer.DialContext(ctx, "tcp", a, 0)
+		}),
+	)
+	if err != nil {
+		return Outcome{Result: Failure, Reason: ReasonError,
+			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
+	}
+	defer func() { _ = conn.Close() }()
+
+	// kubelet dials with WithBlock: wait until the connection is ready or the deadline passes.
+	if err := waitReady(ctx, conn); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Outcome{Result: Failure, Reason: ReasonTimeout,
+				Output: fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)}
+		}
+		return Outcome{Result: Failure, Reason: classifyNetError(err),
+			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
+	}
+
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		st, ok := status.FromError(err)
+		if ok {
+			switch st.Code() {
+			case codes.Unimplemented:
+				return Outcome{Result: Failure, Reason: ReasonProtocol,
+					Output: "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()}
+			case codes.DeadlineExceeded:
+				return Outcome{Result: Failure, Reason: ReasonTimeout,
+					Output: fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)}
+			default:
+			}
+		}
+		return Outcome{Result: Failure, Reason: ReasonError, Output: fmt.Sprintf("error: health rpc probe failed: %+v", err)}
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return Outcome{Result: Failure, Reason: ReasonNotServing,
+			Output: fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())}
+	}
+	return Outcome{Result: Success, Output: "service healthy"}
+}
+
+// waitReady connects conn and waits for the Ready state (or ctx's end), like a blocking dial:
+// transient failures are retried by gRPC until the deadline.
+func waitReady(ctx context.Context, conn *grpc.ClientConn) error {
+	conn.Connect()
+	for {
+		s := conn.GetState()
+		switch s {
+		case connectivity.Ready:
+			return nil
+		case connectivity.Shutdown:
+			return errors.New("grpc: the client connection is closing")
+		default:
+		}
+		if !conn.WaitForStateChange(ctx, s) {
+			return ctx.Err()
+		}
+	}
+}

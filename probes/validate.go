@@ -1,0 +1,272 @@
+package probes
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// API defaults of a probe (SetDefaults_Probe, SetDefaults_HTTPGetAction).
+const (
+	DefaultPeriodSeconds    = 10
+	DefaultTimeoutSeconds   = 1
+	DefaultSuccessThreshold = 1
+	DefaultFailureThreshold = 3
+	DefaultHTTPPath         = "/"
+	DefaultHTTPScheme       = v1.URISchemeHTTP
+)
+
+// Pod-level API defaults applied by SetDefaults.
+const (
+	DefaultRestartPolicy                 = v1.RestartPolicyAlways
+	DefaultTerminationGracePeriodSeconds = int64(30)
+)
+
+// SetDefaults applies the API server's defaults that matter for probing, in place: every probe of
+// every container, init container and ephemeral container (SetProbeDefaults), the pod's
+// restartPolicy (Always) and terminationGracePeriodSeconds (30), and container ports' protocol (TCP).
+// A nil pod is left alone.
+func SetDefaults(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	spec := &pod.Spec
+	if spec.RestartPolicy == "" {
+		spec.RestartPolicy = DefaultRestartPolicy
+	}
+	if spec.TerminationGracePeriodSeconds == nil {
+		g := DefaultTerminationGracePeriodSeconds
+		spec.TerminationGracePeriodSeconds = &g
+	}
+	setContainer := func(c *v1.Container) {
+		SetProbeDefaults(c.LivenessProbe)
+		SetProbeDefaults(c.ReadinessProbe)
+		SetProbeDefaults(c.StartupProbe)
+		for i := range c.Ports {
+			if c.Ports[i].Protocol == "" {
+				c.Ports[i].Protocol = v1.ProtocolTCP
+			}
+		}
+	}
+	for i := range spec.InitContainers {
+		setContainer(&spec.InitContainers[i])
+	}
+	for i := range spec.Containers {
+		setContainer(&spec.Containers[i])
+	}
+	for i := range spec.EphemeralContainers {
+		c := &spec.EphemeralContainers[i].EphemeralContainerCommon
+		SetProbeDefaults(c.LivenessProbe)
+		SetProbeDefaults(c.ReadinessProbe)
+		SetProbeDefaults(c.StartupProbe)
+	}
+}
+
+// SetProbeDefaults replaces a probe's zero fields by the API defaults: timeoutSeconds 1,
+// periodSeconds 10, successThreshold 1, failureThreshold 3, and for httpGet path "/" and scheme HTTP;
+// a grpc service left nil becomes "". A nil probe is left alone.
+func SetProbeDefaults(p *v1.Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = DefaultTimeoutSeconds
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = DefaultPeriodSeconds
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = DefaultSuccessThreshold
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = DefaultFailureThreshold
+	}
+	if h := p.HTTPGet; h != nil {
+		if h.Path == "" {
+			h.Path = DefaultHTTPPath
+		}
+		if h.Scheme == "" {
+			h.Scheme = DefaultHTTPScheme
+		}
+	}
+	if g := p.GRPC; g != nil && g.Service == nil {
+		empty := ""
+		g.Service = &empty
+	}
+}
+
+// ValidatePod checks every probe of pod with the API server's rules (pkg/apis/core/validation) and
+// returns all violations, each naming its field path, e.g.
+// "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1". Regular init
+// containers and ephemeral containers may not have probes; sidecars (init containers with
+// restartPolicy Always) are validated like containers. Run it after SetDefaults: like the API server,
+// it sees defaulted objects (an empty httpGet.path, for example, is an error).
+func ValidatePod(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return field.ErrorList{field.Required(field.NewPath("spec"), "pod is nil")}
+	}
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		p := specPath.Child("initContainers").Index(i)
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, p)...)
+			continue
+		}
+		for _, f := range probeFields(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe) {
+			errs = append(errs, field.Forbidden(p.Child(f), "may not be set for init containers without restartPolicy=Always"))
+		}
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe,
+			specPath.Child("containers").Index(i))...)
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		c := &pod.Spec.EphemeralContainers[i].EphemeralContainerCommon
+		for _, f := range probeFields(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe) {
+			errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers").Index(i).Child(f),
+				"cannot be set for an Ephemeral Container"))
+		}
+	}
+	return errs
+}
+
+// probeFields names the probe fields that are set, in the API's field order.
+func probeFields(liveness, readiness, startup *v1.Probe) []string {
+	var set []string
+	if liveness != nil {
+		set = append(set, "livenessProbe")
+	}
+	if readiness != nil {
+		set = append(set, "readinessProbe")
+	}
+	if startup != nil {
+		set = append(set, "startupProbe")
+	}
+	return set
+}
+
+func validateContainerProbes(liveness, readiness, startup *v1.Probe, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if liveness != nil {
+		p := path.Child("livenessProbe")
+		errs = append(errs, validateProbe(liveness, p)...)
+		if liveness.SuccessThreshold != 1 {
+			errs = append(errs, field.Invalid(p.Child("successThreshold"), liveness.SuccessThreshold, "must be 1"))
+		}
+	}
+	if readiness != nil {
+		p := path.Child("readinessProbe")
+		errs = append(errs, validateProbe(readiness, p)...)
+		if readiness.TerminationGracePeriodSeconds != nil {
+			errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"),
+				*readiness.TerminationGracePeriodSeconds, "must not be set for readinessProbes"))
+		}
+	}
+	if startup != nil {
+		p := path.Child("startupProbe")
+		errs = append(errs, validateProbe(startup, p)...)
+		if startup.SuccessThreshold != 1 {
+			errs = append(errs, field.Invalid(p.Child("successThreshold"), startup.SuccessThreshold, "must be 1"))
+		}
+	}
+	return errs
+}
+
+func validateProbe(probe *v1.Probe, path *field.Path) field.ErrorList {
+	errs := validateHandler(&probe.ProbeHandler, path)
+	for _, f := range []struct {
+		name  string
+		value int32
+	}{
+		{"initialDelaySeconds", probe.InitialDelaySeconds},
+		{"timeoutSeconds", probe.TimeoutSeconds},
+		{"periodSeconds", probe.PeriodSeconds},
+		{"successThreshold", probe.SuccessThreshold},
+		{"failureThreshold", probe.FailureThreshold},
+	} {
+		if f.value < 0 {
+			errs = append(errs, field.Invalid(path.Child(f.name), int64(f.value), apivalidation.IsNegativeErrorMsg))
+		}
+	}
+	if g := probe.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
+		errs = append(errs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+	}
+	return errs
+}
+
+func validateHandler(h *v1.ProbeHandler, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := 0
+	one := func(name string, set bool, validate func(*field.Path) field.ErrorList) {
+		if !set {
+			return
+		}
+		if n > 0 {
+			errs = append(errs, field.Forbidden(path.Child(name), "may not specify more than 1 handler type"))
+			return
+		}
+		n++
+		errs = append(errs, validate(path.Child(name))...)
+	}
+	one("exec", h.Exec != nil, func(p *field.Path) field.ErrorList {
+		if len(h.Exec.Command) == 0 {
+			return field.ErrorList{field.Required(p.Child("command"), "")}
+		}
+		return nil
+	})
+	one("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return validateHTTPGet(h.HTTPGet, p) })
+	one("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList {
+		return validatePortNumOrName(h.TCPSocket.Port, p.Child("port"))
+	})
+	one("grpc", h.GRPC != nil, func(p *field.Path) field.ErrorList {
+		return validatePortNumOrName(intstr.FromInt32(h.GRPC.Port), p.Child("port"))
+	})
+	if n == 0 {
+		errs = append(errs, field.Required(path, "must specify a handler type"))
+	}
+	return errs
+}
+
+var supportedHTTPSchemes = []string{string(v1.URISchemeHTTP), string(v1.URISchemeHTTPS)}
+
+func validateHTTPGet(h *v1.HTTPGetAction, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if h.Path == "" {
+		errs = append(errs, field.Required(path.Child("path"), ""))
+	}
+	errs = append(errs, validatePortNumOrName(h.Port, path.Child("port"))...)
+	if h.Scheme != v1.URISchemeHTTP && h.Scheme != v1.URISchemeHTTPS {
+		errs = append(errs, field.NotSupported(path.Child("scheme"), h.Scheme, supportedHTTPSchemes))
+	}
+	for _, hdr := range h.HTTPHeaders {
+		for _, msg := range validation.IsHTTPHeaderName(hdr.Name) {
+			errs = append(errs, field.Invalid(path.Child("httpHeaders"), hdr.Name, msg))
+		}
+	}
+	return errs
+}
+
+// validatePortNumOrName is the API's ValidatePortNumOrName: a number in 1–65535 or an IANA_SVC_NAME.
+func validatePortNumOrName(port intstr.IntOrString, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch port.Type {
+	case intstr.Int:
+		for _, msg := range validation.IsValidPortNum(port.IntValue()) {
+			errs = append(errs, field.Invalid(path, port.IntValue(), msg))
+		}
+	case intstr.String:
+		for _, msg := range validation.IsValidPortName(port.StrVal) {
+			errs = append(errs, field.Invalid(path, port.StrVal, msg))
+		}
+	default:
+		errs = append(errs, field.InternalError(path, fmt.Errorf("unknown type: %v", port.Type)))
+	}
+	return errs
+}
