@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
@@ -41,6 +42,11 @@ type Env struct {
 	// OnChange, if set, subscribes to every result change (the kubelet-style syncLoop or an actor
 	// subscriber calls it, one change at a time, in order). A slow OnChange is a slow subscriber.
 	OnChange func(Change)
+	// Rand is the start-up jitter source in [0, 1); nil means no jitter (exact scenarios).
+	Rand func() float64
+	// OnBlocked, if set, is told each time a worker waited d for its consumer (only implementations
+	// with a blocking publish call it: the kubelet-style baseline).
+	OnBlocked func(d time.Duration)
 }
 
 // ProberFunc is a prober as a function (both implementations take Probe(ctx, spec, target)).

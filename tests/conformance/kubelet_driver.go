@@ -14,12 +14,16 @@ type KubeletDriver struct {
 
 var _ Driver = KubeletDriver{}
 
-// NewKubelet starts the baseline with env. Jitter is off (Rand returns 0) so scenarios are exact.
+// NewKubelet starts the baseline with env (no jitter unless env.Rand is set).
 func NewKubelet(env Env) (Driver, error) {
 	opts := kubeletstyle.Options{
-		Prober:  env.Prober,
-		Runtime: env.Runtime,
-		Rand:    func() float64 { return 0 },
+		Prober:    env.Prober,
+		Runtime:   env.Runtime,
+		Rand:      env.Rand,
+		OnBlocked: env.OnBlocked,
+	}
+	if opts.Rand == nil {
+		opts.Rand = func() float64 { return 0 }
 	}
 	if env.OnChange != nil {
 		opts.OnUpdate = func(pt messages.ProbeType, u kubeletstyle.Update) {

@@ -35,6 +35,9 @@ type Options struct {
 	// OnUpdate, if set, is called by the consumer goroutine for every update it drains, after handling
 	// it. It runs on the syncLoop: a slow OnUpdate is a slow syncLoop.
 	OnUpdate func(messages.ProbeType, Update)
+	// OnBlocked, if set, is called by a worker after it waited d for room in a full results channel
+	// (measurement only; the wait itself is kubelet's).
+	OnBlocked func(d time.Duration)
 	// OnKillError, if set, receives errors returned by Runtime.KillContainer (default: dropped).
 	OnKillError func(messages.KillContainer, error)
 }
@@ -69,9 +72,9 @@ func Start(opts Options) (*Kubelet, error) {
 	k.killCtx, k.killCancel = context.WithCancel(context.Background())
 	k.pm = &probeManager{
 		workers:   make(map[probeKey]*worker),
-		liveness:  newResultsManager(k.quit),
-		readiness: newResultsManager(k.quit),
-		startup:   newResultsManager(k.quit),
+		liveness:  newResultsManager(k.quit, opts.OnBlocked),
+		readiness: newResultsManager(k.quit, opts.OnBlocked),
+		startup:   newResultsManager(k.quit, opts.OnBlocked),
 		status:    k.status,
 		prober:    opts.Prober,
 		start:     time.Now(),

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestResultsManagerDedupAndBackPressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		quit := make(chan struct{})
-		m := newResultsManager(quit)
+		m := newResultsManager(quit, nil)
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
 		m.Set("a", messages.Success, pod)
 		m.Set("a", messages.Success, pod) // unchanged: no update

@@ -2,6 +2,7 @@ package kubeletstyle
 
 import (
 	"sync"
+	"time"
 
 	"github.com/probeactor/probeactor/messages"
 	v1 "k8s.io/api/core/v1"
@@ -25,13 +26,16 @@ type resultsManager struct {
 	cache   map[messages.ContainerID]messages.Result
 	updates chan Update
 	quit    <-chan struct{} // closed by Kubelet.Stop: unblocks a pending send (kubelet never stops)
+	// onBlocked, if set, is told how long a Set waited for room in the channel (study instrumentation).
+	onBlocked func(time.Duration)
 }
 
-func newResultsManager(quit <-chan struct{}) *resultsManager {
+func newResultsManager(quit <-chan struct{}, onBlocked func(time.Duration)) *resultsManager {
 	return &resultsManager{
-		cache:   make(map[messages.ContainerID]messages.Result),
-		updates: make(chan Update, updatesBuffer),
-		quit:    quit,
+		cache:     make(map[messages.ContainerID]messages.Result),
+		updates:   make(chan Update, updatesBuffer),
+		quit:      quit,
+		onBlocked: onBlocked,
 	}
 }
 
@@ -48,8 +52,18 @@ func (m *resultsManager) Set(id messages.ContainerID, result messages.Result, po
 	if !m.setInternal(id, result) {
 		return
 	}
+	u := Update{ContainerID: id, Result: result, PodUID: pod.UID}
+	if m.onBlocked != nil {
+		select {
+		case m.updates <- u:
+			return
+		default:
+			start := time.Now()
+			defer func() { m.onBlocked(time.Since(start)) }()
+		}
+	}
 	select {
-	case m.updates <- Update{ContainerID: id, Result: result, PodUID: pod.UID}:
+	case m.updates <- u:
 	case <-m.quit:
 	}
 }

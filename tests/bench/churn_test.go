@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+	"github.com/probeactor/probeactor/tests/conformance"
+)
+
+const churnPods = 1000
+
+func BenchmarkChurn(b *testing.B) {
+	for _, im := range impls {
+		b.Run("impl="+im.name, func(b *testing.B) { benchChurn(b, im) })
+	}
+}
+
+func benchChurn(b *testing.B, im impl) {
+	fixtures := pods(churnPods, "c", true, true, time.Now())
+	goroutinesBefore := runtime.NumGoroutine()
+	d, err := im.start(conformance.Env{
+		Prober:  (&noopProber{observe: func(probes.Target, time.Time) probes.Result { return probes.Success }}).Probe,
+		Runtime: discardRuntime{}.KillContainer,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	last := fixtures[len(fixtures)-1]
+	lastID := workerID(len(fixtures) - 1)
+
+	b.ResetTimer()
+	for range b.N {
+		for _, f := range fixtures {
+			d.AddPod(f.pod)
+			d.SetPodStatus(f.pod, f.status)
+		}
+		// Sync point: the last pod's readiness worker has probed (Success replaced the initial Failure).
+		if !waitFor(10*time.Second, func() bool { r, ok := d.Result(lastID, messages.Readiness); return ok && r == messages.Success }) {
+			b.Fatalf("pod %s never became ready", last.pod.UID)
+		}
+		for _, f := range fixtures {
+			d.RemovePod(f.pod)
+		}
+		// Sync point: every worker of the last pod is gone (its results were removed on exit).
+		if !waitFor(10*time.Second, func() bool {
+			_, okL := d.Result(lastID, messages.Liveness)
+			_, okR := d.Result(lastID, messages.Readiness)
+			return !okL && !okR
+		}) {
+			b.Fatalf("pod %s's workers never stopped", last.pod.UID)
+		}
+	}
+	b.StopTimer()
+	d.Stop()
+	leaked := 0
+	waitFor(2*time.Second, func() bool {
+		leaked = runtime.NumGoroutine() - goroutinesBefore
+		return leaked <= 0
+	})
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*churnPods), "ns/pod")
+	b.ReportMetric(float64(max(leaked, 0)), "leaked-goroutines")
+	if leaked > 0 {
+		b.Logf("%d goroutines still running after Stop", leaked)
+	}
+}

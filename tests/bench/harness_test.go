@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+	"github.com/probeactor/probeactor/tests/conformance"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// impl is one implementation under study.
+type impl struct {
+	name  string
+	start func(conformance.Env) (conformance.Driver, error)
+}
+
+// impls lists the implementations; the actor core registers itself in actor_test.go.
+var impls = []impl{{name: "kubelet", start: conformance.NewKubelet}}
+
+// histogram is a lock-free fixed-bucket histogram: 10 µs buckets up to 10 s, then overflow.
+type histogram struct {
+	buckets [1_000_001]atomic.Int64
+}
+
+const bucketWidth = 10 * time.Microsecond
+
+func (h *histogram) add(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	i := int(d / bucketWidth)
+	if i >= len(h.buckets) {
+		i = len(h.buckets) - 1
+	}
+	h.buckets[i].Add(1)
+}
+
+// quantile returns the upper edge of the bucket holding quantile q (0 < q ≤ 1), 0 when empty.
+func (h *histogram) quantile(q float64) time.Duration {
+	var total int64
+	for i := range h.buckets {
+		total += h.buckets[i].Load()
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(q * float64(total)))
+	var seen int64
+	for i := range h.buckets {
+		seen += h.buckets[i].Load()
+		if seen >= rank {
+			return time.Duration(i+1) * bucketWidth
+		}
+	}
+	return time.Duration(len(h.buckets)) * bucketWidth
+}
+
+func (h *histogram) reset() {
+	for i := range h.buckets {
+		h.buckets[i].Store(0)
+	}
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprintf("getrusage: %v", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// memInUse is heap alloc + goroutine stacks after a full GC.
+func memInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc + ms.StackInuse
+}
+
+// Fixtures: worker i is pod "p<i>" with one container "c" whose container ID is "test://<i>".
+
+func workerID(i int) messages.ContainerID { return messages.ContainerID("test://" + strconv.Itoa(i)) }
+
+// workerIndex parses the container ID back; -1 if it is not a fixture ID.
+func workerIndex(id string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "test://"))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func probeSpec(pt messages.ProbeType) *v1.Probe {
+	return conformance.Probe(pt, func(p *v1.Probe) { p.FailureThreshold = 1 })
+}
+
+type podFixture struct {
+	pod    *v1.Pod
+	status v1.PodStatus
+}
+
+func pods(n int, prefix string, liveness, readiness bool, startedAt time.Time) []podFixture {
+	out := make([]podFixture, n)
+	for i := range out {
+		c := v1.Container{Name: "c", Image: "fake"}
+		if liveness {
+			c.LivenessProbe = probeSpec(messages.Liveness)
+		}
+		if readiness {
+			c.ReadinessProbe = probeSpec(messages.Readiness)
+		}
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d", prefix, i), Namespace: "bench", UID: types.UID(fmt.Sprintf("%s%d", prefix, i))},
+			Spec:       v1.PodSpec{Containers: []v1.Container{c}, RestartPolicy: v1.RestartPolicyAlways},
+		}
+		out[i] = podFixture{pod: pod, status: v1.PodStatus{
+			Phase: v1.PodRunning, PodIP: "10.0.0.1",
+			ContainerStatuses: []v1.ContainerStatus{{
+				Name: "c", ContainerID: string(workerID(i)), Image: "fake",
+				State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(startedAt)}},
+			}},
+		}}
+	}
+	return out
+}
+
+// noopProber answers instantly; each call goes through observe first.
+type noopProber struct {
+	observe func(t probes.Target, now time.Time) probes.Result
+}
+
+func (p *noopProber) Probe(_ context.Context, _ *v1.Probe, t probes.Target) (probes.Outcome, error) {
+	return probes.Outcome{Result: p.observe(t, time.Now())}, nil
+}
+
+type discardRuntime struct{}
+
+func (discardRuntime) KillContainer(context.Context, messages.KillContainer) error { return nil }
+
+// waitFor polls cond every millisecond until it holds or timeout passes (benchmarks only).
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}

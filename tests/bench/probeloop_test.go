@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/probeactor/probeactor/probes"
+	"github.com/probeactor/probeactor/tests/conformance"
+)
+
+const (
+	loopPeriod = time.Second
+	loopWarmup = 2 * time.Second
+	loopWindow = 5 * time.Second
+)
+
+// latencyGrid measures per-worker lateness against a 1 s grid anchored at each worker's first probe.
+type latencyGrid struct {
+	first  []atomic.Int64 // unix ns of the worker's first probe; 0 = none yet
+	hist   *histogram
+	probes atomic.Int64
+	on     atomic.Bool // recording lateness (after warm-up)
+}
+
+func newLatencyGrid(n int) *latencyGrid {
+	return &latencyGrid{first: make([]atomic.Int64, n), hist: new(histogram)}
+}
+
+func (g *latencyGrid) observe(t probes.Target, now time.Time) probes.Result {
+	i := workerIndex(t.ContainerID)
+	if i < 0 || i >= len(g.first) {
+		return probes.Success
+	}
+	g.probes.Add(1)
+	ns := now.UnixNano()
+	if g.first[i].CompareAndSwap(0, ns) || !g.on.Load() {
+		return probes.Success
+	}
+	since := ns - g.first[i].Load()
+	k := (since + int64(loopPeriod)/2) / int64(loopPeriod)
+	g.hist.add(time.Duration(since - k*int64(loopPeriod)))
+	return probes.Success
+}
+
+func BenchmarkProbeLoop(b *testing.B) {
+	for _, im := range impls {
+		for _, n := range []int{1000, 10000, 100000} {
+			b.Run(fmt.Sprintf("impl=%s/workers=%d", im.name, n), func(b *testing.B) {
+				benchProbeLoop(b, im, n)
+			})
+		}
+	}
+}
+
+func benchProbeLoop(b *testing.B, im impl, n int) {
+	grid := newLatencyGrid(n)
+	fixtures := pods(n, "p", true, false, time.Now())
+	before := memInUse()
+
+	d, err := im.start(conformance.Env{
+		Prober:  (&noopProber{observe: grid.observe}).Probe,
+		Runtime: discardRuntime{}.KillContainer,
+		Rand:    rand.Float64,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Stop()
+	setupStart := time.Now()
+	for _, f := range fixtures {
+		d.AddPod(f.pod)
+		d.SetPodStatus(f.pod, f.status)
+	}
+	setup := time.Since(setupStart)
+	time.Sleep(loopWarmup)
+	grid.on.Store(true)
+	grid.hist.reset()
+
+	b.ResetTimer()
+	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
+	time.Sleep(loopWindow)
+	cpu, probed, wall := cpuTime()-cpu0, grid.probes.Load()-probes0, time.Since(t0)
+	b.StopTimer()
+
+	mem := memInUse()
+	if probed == 0 {
+		b.Fatalf("no probe ran in %v", wall)
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(probed), "cpu-ns/probe")
+	b.ReportMetric((float64(mem)-float64(before))/float64(n), "B/worker")
+	b.ReportMetric(float64(grid.hist.quantile(0.99).Microseconds())/1000, "lateness-p99-ms")
+	b.ReportMetric(float64(probed)/wall.Seconds(), "probes/s")
+	b.ReportMetric(float64(setup.Nanoseconds())/float64(n), "setup-ns/worker")
+}
