@@ -23,6 +23,7 @@ type periodicRun struct {
 	lateness []time.Duration
 	want     int
 	done     chan struct{}
+	stopped  bool // guarded by mu: no timer-per-entry Reset after the run ends
 }
 
 func (r *periodicRun) record(late time.Duration) {
@@ -82,7 +83,11 @@ func BenchmarkPeriodicRealClock(b *testing.B) {
 						e.fn = func() {
 							run.record(time.Since(e.due))
 							e.due = e.due.Add(period)
-							e.tm.Reset(time.Until(e.due))
+							run.mu.Lock()
+							if !run.stopped {
+								e.tm.Reset(time.Until(e.due))
+							}
+							run.mu.Unlock()
 						}
 					}
 				}
@@ -99,6 +104,8 @@ func BenchmarkPeriodicRealClock(b *testing.B) {
 				<-run.done
 				cpu, wall := cpuTime()-cpu0, time.Since(wall0)
 				b.StopTimer()
+				run.mu.Lock()
+				run.stopped = true
 				if s != nil {
 					s.Stop()
 				} else {
@@ -106,8 +113,9 @@ func BenchmarkPeriodicRealClock(b *testing.B) {
 						entries[i].tm.Stop()
 					}
 				}
-				// Callbacks already running may still touch their entry; wait for them by taking the
-				// lock each of them takes (record), after which no one reschedules (Stop/Stop above).
+				run.mu.Unlock()
+				// Stop and Reset both happen under run.mu with the stopped flag, so no timer outlives
+				// the sub-benchmark (Scheduler.At after Stop is a no-op).
 				run.mu.Lock()
 				lat := slices.Clone(run.lateness)
 				run.mu.Unlock()
