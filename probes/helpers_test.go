@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -162,3 +163,5 @@ func newTLSServer(t testing.TB, h http.Handler) *httptest.Server {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
