@@ -1,0 +1,55 @@
+package probes
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// BenchmarkHTTPProbe: one HTTP GET attempt (fresh connection, request, 2-byte body, abortive close)
+// against a local server.
+func BenchmarkHTTPProbe(b *testing.B) {
+	s := newServer(b, statusHandler(200))
+	spec := httpProbe(b, s.URL, "/", 1)
+	p := New(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := p.Probe(context.Background(), spec, Target{})
+		if err != nil || out.Result != Success {
+			b.Fatalf("probe: %v %v %s", err, out.Result, out.Output)
+		}
+	}
+}
+
+// BenchmarkTCPProbe: one connect+close attempt against a local listener.
+func BenchmarkTCPProbe(b *testing.B) {
+	s := newRawServer(b, func(c net.Conn) {
+		buf := make([]byte, 1)
+		_, _ = c.Read(buf)
+	})
+	addr := s.ln.Addr().(*net.TCPAddr)
+	spec := tcpProbe("127.0.0.1", addr.Port, 1)
+	p := New(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := p.Probe(context.Background(), spec, Target{})
+		if err != nil || out.Result != Success {
+			b.Fatalf("probe: %v %v %s", err, out.Result, out.Output)
+		}
+	}
+}
+
+// BenchmarkExecProbe: one exec attempt of `true` as a local process in its own process group.
+func BenchmarkExecProbe(b *testing.B) {
+	spec := &v1.Probe{TimeoutSeconds: 1, ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	p := New(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := p.Probe(context.Background(), spec, Target{})
+		if err != nil || out.Result != Success {
+			b.Fatalf("probe: %v %v %s", err, out.Result, out.Output)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package probes makes single probe attempts with kubelet's exact semantics (pkg/probe/{http,tcp,
+// exec,grpc} and pkg/kubelet/prober's runProbe), hardened against hostile targets. It owns no
+// goroutines beyond one attempt, no actors and no logger: the actor core calls Prober.Probe once per
+// attempt and owns retries (kubelet's 3 tries on error), thresholds and events.
+//
+// # What an attempt reports
+//
+// Probe returns an Outcome: kubelet's Result (Success, Warning, Failure, Unknown) and output text,
+// plus a machine-readable Reason and the attempt's Duration. Its error is non-nil only when the
+// attempt could not be made or finish (no handler: ErrNoHandler; unresolvable named port or port out
+// of range: ErrInvalidPort; a CommandRunner that could not run the command; the caller's context
+// ending first: ReasonCanceled). An unhealthy target is a Failure with a nil error.
+//
+// # Handlers (kubelet's precedence: exec, httpGet, tcpSocket, grpc)
+//
+//   - HTTP: URL from scheme/host (default pod IP)/port (named ports from the container; numeric
+//     strings parsed)/path (query kept), IPv6 bracketed. Header names canonicalized and repeated
+//     values kept; "User-Agent: kube-probe/1.33" and "Accept: */*" unless set, an empty value removes
+//     them; a Host header overrides the request host (kept across same-host relative redirects).
+//     200–299 Success (body as output), 300–399 not followed Warning ("Probe terminated redirects,
+//     Response body: …"), otherwise Failure ("HTTP probe failed with statuscode: N", body left out).
+//     Same-hostname redirects are followed (at most 10 requests); another hostname yields the 3xx as
+//     a Warning. TLS is not verified; proxy variables are ignored; no keep-alives, no compression. The
+//     attempt timeout covers connect, TLS, headers, redirects and body. At most 10 KiB of body is
+//     read; response headers are capped at 64 KiB (Go's default is 10 MiB).
+//   - TCP: connect within the timeout, send nothing, close.
+//   - Exec: $(VAR) expanded from the container's env (ExpandCommand, kubelet's
+//     ExpandContainerCommandOnlyStatic), run by the CommandRunner with the timeout as ctx deadline;
+//     stdout then stderr, 10 KiB kept. Exit 0 Success, non-zero Failure, timeout Failure with the
+//     runner's error text as output (kubelet with ExecProbeTimeout on).
+//   - gRPC: grpc.health.v1.Health/Check{service}, insecure, user agent kube-probe/1.33, one deadline
+//     over connect and RPC, kubelet's output strings ("service healthy", "service unhealthy
+//     (responded with \"NOT_SERVING\")", "timeout: failed to connect service \"addr\" within 1s: …",
+//     "timeout: health rpc did not complete within 1s", "error: …").
+//
+// # Deliberate differences from kubelet
+//
+//   - Socket hygiene: sockets get kubelet's SO_LINGER 1 s, but that alone still leaves one 60 s
+//     TIME_WAIT per probe on Linux (measured). By default a probe connection is therefore closed
+//     abortively (RST) once the attempt has its answer, which leaves no TIME_WAIT on either side; the
+//     target sees "connection reset" instead of EOF. WithGracefulClose restores kubelet's FIN close.
+//   - An HTTP body that breaks off mid-read (reset, truncated) is a Failure with the error text, where
+//     kubelet returns a probe error (retried, then discarded).
+//   - Response headers over 64 KiB fail the probe (ReasonProtocol) instead of being read up to 10 MiB.
+//   - RunLocal (the built-in runner) kills the command's whole process group on timeout and also
+//     after the command exits, so nothing it started outlives the attempt; a program that cannot be
+//     found or executed exits 127/126 (a Failure with the error as output), as in a container.
+//
+// # Invariants
+//
+//   - A Prober is safe for concurrent use; all HTTP probes share one transport that keeps no idle
+//     connections.
+//   - No attempt outlives its timeout by more than teardown (RunLocal waits at most 100 ms for output
+//     pipes after killing); no attempt holds more than 10 KiB of a target's output (per exec stream)
+//     or 64 KiB of response header in memory.
+//   - The package imports neither protoactor nor hclog.
+//
+// # Validation and defaults
+//
+// ValidatePod applies the API server's probe rules with field paths; SetDefaults/SetProbeDefaults
+// apply the API defaults (period 10 s, timeout 1 s, thresholds 1/3, path "/", scheme HTTP, plus the
+// pod's restartPolicy Always and terminationGracePeriodSeconds 30).
+//
+// # Cost of one attempt
+//
+// go test -run '^$' -bench . -benchmem ./probes on a shared 2-core Intel Xeon VM (Go 1.26, no -race;
+// the figures include the in-process target's side, e.g. the HTTP server's allocations):
+//
+//	BenchmarkHTTPProbe-2   ~100–115 µs/op   ~19.0 KB/op   148 allocs/op
+//	BenchmarkTCPProbe-2    ~37–41 µs/op      ~2.1 KB/op    44 allocs/op
+//	BenchmarkExecProbe-2   ~1.5–2.0 ms/op   ~77 KB/op     118 allocs/op  (fork+exec of `true`)
+//
+// tests/probehygiene runs ≥1,000 HTTP probes/s for 10 s against a local server with zero failures and
+// checks that sockets do not pile up.
+package probes
