@@ -1,12 +1,71 @@
-// Command node runs Kubernetes Pod manifests as local processes and probes them like kubelet.
+// Command node runs Kubernetes Pod manifests as local processes, probes them exactly as kubelet
+// does (the probeactor actor core), restarts them on liveness/startup failure and serves their
+// status on kubelet's read-only HTTP paths.
+//
+//	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
+//	         [--crashloop-backoff-max D]
+//	node validate -f FILE...
+//	node get pods [--server ADDR] [-n NS | -A]
+//	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
+//	node version
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/demo"
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 )
 
+const usage = `node runs Kubernetes Pod manifests as local processes, probed and restarted like kubelet does.
+
+Usage:
+  node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f: the embedded demo)
+  node validate -f FILE...        check manifests without running anything
+  node get pods [--server ADDR]   list the pods of a running node
+  node logs POD [-c CONTAINER]    print a container's log from a running node
+  node version                    print version information
+
+Run "node COMMAND -h" for a command's flags.
+`
+
 func main() {
-	fmt.Fprintln(os.Stderr, "node: under construction (see issue 4)")
-	os.Exit(1)
+	// Hidden subcommands: the node binary is also every container's shim and the demo's containers.
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case proc.ShimArg:
+			proc.ShimMain(os.Args[2:])
+		case demo.Arg:
+			os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
+		}
+	}
+	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// dispatch runs one command and returns the process exit code.
+func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(args[1:], stdin, stdout, stderr)
+	case "validate":
+		return validateCommand(args[1:], stdin, stdout, stderr)
+	case "get":
+		return getCommand(args[1:], stdout, stderr)
+	case "logs":
+		return logsCommand(args[1:], stdout, stderr)
+	case "version", "--version":
+		return versionCommand(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "node: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
 }

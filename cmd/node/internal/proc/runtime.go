@@ -517,11 +517,7 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 		pr.state.killedForRestart(req.Container, r.id)
 	}
 	if r.timer == nil {
-		msg := req.Message
-		if msg == "" {
-			msg = "Stopping container " + req.Container
-		}
-		pr.event(pr.state.byName[req.Container].kind, req.Container, v1.EventTypeNormal, messages.ReasonKilling, msg)
+		// The caller (the actor core's syncLoop) records kubelet's Killing event itself.
 		grace := req.GracePeriod
 		if grace <= 0 {
 			grace = pr.podGrace()

@@ -189,7 +189,7 @@ func TestKillForLivenessRestartsWithANewID(t *testing.T) {
 	assert.Equal(t, int32(143), cs.LastTerminationState.Terminated.ExitCode, "SIGTERM")
 	assert.Equal(t, first.ContainerID, cs.LastTerminationState.Terminated.ContainerID)
 	assert.Equal(t, v1.PodRunning, phase)
-	assert.Contains(t, rec.reasons("c"), "Killing: Container c failed liveness probe, will be restarted")
+	assert.NotContains(t, rec.reasons("c"), "Killing: Container c failed liveness probe, will be restarted", "the syncLoop records it")
 
 	// A stale kill (old ID) is a no-op.
 	require.NoError(t, rt.KillContainer(ctx, messages.KillContainer{Pod: pod, Container: "c", ContainerID: messages.ContainerID(first.ContainerID)}))
@@ -344,6 +344,8 @@ func TestShutdownKillsEverything(t *testing.T) {
 	}
 	cs, _ := rec.container(pod.UID, "c")
 	assert.NotNil(t, cs.State.Terminated, "no restart during shutdown")
+	assert.Contains(t, rec.reasons("c"), "Killing: Stopping container c")
+	assert.Contains(t, rec.reasons("side"), "Killing: Stopping container side")
 	side, _ := rec.container(pod.UID, "side")
 	assert.NotNil(t, side.State.Terminated)
 	assert.ErrorIs(t, rt.Run(shPod("late", v1.RestartPolicyAlways, "true")), ErrClosed)

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
+	"github.com/probeactor/probeactor/cmd/node/internal/server"
+)
+
+// serverURL turns --server (host:port or a URL) into a base URL.
+func serverURL(s string) string {
+	if strings.Contains(s, "://") {
+		return strings.TrimRight(s, "/")
+	}
+	return "http://" + s
+}
+
+// apiGet fetches path from a running node; a non-2xx answer becomes an error carrying its message.
+func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach node at %s (is `node run` running? see --server): %w", base, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return resp, nil
+}
+
+func getCommand(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("get", "get pods [--server ADDR] [-n NAMESPACE | -A] [-o wide|json]", stderr)
+	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
+	ns := fs.String("n", "", "only pods in this namespace (default: all)")
+	all := fs.Bool("A", false, "show the NAMESPACE column")
+	output := fs.String("o", "", "output format: json prints the v1.PodList")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) != 1 || (rest[0] != "pods" && rest[0] != "pod" && rest[0] != "po") {
+		fmt.Fprintln(stderr, "error: only `node get pods` is supported")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := apiGet(ctx, serverURL(*srv), "/pods")
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	var list v1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		fmt.Fprintf(stderr, "error: decode pod list: %v\n", err)
+		return 1
+	}
+	pods := list.Items[:0]
+	for _, p := range list.Items {
+		if *ns == "" || p.Namespace == *ns {
+			pods = append(pods, p)
+		}
+	}
+	switch *output {
+	case "json":
+		list.Items = pods
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(list)
+		return 0
+	case "":
+	default:
+		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
+		return 2
+	}
+	if len(pods) == 0 {
+		fmt.Fprintln(stderr, "No resources found")
+		return 0
+	}
+	if err := kubectl.PrintPods(stdout, pods, time.Now(), *all); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func logsCommand(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("logs", "logs POD [-c CONTAINER] [-n NAMESPACE] [--previous] [--tail N] [-f] [--server ADDR]", stderr)
+	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
+	ns := fs.String("n", "default", "the pod's namespace")
+	container := fs.String("c", "", "container name (may be omitted when the pod has one container)")
+	previous := fs.Bool("previous", false, "the log of the container's previous run")
+	tail := fs.Int("tail", -1, "only the last N lines")
+	follow := fs.Bool("f", false, "keep streaming new output")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "error: expected exactly one pod name")
+		fs.Usage()
+		return 2
+	}
+	pod := rest[0]
+	base := serverURL(*srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if *container == "" {
+		resp, err := apiGet(ctx, base, "/pods/"+url.PathEscape(*ns)+"/"+url.PathEscape(pod))
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+		var p v1.Pod
+		err = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "error: decode pod: %v\n", err)
+			return 1
+		}
+		if len(p.Spec.Containers) != 1 || len(p.Spec.InitContainers) > 0 {
+			var names []string
+			for _, c := range append(append([]v1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+				names = append(names, c.Name)
+			}
+			fmt.Fprintf(stderr, "error: a container name must be specified for pod %s, choose one of: [%s]\n", pod, strings.Join(names, " "))
+			return 1
+		}
+		*container = p.Spec.Containers[0].Name
+	}
+	q := url.Values{}
+	if *previous {
+		q.Set("previous", "true")
+	}
+	if *tail >= 0 {
+		q.Set("tailLines", strconv.Itoa(*tail))
+	}
+	if *follow {
+		q.Set("follow", "true")
+	}
+	path := "/containerLogs/" + url.PathEscape(*ns) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(*container)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := apiGet(ctx, base, path)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(stdout, resp.Body); err != nil && !*follow {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	_ = os.Stdout.Sync()
+	return 0
+}

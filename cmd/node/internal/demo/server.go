@@ -1,0 +1,203 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Arg is the hidden subcommand of the node binary that runs demo containers.
+const Arg = "__demo"
+
+// Main runs `node __demo serve ...` (a demo container) or `node __demo check FILE` (an exec probe:
+// exit 0 when FILE exists). It returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: node __demo serve|check ...")
+		return 2
+	}
+	switch args[0] {
+	case "check":
+		if len(args) != 2 {
+			fmt.Fprintln(stderr, "usage: node __demo check FILE")
+			return 2
+		}
+		if _, err := os.Stat(args[1]); err != nil {
+			fmt.Fprintf(stdout, "not ready: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "ready")
+		return 0
+	case "serve":
+		if err := serve(args[1:], stdout); err != nil {
+			fmt.Fprintf(stderr, "demo: %v\n", err)
+			return 1
+		}
+		return 0
+	default:
+		fmt.Fprintf(stderr, "demo: unknown command %q\n", args[0])
+		return 2
+	}
+}
+
+func serve(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	httpPort := fs.Int("http", 0, "HTTP port (/started, /ready, /healthz); 0 = none")
+	grpcPort := fs.Int("grpc", 0, "gRPC health port; 0 = none")
+	tcpPort := fs.Int("tcp", 0, "TCP port accepting connections; 0 = none")
+	readyFile := fs.String("ready-file", "", "create this file once ready, remove it while not ready (for exec probes)")
+	marker := fs.String("fail-marker", "fail-once", "file recording that the liveness failure already happened")
+	var sc Script
+	fs.DurationVar(&sc.StartAfter, "start-after", 0, "answer /started with 503 before this")
+	fs.DurationVar(&sc.UnreadyAt, "unready-at", 0, "become unready at this time")
+	fs.DurationVar(&sc.UnreadyFor, "unready-for", 0, "stay unready this long")
+	fs.DurationVar(&sc.FailAt, "fail-at", 0, "fail liveness from this time on (once per demo run)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	start := time.Now()
+	_, statErr := os.Stat(*marker)
+	failedBefore := statErr == nil
+	var mu sync.Mutex
+	last := State{}
+	state := func() State {
+		st := sc.At(time.Since(start), failedBefore)
+		mu.Lock()
+		defer mu.Unlock()
+		if st != last {
+			fmt.Fprintf(out, "%s demo: started=%t ready=%t healthy=%t\n", time.Now().Format("15:04:05"), st.Started, st.Ready, st.Healthy)
+			if !st.Healthy && last.Healthy && *marker != "" {
+				_ = os.WriteFile(*marker, []byte("failed once\n"), 0o644)
+			}
+			last = st
+		}
+		return st
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errs := make(chan error, 3)
+	var closers []func()
+
+	if *httpPort > 0 {
+		mux := http.NewServeMux()
+		answer := func(ok bool, w http.ResponseWriter, failCode int) {
+			if ok {
+				_, _ = io.WriteString(w, "ok\n")
+				return
+			}
+			http.Error(w, http.StatusText(failCode), failCode)
+		}
+		mux.HandleFunc("/started", func(w http.ResponseWriter, _ *http.Request) {
+			answer(state().Started, w, http.StatusServiceUnavailable)
+		})
+		mux.HandleFunc("/ready", func(w http.ResponseWriter, _ *http.Request) { answer(state().Ready, w, http.StatusServiceUnavailable) })
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			answer(state().Healthy, w, http.StatusInternalServerError)
+		})
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*httpPort)))
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { errs <- ignoreClosed(srv.Serve(ln)) }()
+		closers = append(closers, func() { _ = srv.Close() })
+	}
+	if *grpcPort > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*grpcPort)))
+		if err != nil {
+			return err
+		}
+		hs := health.NewServer()
+		gs := grpc.NewServer()
+		healthpb.RegisterHealthServer(gs, hs)
+		go func() { errs <- gs.Serve(ln) }()
+		closers = append(closers, gs.Stop)
+		go func() { // keeps the gRPC health status in line with the script; ends with ctx
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				st := healthpb.HealthCheckResponse_SERVING
+				if !state().Healthy {
+					st = healthpb.HealthCheckResponse_NOT_SERVING
+				}
+				hs.SetServingStatus("", st)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	if *tcpPort > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*tcpPort)))
+		if err != nil {
+			return err
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					errs <- ignoreClosed(err)
+					return
+				}
+				_ = c.Close()
+			}
+		}()
+		closers = append(closers, func() { _ = ln.Close() })
+	}
+	if *readyFile != "" {
+		go func() { // mirrors readiness into a file for exec probes; ends with ctx
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				if state().Ready {
+					_ = os.WriteFile(*readyFile, []byte("ready\n"), 0o644)
+				} else {
+					_ = os.Remove(*readyFile)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	fmt.Fprintf(out, "%s demo: serving http=%d grpc=%d tcp=%d\n", start.Format("15:04:05"), *httpPort, *grpcPort, *tcpPort)
+	state()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintf(out, "%s demo: SIGTERM, shutting down\n", time.Now().Format("15:04:05"))
+	case err := <-errs:
+		if err != nil {
+			return err
+		}
+	}
+	for _, c := range closers {
+		c()
+	}
+	return nil
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}

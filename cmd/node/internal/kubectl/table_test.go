@@ -1,0 +1,58 @@
+package kubectl
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestStatusColumn(t *testing.T) {
+	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
+	cases := []struct {
+		name string
+		pod  v1.Pod
+		want string
+	}{
+		{"running", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{State: running, Ready: true}}}}, "Running"},
+		{"crashloop", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}, "CrashLoopBackOff"},
+		{"completed", v1.Pod{Status: v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}}}}}, "Completed"},
+		{"error", v1.Pod{Status: v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}}}}, "Error"},
+		{"init 1/2", v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "a"}, {Name: "b"}}}, Status: v1.PodStatus{Phase: v1.PodPending,
+			InitContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}}, {State: running}},
+			ContainerStatuses:     []v1.ContainerStatus{{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}}, "Init:1/2"},
+		{"init error", v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "a"}}}, Status: v1.PodStatus{Phase: v1.PodFailed,
+			InitContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}}}}, "Init:Error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, Status(&tc.pod)) })
+	}
+}
+
+func TestPrintPods(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod := v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-150 * time.Second))},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "a", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}, RestartCount: 2,
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now.Add(-12 * time.Second))}}},
+			{Name: "b", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
+		}},
+	}
+	var b bytes.Buffer
+	assert.NoError(t, PrintPods(&b, []v1.Pod{pod}, now, false))
+	assert.Equal(t, "NAME   READY   STATUS    RESTARTS      AGE\nweb    1/2     Running   2 (12s ago)   2m30s\n", b.String())
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5 * time.Second: "5s", 119 * time.Second: "119s", 5 * time.Minute: "5m", 5*time.Minute + 3*time.Second: "5m3s",
+		90 * time.Minute: "90m", 5 * time.Hour: "5h", 30 * time.Hour: "30h", 50 * time.Hour: "2d2h",
+	} {
+		assert.Equal(t, want, HumanDuration(d), d.String())
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/probes"
+)
+
+// errInvalid marks manifest errors (already printed one per line); the exit code is 1.
+var errInvalid = errors.New("invalid manifests")
+
+// loadPods reads, defaults and validates every manifest. On any problem it writes every error, one
+// per line, to stderr and returns errInvalid.
+func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) ([]*v1.Pod, error) {
+	loaded, err := manifest.ReadFiles(files, stdin)
+	if err != nil {
+		for _, e := range flatten(err) {
+			fmt.Fprintf(stderr, "error: %v\n", e)
+		}
+		return nil, errInvalid
+	}
+	var pods []*v1.Pod
+	var problems []string
+	seen := map[string]string{}
+	for _, l := range loaded {
+		pod := l.Pod
+		proc.SetDefaults(pod)
+		probes.SetDefaults(pod)
+		pod.CreationTimestamp = metav1.NewTime(now)
+		errs := append(probes.ValidatePod(pod), proc.Validate(pod)...)
+		errs = dedupFieldErrors(errs)
+		for _, e := range errs {
+			problems = append(problems, fmt.Sprintf("%s: %s", l.Origin, e.Error()))
+		}
+		key := pod.Namespace + "/" + pod.Name
+		if first, ok := seen[key]; ok && pod.Name != "" {
+			problems = append(problems, fmt.Sprintf("%s: metadata.name: Duplicate value: pod %q is also defined in %s", l.Origin, key, first))
+		}
+		seen[key] = l.Origin
+		pods = append(pods, pod)
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "error: %s\n", p)
+		}
+		return nil, errInvalid
+	}
+	return pods, nil
+}
+
+// dedupFieldErrors drops exact repeats (both validators may check the same field).
+func dedupFieldErrors(errs field.ErrorList) field.ErrorList {
+	seen := map[string]bool{}
+	var out field.ErrorList
+	for _, e := range errs {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// flatten unwraps errors.Join trees into their leaves.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", "validate -f FILE... (\"-\" reads stdin)", stderr)
+	var files fileList
+	fs.Var(&files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	files = append(files, rest...)
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "error: no manifests: use -f FILE")
+		fs.Usage()
+		return 2
+	}
+	pods, err := loadPods(files, stdin, stderr, time.Now())
+	if err != nil {
+		return 1
+	}
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	fmt.Fprintf(stdout, "valid: %d pod(s): %s\n", len(pods), strings.Join(names, ", "))
+	return 0
+}
