@@ -18,7 +18,7 @@ func (p *Prober) probeExec(ctx context.Context, action *v1.ExecAction, t Target,
 		env = t.Container.Env
 	}
 	cmd := ExpandCommand(action.Command, env)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, probeTimeoutKey{}, timeout), timeout)
 	defer cancel()
 
 	var out limitWriter

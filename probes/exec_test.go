@@ -320,3 +320,15 @@ func totalAlloc() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc
 }
+
+// TestRunLocalDeadline: called directly (not through Probe), the timeout error names the time the
+// command was given and the command was killed.
+func TestRunLocalDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out strings.Builder
+	err := RunLocal(ctx, []string{"sh", "-c", "echo started; sleep 30"}, LocalOptions{}, &out)
+	require.ErrorIs(t, err, ErrCommandTimedOut)
+	assert.Contains(t, err.Error(), `command timed out: "sh -c echo started; sleep 30" timed out after `)
+	assert.Equal(t, "started\n", out.String(), "output produced before the kill is kept")
+}

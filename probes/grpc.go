@@ -15,6 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// maxGRPCResponseBytes bounds the health response a gRPC probe accepts.
+const maxGRPCResponseBytes = 64 << 10
+
 // doGRPC is kubelet's gRPC prober: grpc.health.v1.Health/Check{service} over an insecure connection,
 // with one deadline covering connect and RPC, and kubelet's output strings for every outcome.
 func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration) Outcome {
@@ -25,6 +28,8 @@ func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, tim
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithUserAgent(p.userAgent),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// A health response is a few bytes; do not let a hostile target make us buffer 4 MiB.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCResponseBytes)),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
 			return p.dialer.DialContext(ctx, "tcp", a, 0)
 		}),

@@ -52,8 +52,8 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 	if len(cmd) == 0 {
 		return errors.New("run local command: empty command")
 	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
+	timeout, ok := ctx.Value(probeTimeoutKey{}).(time.Duration)
+	if dl, hasDeadline := ctx.Deadline(); !ok && hasDeadline {
 		timeout = time.Until(dl).Round(10 * time.Millisecond)
 	}
 	var stdout, stderr limitWriter
@@ -117,6 +117,10 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 	}
 	return werr
 }
+
+// probeTimeoutKey carries an exec probe's configured timeout to RunLocal, so that its timeout error
+// names the probe's timeout exactly (kubelet's text) rather than the time left when it started.
+type probeTimeoutKey struct{}
 
 // LocalRunner is a CommandRunner that runs commands as local processes with RunLocal. Resolve, when
 // set, supplies the environment and working directory for a container ID (the node runtime maps its
