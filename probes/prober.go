@@ -120,7 +120,11 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 	case h.HTTPGet != nil:
 		req, err := newHTTPRequest(ctx, h.HTTPGet, t.Container, t.PodIP, p.userAgent)
 		if err != nil {
-			return Outcome{Result: Unknown, Reason: ReasonInvalidPort}, err
+			reason := ReasonError
+			if errors.Is(err, ErrInvalidPort) {
+				reason = ReasonInvalidPort
+			}
+			return Outcome{Result: Unknown, Reason: reason}, err
 		}
 		return p.doHTTP(req, timeout), nil
 	case h.TCPSocket != nil:
