@@ -1,0 +1,8 @@
+// Package e2e runs the node binary end to end: TestMain builds it once, and every test writes real
+// Pod manifests (the Kubernetes documentation's probe examples adapted to local processes, restart
+// policies, CrashLoopBackOff, init containers, invalid manifests), runs `node run` on a free port
+// and asserts the documented outcome through node's HTTP API, polling with require.Eventually.
+// Shutdown tests check that no process survives SIGTERM — or SIGKILL — of node.
+//
+// Containers are the node binary itself (its hidden `__demo serve` health server) and /bin/sh.
+package e2e

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+)
+
+// forkingPod runs two containers that fork children (one escaping into its own session) and write
+// every PID to pids files; one container ignores SIGTERM.
+const forkingPod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: forker}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: polite
+    workingDir: {{.Dir}}
+    command: ["sh", "-c", "sleep 600 & echo $! >> polite.pids; setsid sleep 601 & echo $! >> polite.pids; echo $$$$ >> polite.pids; wait"]
+  - name: stubborn
+    workingDir: {{.Dir}}
+    command: ["sh", "-c", "trap '' TERM; sleep 602 & echo $! >> stubborn.pids; echo $$$$ >> stubborn.pids; wait"]
+`
+
+func startForker(t *testing.T) (*node, []int) {
+	m, data := render(t, forkingPod, nil)
+	n := startNode(t, m)
+	dir := data["Dir"].(string)
+	var pids []int
+	require.Eventually(t, func() bool {
+		pids = append(readPIDs(filepath.Join(dir, "polite.pids")), readPIDs(filepath.Join(dir, "stubborn.pids"))...)
+		return len(pids) == 5
+	}, timeout, tick)
+	n.eventually("forker", func(p v1.Pod) bool { return p.Status.Phase == v1.PodRunning }, "running")
+	for _, p := range pids {
+		require.True(t, alive(p), "pid %d", p)
+	}
+	return n, pids
+}
+
+func TestSIGTERMKillsEveryContainerProcessAndExitsZero(t *testing.T) {
+	t.Parallel()
+	n, pids := startForker(t)
+	n.stop(syscall.SIGTERM) // requires exit code 0
+	for _, p := range pids {
+		assert.False(t, alive(p), "pid %d survived node's SIGTERM", p)
+	}
+	assert.Contains(t, n.stdout.String(), "Stopping container stubborn")
+}
+
+func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
+	t.Parallel()
+	n, pids := startForker(t)
+	n.stop(syscall.SIGKILL)
+	// The shims see their control pipe close and kill everything.
+	require.Eventually(t, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}, timeout, tick, "container processes outlived a SIGKILLed node")
+}
