@@ -1,0 +1,20 @@
+// Package proc is node's container runtime: every container of a pod is a local process.
+//
+// It owns, per pod, a pure decision core (podState: kubelet's init-container ordering, sidecars,
+// restart policies and CrashLoopBackOff back-off, and the v1.PodStatus those imply — phase, container
+// states, restart counts, lastState, the Initialized condition) and a thin shell (podRunner: one
+// goroutine per pod that starts and kills processes, arms timers and publishes status changes).
+// Runtime implements the actor core's Runtime interface: KillContainer for liveness/startup kills and
+// RunInContainer for exec probes (run locally with the container's env and working directory).
+//
+// Every container instance runs under a shim — the node binary re-executed with ShimArg — which:
+// puts the container in its own process group; is the child subreaper of everything the container
+// forks; obeys TERM/KILL lines on its stdin, and treats end-of-file (node exited, even by SIGKILL)
+// as KILL; and, once the container's main process exits, kills and reaps every remaining
+// descendant before reporting the exit status. So nothing a container started outlives it, or node.
+//
+// Invariants: only a pod's own goroutine touches its podState, processes and timers; status is pushed
+// (Options.OnStatus) only when it changed; container IDs ("proc://<random hex>") are new on every
+// start; time comes from the injected clock, so back-off and grace periods are testable without
+// waiting; Shutdown returns only after every process of every pod has been reaped.
+package proc
