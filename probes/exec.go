@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -60,6 +62,50 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 	}
 	w.buf = append(w.buf, p[:take]...)
 	return len(p), nil
+}
+
+// discardPool holds scratch buffers for reading output past the cap.
+var discardPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ReadFrom reads r to EOF, keeping what fits and discarding the rest through a small pooled
+// buffer; io.Copy uses it, so copying a command's output never allocates a 32 KiB copy buffer.
+func (w *limitWriter) ReadFrom(r io.Reader) (int64, error) {
+	var (
+		total   int64
+		discard *[]byte
+	)
+	defer func() {
+		if discard != nil {
+			discardPool.Put(discard)
+		}
+	}()
+	for {
+		var (
+			n   int
+			err error
+		)
+		if room := MaxOutputLength - len(w.buf); room > 0 {
+			if cap(w.buf) == len(w.buf) {
+				grown := make([]byte, len(w.buf), min(MaxOutputLength, max(2*cap(w.buf), 512)))
+				copy(grown, w.buf)
+				w.buf = grown
+			}
+			n, err = r.Read(w.buf[len(w.buf):cap(w.buf)])
+			w.buf = w.buf[:len(w.buf)+n]
+		} else {
+			if discard == nil {
+				discard = discardPool.Get().(*[]byte)
+			}
+			n, err = r.Read(*discard)
+		}
+		total += int64(n)
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (w *limitWriter) String() string { return string(w.buf) }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -331,4 +332,20 @@ func TestRunLocalDeadline(t *testing.T) {
 	require.ErrorIs(t, err, ErrCommandTimedOut)
 	assert.Contains(t, err.Error(), `command timed out: "sh -c echo started; sleep 30" timed out after `)
 	assert.Equal(t, "started\n", out.String(), "output produced before the kill is kept")
+}
+
+// TestLimitWriterReadFrom: the io.Copy path keeps the first 10 KiB and drains the rest.
+func TestLimitWriterReadFrom(t *testing.T) {
+	for _, size := range []int{0, 100, MaxOutputLength, 3*MaxOutputLength + 7} {
+		var w limitWriter
+		src := strings.Repeat("b", size)
+		n, err := io.Copy(&w, strings.NewReader(src))
+		require.NoError(t, err)
+		assert.Equal(t, int64(size), n)
+		assert.Equal(t, src[:min(size, MaxOutputLength)], w.String())
+		assert.LessOrEqual(t, cap(w.buf), MaxOutputLength)
+	}
+	var w limitWriter
+	_, err := w.ReadFrom(iotest.ErrReader(errors.New("boom")))
+	require.EqualError(t, err, "boom")
 }
