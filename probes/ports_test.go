@@ -41,8 +41,8 @@ func TestResolveContainerPort(t *testing.T) {
 	require.EqualError(t, err, "port http not found")
 }
 
-// TestGetURLParts and TestGetTCPAddrParts are kubelet's prober_test port cases, through the request
-// builders (HTTP) and ResolveContainerPort (TCP; host 1.2.3.4).
+// TestGetURLParts and TestGetTCPAddrParts are kubelet's prober_test port cases, through the HTTP
+// request builder and ResolveContainerPort (TCP; host 1.2.3.4).
 func TestGetURLParts(t *testing.T) {
 	c := &v1.Container{Ports: []v1.ContainerPort{{Name: "found", ContainerPort: 93}}}
 	for _, tc := range []struct {
@@ -69,6 +69,10 @@ func TestGetURLParts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tc.wantURL, req.URL.String())
 	}
+}
+
+func TestGetTCPAddrParts(t *testing.T) {
+	c := &v1.Container{Ports: []v1.ContainerPort{{Name: "found", ContainerPort: 93}}}
 	for _, tc := range []struct {
 		port intstr.IntOrString
 		want int

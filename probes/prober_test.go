@@ -14,6 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
+// prober is the interface the actor core declares; *Prober must satisfy it (kubelet's TestNew).
+var _ interface {
+	Probe(context.Context, *v1.Probe, Target) (Outcome, error)
+} = (*Prober)(nil)
+
 // TestProbe is kubelet's prober_test TestProbe at this package's level (the retry and event mapping
 // live in the actor core): nil probe, no handler, exec outcomes, command passthrough and expansion.
 func TestProbe(t *testing.T) {
