@@ -111,8 +111,8 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 		return fmt.Errorf("run local command %q: %w", strings.Join(cmd, " "), ctx.Err())
 	}
 	if errors.Is(werr, exec.ErrWaitDelay) {
-		// The process exited 0 but a descendant outside its group kept the output open; the exit
-		// status is the verdict.
+		// The process exited 0 but a descendant kept its output open past ioGrace (it has just been
+		// killed, or escaped the group); the exit status is the verdict.
 		return nil
 	}
 	return werr
