@@ -293,6 +293,9 @@ func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
 		if !ok {
 			st, _ = n.rt.Status(pod.UID)
 		}
+		if st.Phase == "" {
+			st.Phase = v1.PodPending // accepted, nothing started yet
+		}
 		pod.Status = st
 		out = append(out, pod)
 	}

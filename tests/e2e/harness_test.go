@@ -36,7 +36,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	nodeBin = filepath.Join(dir, "node")
-	build := exec.Command("go", "build", "-o", nodeBin, "github.com/probeactor/probeactor/cmd/node")
+	args := []string{"build", "-o", nodeBin}
+	if os.Getenv("E2E_RACE") == "1" { // a race-instrumented node: slower, for hunting data races
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/probeactor/probeactor/cmd/node")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build node:", err)
@@ -138,6 +142,7 @@ func startNode(t *testing.T, manifest string, flags ...string) *node {
 	go func() { n.waitErr = n.cmd.Wait(); close(n.done) }() // ends when node exits
 	t.Cleanup(func() {
 		n.stop(syscall.SIGTERM)
+		assert.NotContains(t, n.stderr.String(), "DATA RACE", "node (built with E2E_RACE=1) reported a data race")
 		if t.Failed() {
 			t.Logf("node stdout:\n%s\nnode stderr:\n%s", n.stdout, n.stderr)
 		}
@@ -232,8 +237,9 @@ func (n *node) eventually(pod string, cond func(p v1.Pod) bool, msg string) v1.P
 	var last v1.Pod
 	ok := assert.Eventually(n.t, func() bool {
 		var p v1.Pod
-		if n.get("/pods/default/"+pod, &p) != nil {
-			return false
+		if n.get("/pods/default/"+pod, &p) != nil || len(p.Status.ContainerStatuses) < len(p.Spec.Containers) ||
+			len(p.Status.InitContainerStatuses) < len(p.Spec.InitContainers) {
+			return false // not started yet
 		}
 		mu.Lock()
 		last = p

@@ -73,10 +73,12 @@ func Pod(self, dir string, p Ports) *v1.Pod {
 			// A probe-level grace period shortens the kill of a failed container.
 			TerminationGracePeriodSeconds: ptr(int64(2)),
 		},
-		// exec readiness: the command runs with the container's env and working directory.
+		// exec readiness: the command runs with the container's env and working directory, where the
+		// server keeps a "ready" file while it is ready.
 		ReadinessProbe: &v1.Probe{
-			ProbeHandler:  v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{self, Arg, "check", "ready"}}},
-			PeriodSeconds: 2,
+			ProbeHandler:   v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "ready"}}},
+			PeriodSeconds:  2,
+			TimeoutSeconds: 3,
 		},
 	}
 	return &v1.Pod{

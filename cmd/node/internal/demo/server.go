@@ -23,35 +23,17 @@ import (
 // Arg is the hidden subcommand of the node binary that runs demo containers.
 const Arg = "__demo"
 
-// Main runs `node __demo serve ...` (a demo container) or `node __demo check FILE` (an exec probe:
-// exit 0 when FILE exists). It returns the process exit code.
+// Main runs `node __demo serve ...`, a demo container. It returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: node __demo serve|check ...")
+	if len(args) == 0 || args[0] != "serve" {
+		fmt.Fprintln(stderr, "usage: node __demo serve [--http PORT] [--grpc PORT] [--tcp PORT] [script flags]")
 		return 2
 	}
-	switch args[0] {
-	case "check":
-		if len(args) != 2 {
-			fmt.Fprintln(stderr, "usage: node __demo check FILE")
-			return 2
-		}
-		if _, err := os.Stat(args[1]); err != nil {
-			fmt.Fprintf(stdout, "not ready: %v\n", err)
-			return 1
-		}
-		fmt.Fprintln(stdout, "ready")
-		return 0
-	case "serve":
-		if err := serve(args[1:], stdout); err != nil {
-			fmt.Fprintf(stderr, "demo: %v\n", err)
-			return 1
-		}
-		return 0
-	default:
-		fmt.Fprintf(stderr, "demo: unknown command %q\n", args[0])
-		return 2
+	if err := serve(args[1:], stdout); err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 1
 	}
+	return 0
 }
 
 func serve(args []string, out io.Writer) error {
