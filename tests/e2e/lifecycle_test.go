@@ -130,3 +130,46 @@ spec:
 	assert.Equal(t, v1.ConditionFalse, condition(p, v1.PodInitialized))
 	require.NotNil(t, p.Status.ContainerStatuses[0].State.Waiting, "the app never started")
 }
+
+func TestSidecarStartsFirstAndStopsAfterTheApp(t *testing.T) {
+	t.Parallel()
+	m, _ := render(t, `
+apiVersion: v1
+kind: Pod
+metadata: {name: with-sidecar}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  initContainers:
+  - name: proxy
+    restartPolicy: Always
+    workingDir: {{.Dir}}
+    command: ["sh", "-c", "sleep 1; echo up > started; exec sleep 600"]
+    startupProbe:
+      exec: {command: ["cat", "started"]}
+      periodSeconds: 1
+      failureThreshold: 30
+    readinessProbe:
+      exec: {command: ["cat", "started"]}
+      periodSeconds: 1
+  containers:
+  - name: app
+    workingDir: {{.Dir}}
+    command: ["cat", "started"]
+`, nil)
+	n := startNode(t, m)
+	// The app only runs once the sidecar's startup probe passed: otherwise cat fails and the pod
+	// (restartPolicy Never) fails.
+	p := n.eventually("with-sidecar", func(p v1.Pod) bool {
+		return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+	}, "the app ran to completion and the sidecar was stopped")
+	require.Equal(t, v1.PodSucceeded, p.Status.Phase)
+	assert.Equal(t, int32(0), p.Status.ContainerStatuses[0].State.Terminated.ExitCode)
+	side := p.Status.InitContainerStatuses[0]
+	require.NotNil(t, side.State.Terminated, "the sidecar is stopped once the app is done: %+v", p.Status)
+	assert.Equal(t, v1.ConditionTrue, condition(p, v1.PodInitialized))
+	n.hasEvent("with-sidecar", "proxy", "Killing", "Stopping container proxy")
+	var log string
+	require.NoError(t, n.get("/containerLogs/default/with-sidecar/app", &log))
+	assert.Equal(t, "up\n", log)
+}

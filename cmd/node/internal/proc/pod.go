@@ -202,10 +202,12 @@ func (p *podState) decide(now time.Time) plan {
 					initDone = false
 					break initLoop
 				case c.current.exited:
-					if !restart(c) && !p.anyAppStarted() {
-						initDone = false
-						break initLoop
+					if p.anyAppStarted() {
+						continue // once the app runs, the app section below decides about sidecars
 					}
+					restart(c)
+					initDone = false
+					break initLoop
 				case !c.started && !p.anyAppStarted():
 					initDone = false // wait for its startup probe
 					break initLoop

@@ -235,7 +235,10 @@ func TestSidecars(t *testing.T) {
 	pl := s.sync()
 	assert.Equal(t, []string{"side"}, pl.Stop, "the pod is done: its sidecar is stopped")
 	s.exit("side", 143)
-	assert.Empty(t, s.sync().Start)
+	pl = s.sync()
+	assert.Empty(t, pl.Start)
+	assert.Empty(t, pl.Events, "no BackOff: a stopped sidecar of a finished pod is not restarted")
+	assert.Equal(t, int32(143), s.state("side").State.Terminated.ExitCode)
 	assert.Equal(t, v1.PodSucceeded, s.p.status().Phase)
 }
 
@@ -245,4 +248,14 @@ func TestTerminatingStartsNothing(t *testing.T) {
 	s.p.terminating = true
 	s.exit("app", 143)
 	assert.Empty(t, s.sync().Start)
+}
+
+func TestSidecarCrashDuringInitIsRestartedBeforeTheNextInit(t *testing.T) {
+	s := newSim(t, testPod(v1.RestartPolicyNever, []v1.Container{sidecar("side"), {Name: "init"}}, "app"))
+	assert.Equal(t, []string{"side"}, s.sync().Start)
+	assert.Equal(t, []string{"init"}, s.sync().Start, "no startup probe: the next init may start")
+	s.exit("side", 1)
+	assert.Equal(t, []string{"side"}, s.sync().Start)
+	s.exit("init", 0)
+	assert.Equal(t, []string{"app"}, s.sync().Start)
 }
