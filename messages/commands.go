@@ -71,3 +71,7 @@ const (
 	ReasonProbeWarning = "ProbeWarning"
 	ReasonKilling      = "Killing"
 )
+
+// ReasonProbeWorkerGaveUp is the warning event reason when a probe worker failed (panicked) too
+// often and was stopped; its key then reports Unknown.
+const ReasonProbeWorkerGaveUp = "ProbeWorkerGaveUp"

@@ -81,6 +81,7 @@ type AckResults struct {
 type ContainerView struct {
 	PodStatusKnown bool        // false: no status for the pod yet (step 1)
 	Phase          v1.PodPhase // the pod's phase (step 2)
+	PodIP          string      // the default probe host
 	// Found is true when a status with a non-empty container ID exists for the container, looked up
 	// by name in containerStatuses and then initContainerStatuses (step 3).
 	Found       bool

@@ -27,7 +27,6 @@ type subscriber struct {
 	pending map[Key]messages.ResultChanged
 	order   []Key
 	outSeq  uint64 // seq of the unacknowledged batch, 0 if none
-	seq     uint64
 }
 
 // Cache is the results store and per-subscriber queues. S identifies a subscriber (the shell uses the
@@ -35,11 +34,13 @@ type subscriber struct {
 type Cache[S comparable] struct {
 	entries map[Key]messages.ResultChanged
 	subs    map[S]*subscriber
+	out     map[uint64]S // outstanding batch seq → subscriber
+	seq     uint64       // last batch seq, unique across subscribers
 }
 
 // New returns an empty Cache.
 func New[S comparable]() *Cache[S] {
-	return &Cache[S]{entries: map[Key]messages.ResultChanged{}, subs: map[S]*subscriber{}}
+	return &Cache[S]{entries: map[Key]messages.ResultChanged{}, subs: map[S]*subscriber{}, out: map[uint64]S{}}
 }
 
 func mask(types []messages.ProbeType) uint8 {
@@ -81,7 +82,7 @@ func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
 		}
 		s.pending[k] = ch
 		if s.outSeq == 0 {
-			out = append(out, Send[S]{To: id, Batch: s.flush()})
+			out = append(out, c.flush(id, s))
 		}
 	}
 	return true, out
@@ -118,7 +119,12 @@ func (c *Cache[S]) Subscribe(id S, types ...messages.ProbeType) {
 }
 
 // Unsubscribe drops a subscriber and its queue.
-func (c *Cache[S]) Unsubscribe(id S) { delete(c.subs, id) }
+func (c *Cache[S]) Unsubscribe(id S) {
+	if s, ok := c.subs[id]; ok && s.outSeq != 0 {
+		delete(c.out, s.outSeq)
+	}
+	delete(c.subs, id)
+}
 
 // Subscribers returns the number of subscribers.
 func (c *Cache[S]) Subscribers() int { return len(c.subs) }
@@ -131,28 +137,32 @@ func (c *Cache[S]) Pending(id S) int {
 	return 0
 }
 
-// Ack acknowledges batch seq of a subscriber and returns the next batch if changes are pending.
-// Stale or unknown acks are ignored.
-func (c *Cache[S]) Ack(id S, seq uint64) (Send[S], bool) {
-	s, ok := c.subs[id]
-	if !ok || seq == 0 || s.outSeq != seq {
+// Ack acknowledges batch seq (sequence numbers are unique across subscribers, so an ack needs no
+// sender) and returns that subscriber's next batch if changes are pending. Stale or unknown acks are
+// ignored.
+func (c *Cache[S]) Ack(seq uint64) (Send[S], bool) {
+	id, ok := c.out[seq]
+	if !ok {
 		return Send[S]{}, false
 	}
+	delete(c.out, seq)
+	s := c.subs[id]
 	s.outSeq = 0
 	if len(s.order) == 0 {
 		return Send[S]{}, false
 	}
-	return Send[S]{To: id, Batch: s.flush()}, true
+	return c.flush(id, s), true
 }
 
-func (s *subscriber) flush() messages.ResultChanges {
-	s.seq++
-	s.outSeq = s.seq
-	b := messages.ResultChanges{Seq: s.seq, Changes: make([]messages.ResultChanged, 0, len(s.order))}
+func (c *Cache[S]) flush(id S, s *subscriber) Send[S] {
+	c.seq++
+	s.outSeq = c.seq
+	c.out[c.seq] = id
+	b := messages.ResultChanges{Seq: c.seq, Changes: make([]messages.ResultChanged, 0, len(s.order))}
 	for _, k := range s.order {
 		b.Changes = append(b.Changes, s.pending[k])
 	}
 	clear(s.pending)
 	s.order = s.order[:0]
-	return b
+	return Send[S]{To: id, Batch: b}
 }

@@ -44,7 +44,7 @@ func TestUpdates(t *testing.T) {
 		}
 		require.Len(t, sends, 1)
 		assert.Equal(t, []messages.ResultChanged{messages.ResultChanged(s)}, sends[0].Batch.Changes)
-		_, more := c.Ack("s", sends[0].Batch.Seq)
+		_, more := c.Ack(sends[0].Batch.Seq)
 		assert.False(t, more)
 	}
 	expect(set("test://foo", messages.Readiness, messages.Success), true)
@@ -61,7 +61,7 @@ func TestRemoveSendsNothing(t *testing.T) {
 	_, sends := c.Set(set("test://a", messages.Liveness, messages.Success))
 	require.Len(t, sends, 1)
 	c.Remove("test://a", messages.Liveness)
-	_, more := c.Ack("s", sends[0].Batch.Seq)
+	_, more := c.Ack(sends[0].Batch.Seq)
 	assert.False(t, more)
 	// Set after Remove is a change again.
 	changed, _ := c.Set(set("test://a", messages.Liveness, messages.Success))
@@ -88,13 +88,13 @@ func TestFilterAndCoalesce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, c.Pending("all"), "bounded by the number of keys")
-	next, ok := c.Ack("all", first)
+	next, ok := c.Ack(first)
 	require.True(t, ok)
 	assert.Equal(t, []messages.ResultChanged{
 		messages.ResultChanged(set("test://a", messages.Readiness, messages.Failure)),
 		messages.ResultChanged(set("test://b", messages.Liveness, messages.Failure)),
 	}, next.Batch.Changes, "latest value per key, in first-change order")
-	_, ok = c.Ack("all", first)
+	_, ok = c.Ack(first)
 	assert.False(t, ok, "stale ack ignored")
 }
 
@@ -106,7 +106,7 @@ func TestRemoveDropsPending(t *testing.T) {
 	c.Set(set("test://c", messages.Liveness, messages.Failure))
 	c.Remove("test://b", messages.Liveness)
 	assert.Equal(t, 1, c.Pending("s"))
-	next, ok := c.Ack("s", sends[0].Batch.Seq)
+	next, ok := c.Ack(sends[0].Batch.Seq)
 	require.True(t, ok)
 	require.Len(t, next.Batch.Changes, 1)
 	assert.Equal(t, messages.ContainerID("test://c"), next.Batch.Changes[0].ContainerID)
@@ -138,12 +138,12 @@ func TestSlowSubscriberBoundedAndFinal(t *testing.T) {
 		}
 		assert.LessOrEqual(t, c.Pending("slow"), keys)
 	}
-	next, ok := c.Ack("slow", first)
+	next, ok := c.Ack(first)
 	require.True(t, ok)
 	require.Len(t, next.Batch.Changes, keys)
 	for _, ch := range next.Batch.Changes {
 		assert.Equal(t, messages.Success, ch.Result) // round 4 → Success
 	}
-	_, ok = c.Ack("slow", next.Batch.Seq)
+	_, ok = c.Ack(next.Batch.Seq)
 	assert.False(t, ok)
 }

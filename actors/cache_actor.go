@@ -1,0 +1,98 @@
+package actors
+
+import (
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/probeactor/probeactor/actors/results"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// cacheActor is the resultsCache: a thin shell around results.Cache. Subscribers are identified by
+// their PID's string form and watched, so one that stops is unsubscribed.
+type cacheActor struct {
+	env   *env
+	log   hclog.Logger
+	cache *results.Cache[string]
+	pids  map[string]*actor.PID
+}
+
+func newCacheActor(e *env) *cacheActor {
+	return &cacheActor{env: e, log: e.log.Named(nameCache), cache: results.New[string](), pids: map[string]*actor.PID{}}
+}
+
+func (a *cacheActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *messages.SetResult:
+		if _, sends := a.cache.Set(*m); len(sends) > 0 {
+			a.deliver(ctx, sends...)
+		}
+	case *messages.RemoveResult:
+		a.cache.Remove(m.ContainerID, m.Type)
+	case *messages.GetResult:
+		r, ok := a.cache.Get(m.ContainerID, m.Type)
+		ctx.Respond(&messages.ResultResponse{Result: r, Found: ok})
+	case *messages.SubscribeResults:
+		if s := ctx.Sender(); s != nil {
+			a.pids[s.String()] = s
+			a.cache.Subscribe(s.String(), m.Types...)
+			if !a.internal(s) {
+				ctx.Watch(s)
+			}
+		}
+	case *messages.UnsubscribeResults:
+		if s := ctx.Sender(); s != nil {
+			a.unsubscribe(ctx, s)
+		}
+	case *messages.AckResults:
+		a.ack(ctx, m.Seq)
+	case messages.AckResults:
+		a.ack(ctx, m.Seq)
+	case *actor.Terminated:
+		a.unsubscribe(ctx, m.Who)
+	case *actor.Stopping:
+		for _, pid := range a.pids { // so a subscriber that outlives the tree does not notify a dead cache
+			if !a.internal(pid) {
+				ctx.Unwatch(pid)
+			}
+		}
+	default:
+	}
+}
+
+func (a *cacheActor) ack(ctx actor.Context, seq uint64) {
+	if s, ok := a.cache.Ack(seq); ok {
+		a.deliver(ctx, s)
+	}
+}
+
+func (a *cacheActor) unsubscribe(ctx actor.Context, pid *actor.PID) {
+	key := pid.String()
+	if _, ok := a.pids[key]; !ok {
+		return
+	}
+	delete(a.pids, key)
+	a.cache.Unsubscribe(key)
+	if !a.internal(pid) {
+		ctx.Unwatch(pid)
+	}
+}
+
+func (a *cacheActor) deliver(ctx actor.Context, sends ...results.Send[string]) {
+	for i := range sends {
+		pid := a.pids[sends[i].To]
+		if pid == nil {
+			continue
+		}
+		b := sends[i].Batch
+		ctx.Request(pid, &b)
+	}
+}
+
+// internal reports whether pid is one of the tree's own actors (statusManager, syncLoop): they stop
+// with the tree, so they are not watched.
+func (a *cacheActor) internal(pid *actor.PID) bool {
+	return pid.Address == a.env.root.Address && strings.HasPrefix(pid.Id, a.env.root.Id+"/")
+}

@@ -1,0 +1,47 @@
+// Package actors is kubelet's container prober (prober manager, workers, results managers, status
+// manager and the sync loop's probe reactions) rebuilt as a tree of protoactor actors that embeds in
+// any Go program:
+//
+//	root (Tree)                 owns the tree and the one shared clock.Scheduler
+//	├── probeManager            supervisor: one worker per ProbeKey, named "<uid>.<container>.<type>"
+//	│   └── worker × N          worker.Core + worker.Ticker in a thin shell; attempts run off the mailbox
+//	├── resultsCache            results.Cache: dedup per (container ID, type), credit-based fan-out
+//	├── statusManager           podstatus rules: Ready/Started overlay, conditions, views → probeManager
+//	└── syncLoop                liveness/startup Failure → Runtime.KillContainer (in the background)
+//
+// Start spawns the tree under the caller's sys.Root or any actor; Tree's methods feed it pods and
+// runtime statuses and answer queries; Subscribe delivers result changes to the caller's actors.
+//
+// # Invariants
+//
+//   - Decisions live in pure packages (worker, results, podstatus); Receive methods only route and
+//     perform effects. No code here calls time.Now, time.Sleep or the global rand: the clock and the
+//     jitter source are options.
+//   - A worker at rest holds no goroutine and exactly one entry in the shared scheduler; at most one
+//     attempt per worker is in flight, in a goroutine the worker cancels and waits for when it stops.
+//   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
+//   - Nothing blocks on a subscriber: the results cache keeps at most one unacknowledged batch per
+//     subscriber and coalesces the rest to the latest value per key.
+//   - Tree.Stop (PoisonFuture on the root) returns only when every actor, attempt goroutine, kill
+//     goroutine and scheduler timer of the tree is gone.
+//
+// # Deviations from kubelet (1.30–1.33), on purpose
+//
+//   - AddPod continues past keys that already have a worker (kubelet ≤1.35 returns early).
+//   - StopLivenessAndStartup also stops sidecars' liveness and startup workers (PR #141766).
+//   - A terminated sidecar's worker keeps going even with restartPolicy Never (sidecars always
+//     restart; kubelet ≥1.34 does the same).
+//   - An attempt whose container was replaced while it ran is discarded (kubelet's doProbe is
+//     synchronous and cannot observe this).
+//   - A manual readiness trigger that arrives while a run is busy also absorbs a pending periodic
+//     tick (kubelet's ticker.Reset keeps an already-buffered tick and may probe twice back to back).
+//   - statusManager recomputes the whole probe-adjusted status on every change instead of patching
+//     it with SetContainerReadiness/Startup; the resulting status is kubelet's steady state. It runs
+//     on every runtime status push and every readiness/startup change, and sends kubelet's manual
+//     readiness triggers each time (kubelet: on every status generation).
+//   - A panicking prober or worker is restarted by probeManager with exponential back-off
+//     (actors/supervision) and keeps its counters and cached result; after too many failures the key
+//     reports Unknown with a ProbeWorkerGaveUp warning event (kubelet swallows the panic).
+//   - The sync loop kills a container directly through Runtime.KillContainer with kubelet's Killing
+//     event and grace period (kubelet re-syncs the whole pod); it kills each container ID at most once.
+package actors

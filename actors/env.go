@@ -1,0 +1,45 @@
+package actors
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/probeactor/probeactor/actors/clock"
+)
+
+// Child names under the tree's root; sibling PIDs are derived from them before anything is spawned,
+// so no actor ever needs to learn another's PID at run time.
+const (
+	nameCache   = "resultsCache"
+	nameManager = "probeManager"
+	nameStatus  = "statusManager"
+	nameSync    = "syncLoop"
+)
+
+// env is what every actor of one tree shares. It is built before the root is spawned and read-only
+// afterwards (the scheduler is safe for concurrent use).
+type env struct {
+	cfg     *config
+	sys     *actor.ActorSystem
+	log     hclog.Logger
+	sched   *clock.Scheduler
+	metrics *metrics
+	start   time.Time // tree start, for kubelet's restart jitter
+	// stopping is set when the root starts stopping: children then skip messages to siblings that
+	// may already be gone (a dead letter each, otherwise).
+	stopping atomic.Bool
+
+	root, cache, manager, status, sync *actor.PID
+}
+
+func (e *env) now() time.Time { return e.cfg.clock.Now() }
+
+// send delivers a message from outside any actor (scheduler callbacks, attempt goroutines).
+func (e *env) send(pid *actor.PID, msg any) { e.sys.Root.Send(pid, msg) }
+
+func childPID(root *actor.PID, name string) *actor.PID {
+	return actor.NewPID(root.Address, root.Id+"/"+name)
+}

@@ -1,0 +1,74 @@
+package actors_test
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/actors"
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// Embed the probe tree in your own ActorSystem, subscribe an actor of yours to readiness changes and
+// shut everything down.
+func Example() {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
+	defer sys.Shutdown()
+
+	rt := fakeruntime.New(clock.Real(), nil) // exec probes exit 0 unless scripted
+	tree, err := actors.Start(sys.Root,
+		actors.WithRuntime(rt),
+		actors.WithLogger(hclog.NewNullLogger()),
+		// kubelet delays the first probe of workers created right after start by rand×period;
+		// a constant 0 turns that restart jitter off for this example.
+		actors.WithRand(func() float64 { return 0 }))
+	if err != nil {
+		panic(err)
+	}
+	rt.SetPush(tree.SetPodStatus) // the runtime reports container states to the tree
+
+	// A subscriber is any actor: it acknowledges each batch to get the next one.
+	ready := make(chan struct{})
+	sub := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+			for _, c := range b.Changes {
+				fmt.Printf("%s %s: %s\n", c.Container, c.Type, c.Result)
+				if c.Result == messages.Success {
+					close(ready)
+				}
+			}
+			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+		}
+	}))
+	tree.Subscribe(sub, messages.Readiness)
+
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name: "app",
+			ReadinessProbe: &v1.Probe{
+				ProbeHandler:  v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
+				PeriodSeconds: 10, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 3,
+			},
+		}}},
+	}
+	rt.RunPod(pod)
+	tree.AddPod(pod)
+	<-ready
+
+	if err := tree.Stop(); err != nil {
+		panic(err)
+	}
+	sys.Root.Stop(sub)
+	// Output:
+	// app Readiness: Failure
+	// app Readiness: Success
+}

@@ -1,0 +1,224 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newSystem(t testing.TB) *actor.ActorSystem {
+	sys := actor.NewActorSystem(
+		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }),
+		actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
+	t.Cleanup(sys.Shutdown)
+	return sys
+}
+
+// testLogger prints only when the test fails.
+func testLogger(t testing.TB) hclog.Logger {
+	var mu sync.Mutex
+	var lines []string
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		lines = append(lines, string(p))
+		mu.Unlock()
+		return len(p), nil
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			for _, l := range lines {
+				t.Log(l)
+			}
+			mu.Unlock()
+		}
+	})
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: w})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// scriptProber answers per container name; a missing script is a Success.
+type scriptProber struct {
+	mu      sync.Mutex
+	scripts map[string]func(ctx context.Context) (probes.Outcome, error)
+	calls   map[string]int
+}
+
+func newScriptProber() *scriptProber {
+	return &scriptProber{scripts: map[string]func(context.Context) (probes.Outcome, error){}, calls: map[string]int{}}
+}
+
+func (p *scriptProber) set(name string, f func(ctx context.Context) (probes.Outcome, error)) {
+	p.mu.Lock()
+	p.scripts[name] = f
+	p.mu.Unlock()
+}
+
+func (p *scriptProber) result(name string, r probes.Result) {
+	p.set(name, func(context.Context) (probes.Outcome, error) { return probes.Outcome{Result: r, Output: "out"}, nil })
+}
+
+// count returns the attempts on a container ("name") or on one of its probes ("name/Readiness").
+func (p *scriptProber) count(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[name]
+}
+
+func (p *scriptProber) Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error) {
+	p.mu.Lock()
+	f := p.scripts[t.Container.Name]
+	p.calls[t.Container.Name]++
+	for _, pt := range messages.ProbeTypes {
+		if probeOf(t.Container, pt) == spec {
+			p.calls[t.Container.Name+"/"+pt.String()]++
+		}
+	}
+	p.mu.Unlock()
+	if f == nil {
+		return probes.Outcome{Result: probes.Success}, nil
+	}
+	return f(ctx)
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []messages.Event
+}
+
+func (r *recorder) Event(e messages.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) find(reason string) []messages.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []messages.Event
+	for _, e := range r.events {
+		if e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+type harness struct {
+	t      *testing.T
+	sys    *actor.ActorSystem
+	clk    *clock.Fake
+	rt     *fakeruntime.Runtime
+	prober *scriptProber
+	events *recorder
+	tree   *Tree
+}
+
+func newHarness(t *testing.T, opts ...Option) *harness {
+	h := &harness{t: t, sys: newSystem(t), clk: clock.NewFake(t0), prober: newScriptProber(), events: &recorder{}}
+	h.rt = fakeruntime.New(h.clk, nil)
+	base := []Option{WithRuntime(h.rt), WithClock(h.clk), WithProber(h.prober), WithEventSink(h.events),
+		WithLogger(testLogger(t)), WithRand(func() float64 { return 0 })}
+	tree, err := Start(h.sys.Root, append(base, opts...)...)
+	require.NoError(t, err)
+	h.tree = tree
+	h.rt.SetPush(tree.SetPodStatus)
+	t.Cleanup(func() { require.NoError(t, tree.Stop()) })
+	return h
+}
+
+func (h *harness) result(id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool) {
+	r, ok, err := h.tree.Result(context.Background(), id, pt)
+	require.NoError(h.t, err)
+	return r, ok
+}
+
+func (h *harness) eventuallyResult(id messages.ContainerID, pt messages.ProbeType, want messages.Result) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		r, ok := h.result(id, pt)
+		return ok && r == want
+	}, 5*time.Second, time.Millisecond, "%s %s never became %s", id, pt, want)
+}
+
+func (h *harness) status(uid types.UID) v1.PodStatus {
+	st, ok, err := h.tree.PodStatus(context.Background(), uid)
+	require.NoError(h.t, err)
+	require.True(h.t, ok)
+	return st
+}
+
+// sync waits until every message sent so far has been processed by the tree's actors, by round
+// trips through them (cache, statusManager) twice.
+func (h *harness) sync() {
+	for i := 0; i < 2; i++ {
+		h.result("", messages.Liveness)
+		_, _, err := h.tree.PodStatus(context.Background(), "")
+		require.NoError(h.t, err)
+	}
+}
+
+func (h *harness) inspect(k messages.ProbeKey) *workerInfo {
+	res, err := h.sys.Root.RequestFuture(h.tree.env.manager, &inspectWorker{key: k}, 5*time.Second).Result()
+	require.NoError(h.t, err)
+	return res.(*workerInfo)
+}
+
+// idle waits until the worker of k has no run in progress; everything it published before is then
+// queued at the cache ahead of any later query.
+func (h *harness) idle(k messages.ProbeKey) *workerInfo {
+	h.t.Helper()
+	var info *workerInfo
+	require.Eventually(h.t, func() bool {
+		info = h.inspect(k)
+		return !info.Busy
+	}, 5*time.Second, time.Millisecond, "worker %s stays busy", k)
+	return info
+}
+
+// tick advances the fake clock by d and waits until the worker of k finished the run it caused.
+func (h *harness) tick(k messages.ProbeKey, d time.Duration) *workerInfo {
+	h.t.Helper()
+	h.clk.Advance(d)
+	return h.idle(k)
+}
+
+// run starts a pod in the fake runtime and, once statusManager has its status, adds it to the tree
+// (as kubelet's SyncPod: the status is known before the workers start).
+func (h *harness) run(pod *v1.Pod) {
+	h.rt.RunPod(pod)
+	h.sync()
+	h.tree.AddPod(pod)
+}
+
+func execProbe(period, failureThreshold int32) *v1.Probe {
+	return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
+		TimeoutSeconds: 1, PeriodSeconds: period, SuccessThreshold: 1, FailureThreshold: failureThreshold}
+}
+
+func testPod(uid string, containers ...v1.Container) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + uid, Namespace: "ns", UID: types.UID(uid)},
+		Spec: v1.PodSpec{Containers: containers, RestartPolicy: v1.RestartPolicyAlways}}
+}

@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric result label values (kubelet's probeResultSuccessful/Failed/Unknown).
+const (
+	resultSuccessful = "successful"
+	resultFailed     = "failed"
+	resultUnknown    = "unknown"
+)
+
+// metrics are kubelet's prober series, registered on the embedder's registry.
+type metrics struct {
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	m := &metrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "prober",
+			Name:      "probe_total",
+			Help:      "Cumulative number of a liveness, readiness or startup probe for a container by result.",
+		}, []string{"probe_type", "result", "container", "pod", "namespace", "pod_uid"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "prober",
+			Name:      "probe_duration_seconds",
+			Help:      "Duration in seconds for a probe response.",
+			Buckets:   prometheus.DefBuckets,
+		}, []string{"probe_type", "container", "pod", "namespace"}),
+	}
+	for i, c := range []prometheus.Collector{m.total, m.duration} {
+		if err := reg.Register(c); err != nil {
+			if i == 1 {
+				reg.Unregister(m.total)
+			}
+			var already prometheus.AlreadyRegisteredError
+			if errors.As(err, &already) {
+				return nil, fmt.Errorf("actors.Start: WithRegistry: prober metrics already registered (one tree per registry): %w", err)
+			}
+			return nil, fmt.Errorf("actors.Start: WithRegistry: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) unregister(reg prometheus.Registerer) {
+	if m == nil || reg == nil {
+		return
+	}
+	reg.Unregister(m.total)
+	reg.Unregister(m.duration)
+}

@@ -1,0 +1,110 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+// Runtime is what the core needs from a container runtime. Embedders and node supply one;
+// actors/fakeruntime is the deterministic one for tests.
+type Runtime interface {
+	// KillContainer kills a container whose liveness/startup probe failed and restarts it when
+	// req.Restart. Called off every mailbox (the syncLoop runs it in the background); must be safe
+	// for concurrent use; honours ctx cancellation; should ignore a req.ContainerID that is no longer
+	// the container's current one. The runtime reports the new container state (new ContainerID,
+	// etc.) afterwards through Tree.SetPodStatus.
+	KillContainer(ctx context.Context, req messages.KillContainer) error
+	probes.CommandRunner // exec probes run "in" the container
+}
+
+// EventSink receives Kubernetes-style events. Event must not block.
+type EventSink interface{ Event(messages.Event) }
+
+// Prober runs one probe attempt (package probes implements it).
+type Prober = worker.Prober
+
+// Option configures Start.
+type Option func(*config)
+
+type config struct {
+	runtime  Runtime
+	log      hclog.Logger
+	clock    clock.Clock
+	reg      prometheus.Registerer
+	sink     EventSink
+	prober   Prober
+	rand     func() float64
+	policy   supervision.Policy
+	killWait bool
+}
+
+// WithRuntime sets the container runtime (required).
+func WithRuntime(r Runtime) Option { return func(c *config) { c.runtime = r } }
+
+// WithLogger sets the logger (default: hclog.NewNullLogger()).
+func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithClock sets the clock (default: clock.Real()).
+func WithClock(cl clock.Clock) Option { return func(c *config) { c.clock = cl } }
+
+// WithRegistry registers prober_probe_total and prober_probe_duration_seconds on r. Without it (or
+// with nil) no metrics are kept.
+func WithRegistry(r prometheus.Registerer) Option { return func(c *config) { c.reg = r } }
+
+// WithEventSink sets where events go (default: discarded).
+func WithEventSink(s EventSink) Option { return func(c *config) { c.sink = s } }
+
+// WithProber replaces the prober (default: probes.New(runtime)).
+func WithProber(p Prober) Option { return func(c *config) { c.prober = p } }
+
+// WithRand sets the jitter source, returning numbers in [0, 1) (default: math/rand/v2).
+func WithRand(r func() float64) Option { return func(c *config) { c.rand = r } }
+
+// WithSupervision sets the restart back-off and give-up policy for probe workers
+// (default: supervision.DefaultPolicy()).
+func WithSupervision(p supervision.Policy) Option { return func(c *config) { c.policy = p } }
+
+type discardSink struct{}
+
+func (discardSink) Event(messages.Event) {}
+
+func newConfig(opts []Option) (*config, error) {
+	c := &config{
+		log:    hclog.NewNullLogger(),
+		clock:  clock.Real(),
+		sink:   discardSink{},
+		rand:   clock.DefaultRand(),
+		policy: supervision.DefaultPolicy(),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.runtime == nil {
+		return nil, fmt.Errorf("actors.Start: WithRuntime is required")
+	}
+	if c.log == nil {
+		c.log = hclog.NewNullLogger()
+	}
+	if c.sink == nil {
+		c.sink = discardSink{}
+	}
+	if c.clock == nil {
+		c.clock = clock.Real()
+	}
+	if c.prober == nil {
+		c.prober = probes.New(c.runtime)
+	}
+	if err := c.policy.Validate(); err != nil {
+		return nil, fmt.Errorf("actors.Start: WithSupervision: %w", err)
+	}
+	return c, nil
+}

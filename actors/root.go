@@ -1,0 +1,71 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// rootActor owns the tree: it spawns the four children with fixed names, routes the Tree's
+// commands and queries to them, and stops the shared scheduler once every child is gone.
+type rootActor struct {
+	env     *env
+	ready   chan struct{}
+	started bool
+}
+
+func (r *rootActor) Receive(ctx actor.Context) {
+	e := r.env
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if r.started {
+			return // restarted after a panic: the children are still there
+		}
+		r.started = true
+		self := ctx.Self()
+		e.root = self
+		e.cache = childPID(self, nameCache)
+		e.manager = childPID(self, nameManager)
+		e.status = childPID(self, nameStatus)
+		e.sync = childPID(self, nameSync)
+		r.spawn(ctx, nameCache, actor.PropsFromProducer(func() actor.Actor { return newCacheActor(e) }))
+		r.spawn(ctx, nameManager, newManagerProps(e))
+		r.spawn(ctx, nameStatus, actor.PropsFromProducer(func() actor.Actor { return newStatusActor(e) }))
+		r.spawn(ctx, nameSync, actor.PropsFromProducer(func() actor.Actor { return newSyncActor(e) }))
+		close(r.ready)
+	case *actor.Stopping:
+		e.stopping.Store(true)
+	case *actor.Stopped:
+		e.sched.Stop()
+		e.metrics.unregister(e.cfg.reg)
+	case *messages.AddPod:
+		// Through statusManager, which forwards it to probeManager after the statuses it already
+		// has: a caller's SetPodStatus followed by AddPod gives new workers a known pod status (as
+		// kubelet's SyncPod sets the status before AddPod).
+		ctx.Send(e.sync, m)
+		ctx.Send(e.status, m)
+	case *messages.RemovePod:
+		ctx.Send(e.manager, m)
+		ctx.Send(e.sync, m)
+	case *messages.CleanupPods:
+		ctx.Send(e.manager, m)
+		ctx.Send(e.sync, m)
+		ctx.Send(e.status, m)
+	case *messages.StopLivenessAndStartup:
+		ctx.Send(e.manager, m)
+	case *messages.SetPodStatus:
+		ctx.Send(e.status, m)
+	case *messages.GetPodStatus:
+		ctx.Forward(e.status)
+	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
+		ctx.Forward(e.cache)
+	default:
+	}
+}
+
+func (r *rootActor) spawn(ctx actor.Context, name string, props *actor.Props) {
+	if _, err := ctx.SpawnNamed(props, name); err != nil {
+		// Only possible if a name were reused under this root, which the fixed set above rules out.
+		r.env.log.Error("spawn child", "child", name, "error", err)
+	}
+}

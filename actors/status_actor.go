@@ -1,0 +1,151 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/actors/results"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// statusActor is the statusManager: it keeps each pod's runtime status, mirrors the readiness and
+// startup results it subscribed to, and recomputes the probe-adjusted status (kubelet's
+// UpdatePodStatus + conditions) whenever one of them changes. A changed status is pushed to
+// probeManager (which derives the workers' container views); kubelet's manual readiness triggers are
+// sent on every recomputation, as kubelet sends them on every status generation.
+type statusActor struct {
+	env     *env
+	log     hclog.Logger
+	pods    map[types.UID]*podEntry
+	results map[results.Key]messages.Result // readiness and startup only
+	byPod   map[types.UID]map[results.Key]struct{}
+}
+
+type podEntry struct {
+	pod      *v1.Pod
+	runtime  *v1.PodStatus // nil until the runtime reported one
+	adjusted *v1.PodStatus
+	workers  map[messages.ProbeKey]struct{}
+}
+
+func newStatusActor(e *env) *statusActor {
+	return &statusActor{env: e, log: e.log.Named(nameStatus), pods: map[types.UID]*podEntry{},
+		results: map[results.Key]messages.Result{}, byPod: map[types.UID]map[results.Key]struct{}{}}
+}
+
+// probesView answers podstatus.Probes for one pod.
+type probesView struct {
+	a *statusActor
+	e *podEntry
+}
+
+func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
+	r, ok := p.a.results[results.Key{ContainerID: id, Type: t}]
+	return r, ok
+}
+
+func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
+	_, ok := p.e.workers[messages.ProbeKey{PodUID: p.e.pod.UID, Container: c, Type: t}]
+	return ok
+}
+
+func (a *statusActor) entry(uid types.UID) *podEntry {
+	e := a.pods[uid]
+	if e == nil {
+		e = &podEntry{workers: map[messages.ProbeKey]struct{}{}}
+		a.pods[uid] = e
+	}
+	return e
+}
+
+func (a *statusActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Readiness, messages.Startup}})
+	case *messages.AddPod:
+		ctx.Send(a.env.manager, m)
+	case *messages.SetPodStatus:
+		e := a.entry(m.Pod.UID)
+		e.pod = m.Pod
+		st := m.Status
+		e.runtime = &st
+		a.recompute(ctx, m.Pod.UID)
+	case *messages.ProbeWorkers:
+		e := a.entry(m.PodUID)
+		clear(e.workers)
+		for _, k := range m.Keys {
+			e.workers[k] = struct{}{}
+		}
+		a.recompute(ctx, m.PodUID)
+	case *messages.ResultChanges:
+		touched := map[types.UID]struct{}{}
+		for _, c := range m.Changes {
+			k := results.Key{ContainerID: c.ContainerID, Type: c.Type}
+			a.results[k] = c.Result
+			if a.byPod[c.PodUID] == nil {
+				a.byPod[c.PodUID] = map[results.Key]struct{}{}
+			}
+			a.byPod[c.PodUID][k] = struct{}{}
+			touched[c.PodUID] = struct{}{}
+		}
+		ctx.Respond(&messages.AckResults{Seq: m.Seq})
+		for uid := range touched {
+			a.recompute(ctx, uid)
+		}
+	case *messages.GetPodStatus:
+		e := a.pods[m.PodUID]
+		if e == nil || e.adjusted == nil {
+			ctx.Respond(&messages.PodStatusResponse{})
+			return
+		}
+		ctx.Respond(&messages.PodStatusResponse{Status: *e.adjusted.DeepCopy(), Found: true})
+	case *messages.CleanupPods:
+		for uid := range a.pods {
+			if _, ok := m.Desired[uid]; !ok {
+				delete(a.pods, uid)
+			}
+		}
+		for uid, keys := range a.byPod {
+			if _, ok := m.Desired[uid]; !ok {
+				for k := range keys {
+					delete(a.results, k)
+				}
+				delete(a.byPod, uid)
+			}
+		}
+	default:
+	}
+}
+
+// recompute derives the probe-adjusted status from the runtime status, pushes it to probeManager
+// when it changed and sends kubelet's manual readiness triggers.
+func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
+	e := a.pods[uid]
+	if e == nil || e.runtime == nil || e.pod == nil {
+		return
+	}
+	st := e.runtime.DeepCopy()
+	trigger := podstatus.UpdatePodStatus(e.pod, st, probesView{a, e})
+	if e.adjusted != nil { // keep lastTransitionTime of unchanged conditions
+		for _, ct := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+			for _, c := range e.adjusted.Conditions {
+				if c.Type == ct {
+					podstatus.SetCondition(st, c, c.LastTransitionTime)
+				}
+			}
+		}
+	}
+	podstatus.SetProbeConditions(e.pod, st, metav1.NewTime(a.env.now()))
+	if e.adjusted == nil || !equality.Semantic.DeepEqual(e.adjusted, st) {
+		e.adjusted = st
+		ctx.Send(a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *st.DeepCopy()})
+	}
+	for _, c := range trigger {
+		ctx.Send(a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})
+	}
+}

@@ -1,0 +1,159 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+const (
+	defaultGracePeriod = 30 * time.Second // the API's default terminationGracePeriodSeconds
+	minimumGracePeriod = 2 * time.Second  // kuberuntime's minimumGracePeriodInSeconds
+)
+
+// syncActor is the syncLoop's probe branch: a liveness or startup Failure makes it ask the runtime
+// to kill (and, unless restartPolicy is Never, restart) the container, in the background. It knows
+// the pods it was given with AddPod and ignores updates for any other pod ("irrelevant update").
+type syncActor struct {
+	env    *env
+	log    hclog.Logger
+	pods   map[types.UID]*v1.Pod
+	killed map[types.UID]map[messages.ContainerID]struct{} // kills already requested
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newSyncActor(e *env) *syncActor {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*v1.Pod{},
+		killed: map[types.UID]map[messages.ContainerID]struct{}{}, ctx: ctx, cancel: cancel}
+}
+
+func (a *syncActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Liveness, messages.Startup}})
+	case *messages.AddPod:
+		a.pods[m.Pod.UID] = m.Pod
+	case *messages.RemovePod:
+		a.forget(m.Pod.UID)
+	case *messages.CleanupPods:
+		for uid := range a.pods {
+			if _, ok := m.Desired[uid]; !ok {
+				a.forget(uid)
+			}
+		}
+	case *messages.ResultChanges:
+		ctx.Respond(&messages.AckResults{Seq: m.Seq})
+		for _, c := range m.Changes {
+			if c.Result == messages.Failure {
+				a.kill(c)
+			}
+		}
+	case *actor.Stopping, *actor.Restarting:
+		a.cancel()
+		a.wg.Wait()
+		a.ctx, a.cancel = context.WithCancel(context.Background())
+	default:
+	}
+}
+
+func (a *syncActor) forget(uid types.UID) {
+	delete(a.pods, uid)
+	delete(a.killed, uid)
+}
+
+func (a *syncActor) kill(c messages.ResultChanged) {
+	pod, ok := a.pods[c.PodUID]
+	if !ok {
+		a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
+		return
+	}
+	if a.killed[c.PodUID] == nil {
+		a.killed[c.PodUID] = map[messages.ContainerID]struct{}{}
+	}
+	if _, done := a.killed[c.PodUID][c.ContainerID]; done {
+		return
+	}
+	a.killed[c.PodUID][c.ContainerID] = struct{}{}
+	spec, sidecar := findContainer(pod, c.Container)
+	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever || sidecar
+	msg := fmt.Sprintf("Container %s failed %s probe", c.Container, strings.ToLower(c.Type.String()))
+	if restart {
+		msg += ", will be restarted"
+	}
+	req := messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
+		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}
+	fieldPath := "spec.containers{" + c.Container + "}"
+	if sidecar {
+		fieldPath = "spec.initContainers{" + c.Container + "}"
+	}
+	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
+		Message: msg, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,
+		FieldPath: fieldPath})
+	a.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Container,
+		"container_id", c.ContainerID, "probe", c.Type, "grace_period", req.GracePeriod, "restart", restart)
+	rt, ctx, log := a.env.cfg.runtime, a.ctx, a.log
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := rt.KillContainer(ctx, req); err != nil {
+			log.Error("kill container", "pod", pod.Namespace+"/"+pod.Name, "container", req.Container, "error", err)
+		}
+	}()
+}
+
+// findContainer returns the spec of a probed container and whether it is a sidecar.
+func findContainer(pod *v1.Pod, name string) (*v1.Container, bool) {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i], false
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i], true
+		}
+	}
+	return nil, false
+}
+
+// GracePeriod is kuberuntime's grace period for a kill after a liveness or startup failure (spec
+// §4.3): the pod's deletionGracePeriodSeconds wins; else the probe's terminationGracePeriodSeconds;
+// else the pod's terminationGracePeriodSeconds (30 s when unset); never below 2 s.
+func GracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Duration {
+	gp := defaultGracePeriod
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		gp = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	if c != nil {
+		var p *v1.Probe
+		switch pt {
+		case messages.Liveness:
+			p = c.LivenessProbe
+		case messages.Startup:
+			p = c.StartupProbe
+		default:
+		}
+		if p != nil && p.TerminationGracePeriodSeconds != nil {
+			gp = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
+		}
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		gp = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	}
+	if gp < minimumGracePeriod {
+		gp = minimumGracePeriod
+	}
+	return gp
+}

@@ -1,0 +1,161 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// defaultQueryTimeout bounds a query whose ctx has no deadline.
+const defaultQueryTimeout = 10 * time.Second
+
+// Tree is a running probe tree: root → probeManager (workers), resultsCache, statusManager,
+// syncLoop. Its methods are safe for concurrent use and never block on the actors, except the
+// queries (PodStatus, Result), which wait for the answer, and Stop.
+type Tree struct {
+	env *env
+}
+
+// Start spawns the tree under parent, which is the caller's sys.Root or an actor's Context. The
+// tree is stopped with Tree.Stop (or by stopping its parent actor).
+func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.reg)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{
+		cfg:     cfg,
+		sys:     parent.ActorSystem(),
+		log:     cfg.log.Named("probeactor"),
+		sched:   clock.NewScheduler(cfg.clock),
+		metrics: m,
+		start:   cfg.clock.Now(),
+	}
+	ready := make(chan struct{})
+	props := actor.PropsFromProducer(func() actor.Actor { return &rootActor{env: e, ready: ready} })
+	parent.SpawnPrefix(props, "probeactor")
+	<-ready // the root has derived its children's PIDs and spawned them
+	return &Tree{env: e}, nil
+}
+
+// PID returns the tree's root.
+func (t *Tree) PID() *actor.PID { return t.env.root }
+
+// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent; the pod is deep-copied.
+func (t *Tree) AddPod(pod *v1.Pod) { t.env.send(t.env.root, &messages.AddPod{Pod: pod.DeepCopy()}) }
+
+// RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill).
+func (t *Tree) RemovePod(pod *v1.Pod) {
+	t.env.send(t.env.root, &messages.RemovePod{Pod: pod.DeepCopy()})
+}
+
+// CleanupPods stops the workers of, and forgets, every pod not in desired.
+func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
+	d := make(map[types.UID]struct{}, len(desired))
+	for k := range desired {
+		d[k] = struct{}{}
+	}
+	t.env.send(t.env.root, &messages.CleanupPods{Desired: d})
+}
+
+// StopLivenessAndStartup stops a terminating pod's liveness and startup workers (containers and
+// sidecars); readiness keeps running.
+func (t *Tree) StopLivenessAndStartup(pod *v1.Pod) {
+	t.env.send(t.env.root, &messages.StopLivenessAndStartup{Pod: pod.DeepCopy()})
+}
+
+// SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). Both are deep-copied.
+func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	t.env.send(t.env.root, &messages.SetPodStatus{Pod: pod.DeepCopy(), Status: *status.DeepCopy()})
+}
+
+// PodStatus returns statusManager's probe-adjusted status of a pod (Ready/Started overlaid,
+// ContainersReady and Ready conditions recomputed); false when the pod has no status.
+func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool, error) {
+	res, err := t.request(ctx, &messages.GetPodStatus{PodUID: uid})
+	if err != nil {
+		return v1.PodStatus{}, false, err
+	}
+	r, ok := res.(*messages.PodStatusResponse)
+	if !ok {
+		return v1.PodStatus{}, false, fmt.Errorf("pod status query: unexpected answer %T", res)
+	}
+	return r.Status, r.Found, nil
+}
+
+// Result returns the cached result of a container's probe.
+func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool, error) {
+	res, err := t.request(ctx, &messages.GetResult{ContainerID: id, Type: pt})
+	if err != nil {
+		return messages.Unknown, false, err
+	}
+	r, ok := res.(*messages.ResultResponse)
+	if !ok {
+		return messages.Unknown, false, fmt.Errorf("result query: unexpected answer %T", res)
+	}
+	return r.Result, r.Found, nil
+}
+
+// Subscribe makes subscriber receive *messages.ResultChanges batches for the given probe types (all
+// when none). The subscriber must acknowledge each batch by replying
+// ctx.Respond(&messages.AckResults{Seq: batch.Seq}); until it does, later changes coalesce to the
+// latest value per key. A subscriber that stops is unsubscribed automatically.
+func (t *Tree) Subscribe(subscriber *actor.PID, types ...messages.ProbeType) {
+	ts := append([]messages.ProbeType(nil), types...)
+	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.SubscribeResults{Types: ts}, subscriber)
+}
+
+// Unsubscribe removes a subscription made with Subscribe.
+func (t *Tree) Unsubscribe(subscriber *actor.PID) {
+	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.UnsubscribeResults{}, subscriber)
+}
+
+// Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and
+// timer of it is gone.
+func (t *Tree) Stop() error {
+	if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
+		return fmt.Errorf("stop probe tree: %w", err)
+	}
+	return nil
+}
+
+func (t *Tree) request(ctx context.Context, msg any) (any, error) {
+	timeout := defaultQueryTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+		if timeout <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	f := t.env.sys.Root.RequestFuture(t.env.root, msg, timeout)
+	type answer struct {
+		res any
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := f.Result()
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		if errors.Is(a.err, actor.ErrTimeout) {
+			return nil, fmt.Errorf("probe tree query %T: %w", msg, context.DeadlineExceeded)
+		}
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

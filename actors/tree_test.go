@@ -1,0 +1,218 @@
+package actors
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func TestLivenessFailureKillsAndRestarts(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u1", v1.Container{Name: "app", LivenessProbe: execProbe(1, 2)})
+	key := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Liveness}
+	h.run(pod)
+	id1 := h.rt.ContainerID(pod.UID, "app")
+	h.eventuallyResult(id1, messages.Liveness, messages.Success)
+	info := h.idle(key)
+	assert.Equal(t, 1, info.ResultRun)
+	assert.Equal(t, 1, h.prober.count("app"), "first probe at once")
+
+	h.prober.result("app", probes.Failure)
+	info = h.tick(key, time.Second)
+	assert.Equal(t, 1, info.ResultRun)
+	r, _ := h.result(id1, messages.Liveness)
+	assert.Equal(t, messages.Success, r, "one failure is below the threshold")
+	info = h.tick(key, time.Second)
+	assert.True(t, info.OnHold, "held after a liveness failure")
+	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 1 }, 5*time.Second, time.Millisecond)
+	k := h.rt.Kills()[0]
+	assert.Equal(t, "Container app failed liveness probe, will be restarted", k.Message)
+	assert.Equal(t, id1, k.ContainerID)
+	assert.Equal(t, 30*time.Second, k.GracePeriod)
+	assert.True(t, k.Restart)
+	kill := h.events.find(messages.ReasonKilling)
+	require.Len(t, kill, 1)
+	assert.Equal(t, "spec.containers{app}", kill[0].FieldPath)
+	assert.Equal(t, v1.EventTypeNormal, kill[0].Type)
+	unhealthy := h.events.find(messages.ReasonUnhealthy)
+	require.Len(t, unhealthy, 2, "one event per failed attempt")
+	assert.Equal(t, "Liveness probe failed: out", unhealthy[0].Message)
+	assert.Equal(t, v1.EventTypeWarning, unhealthy[0].Type)
+
+	// The restarted container gets the initial value and is probed again at the next tick.
+	id2 := h.rt.ContainerID(pod.UID, "app")
+	require.NotEqual(t, id1, id2)
+	h.prober.result("app", probes.Success)
+	h.sync()
+	info = h.tick(key, time.Second)
+	assert.Equal(t, id2, info.ContainerID)
+	assert.False(t, info.OnHold)
+	assert.Equal(t, 1, info.ResultRun, "run restarted from 0 after the hold")
+	h.eventuallyResult(id2, messages.Liveness, messages.Success)
+	_, ok := h.result(id1, messages.Liveness)
+	assert.False(t, ok, "the old container's result is removed")
+	assert.Len(t, h.rt.Kills(), 1)
+}
+
+func TestRestartPolicyNeverAndProbeGracePeriod(t *testing.T) {
+	h := newHarness(t)
+	grace := int64(5)
+	p := execProbe(1, 1)
+	p.TerminationGracePeriodSeconds = &grace
+	pod := testPod("u2", v1.Container{Name: "app", StartupProbe: p})
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	h.prober.result("app", probes.Failure)
+	h.run(pod)
+	// The first status generation ran before the startup worker existed, so the container looked
+	// started (kubelet's "no worker" rule) and the first doProbe skipped; the next tick probes.
+	h.eventuallyResult(h.rt.ContainerID(pod.UID, "app"), messages.Startup, messages.Unknown)
+	h.sync()
+	h.clk.Advance(time.Second)
+	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 1 }, 5*time.Second, time.Millisecond)
+	k := h.rt.Kills()[0]
+	assert.Equal(t, "Container app failed startup probe", k.Message)
+	assert.Equal(t, 5*time.Second, k.GracePeriod)
+	assert.False(t, k.Restart)
+}
+
+func TestReadinessDrivesPodConditions(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u3", v1.Container{Name: "web", ReadinessProbe: execProbe(10, 1)}, v1.Container{Name: "plain"})
+	h.prober.result("web", probes.Failure)
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "web")
+	h.eventuallyResult(id, messages.Readiness, messages.Failure)
+	h.sync()
+	st := h.status(pod.UID)
+	ready := condition(st, v1.PodReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, v1.ConditionFalse, ready.Status)
+	assert.Equal(t, "ContainersNotReady", ready.Reason)
+	assert.Equal(t, "containers with unready status: [web]", ready.Message)
+	since := ready.LastTransitionTime
+
+	h.prober.result("web", probes.Success)
+	h.clk.Advance(10 * time.Second)
+	h.eventuallyResult(id, messages.Readiness, messages.Success)
+	require.Eventually(t, func() bool {
+		c := condition(h.status(pod.UID), v1.PodReady)
+		return c != nil && c.Status == v1.ConditionTrue
+	}, 5*time.Second, time.Millisecond)
+	st = h.status(pod.UID)
+	assert.True(t, st.ContainerStatuses[0].Ready)
+	assert.True(t, *st.ContainerStatuses[0].Started)
+	assert.Equal(t, v1.ConditionTrue, condition(st, v1.ContainersReady).Status)
+	assert.True(t, condition(st, v1.PodReady).LastTransitionTime.After(since.Time))
+}
+
+func condition(st v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// §7.12: startup success → readiness runs at once (manual trigger), without waiting for its period.
+func TestStartupSuccessTriggersReadiness(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u4", v1.Container{Name: "app", StartupProbe: execProbe(1, 3), ReadinessProbe: execProbe(100, 1)})
+	h.prober.result("app", probes.Failure)
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "app")
+	h.eventuallyResult(id, messages.Startup, messages.Unknown)
+	h.eventuallyResult(id, messages.Readiness, messages.Failure)
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup})
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Readiness})
+	assert.Equal(t, 0, h.prober.count("app/Startup"), "the first status looked started before the workers existed (kubelet's no-worker rule)")
+	h.sync()
+	h.clk.Advance(time.Second)
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup})
+	assert.Equal(t, 1, h.prober.count("app/Startup"))
+	readinessBefore := h.prober.count("app/Readiness")
+	h.prober.result("app", probes.Success)
+	h.clk.Advance(time.Second)
+	h.eventuallyResult(id, messages.Startup, messages.Success)
+	// No clock advance: readiness (period 100 s) is triggered by the status change.
+	h.eventuallyResult(id, messages.Readiness, messages.Success)
+	assert.Greater(t, h.prober.count("app/Readiness"), readinessBefore)
+	require.Eventually(t, func() bool { return h.status(pod.UID).ContainerStatuses[0].Ready }, 5*time.Second, time.Millisecond)
+}
+
+func TestRemoveAndCleanupStopWorkers(t *testing.T) {
+	h := newHarness(t)
+	a := testPod("a", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
+	b := testPod("b", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+	for _, p := range []*v1.Pod{a, b} {
+		h.run(p)
+		h.tree.AddPod(p) // idempotent
+	}
+	ida, idb := h.rt.ContainerID(a.UID, "c"), h.rt.ContainerID(b.UID, "c")
+	h.eventuallyResult(ida, messages.Liveness, messages.Success)
+	h.eventuallyResult(ida, messages.Readiness, messages.Success)
+	h.eventuallyResult(idb, messages.Readiness, messages.Success)
+	assert.Equal(t, 3, h.workerCount())
+
+	h.tree.StopLivenessAndStartup(a)
+	require.Eventually(t, func() bool { return h.workerCount() == 2 }, 5*time.Second, time.Millisecond)
+	_, ok := h.result(ida, messages.Liveness)
+	assert.False(t, ok, "an exiting worker removes its result")
+	h.tree.RemovePod(a)
+	h.tree.RemovePod(a)
+	require.Eventually(t, func() bool { return h.workerCount() == 1 }, 5*time.Second, time.Millisecond)
+	h.tree.CleanupPods(map[types.UID]struct{}{})
+	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+	_, ok = h.result(idb, messages.Readiness)
+	assert.False(t, ok)
+}
+
+func (h *harness) workerCount() int {
+	res, err := h.sys.Root.RequestFuture(h.tree.env.manager, &countWorkers{}, 5*time.Second).Result()
+	require.NoError(h.t, err)
+	return res.(int)
+}
+
+func TestTerminalPhaseExitsWorkers(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u5", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+	h.run(pod)
+	h.eventuallyResult(h.rt.ContainerID(pod.UID, "c"), messages.Readiness, messages.Success)
+	h.rt.Update(pod.UID, func(st *v1.PodStatus) { st.Phase = v1.PodSucceeded })
+	h.sync()
+	h.clk.Advance(time.Second)
+	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+}
+
+func TestProbeErrorDiscarded(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u6", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
+	h.prober.set("c", func(context.Context) (probes.Outcome, error) {
+		return probes.Outcome{Result: probes.Unknown}, assert.AnError
+	})
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "c")
+	h.eventuallyResult(id, messages.Liveness, messages.Success)
+	require.Eventually(t, func() bool { return len(h.events.find(messages.ReasonUnhealthy)) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 3, h.prober.count("c"), "3 tries per attempt")
+	assert.Contains(t, h.events.find(messages.ReasonUnhealthy)[0].Message, "Liveness probe errored and resulted in unknown state: ")
+	h.clk.Advance(time.Second)
+	require.Eventually(t, func() bool { return len(h.events.find(messages.ReasonUnhealthy)) == 2 }, 5*time.Second, time.Millisecond)
+	r, _ := h.result(id, messages.Liveness)
+	assert.Equal(t, messages.Success, r, "liveness never fails on errors")
+	assert.Empty(t, h.rt.Kills())
+}
+
+func TestStartRequiresRuntime(t *testing.T) {
+	sys := newSystem(t)
+	_, err := Start(sys.Root)
+	assert.ErrorContains(t, err, "WithRuntime is required")
+}
