@@ -50,6 +50,12 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 		a.ack(ctx, m.Seq)
 	case messages.AckResults:
 		a.ack(ctx, m.Seq)
+	case *cacheStats:
+		st := &cacheStatsResponse{Entries: a.cache.Len(), Pending: map[string]int{}}
+		for k := range a.pids {
+			st.Pending[k] = a.cache.Pending(k)
+		}
+		ctx.Respond(st)
 	case *actor.Terminated:
 		a.unsubscribe(ctx, m.Who)
 	case *actor.Stopping:
@@ -95,4 +101,12 @@ func (a *cacheActor) deliver(ctx actor.Context, sends ...results.Send[string]) {
 // with the tree, so they are not watched.
 func (a *cacheActor) internal(pid *actor.PID) bool {
 	return pid.Address == a.env.root.Address && strings.HasPrefix(pid.Id, a.env.root.Id+"/")
+}
+
+// cacheStats asks the cache for its size and each subscriber's queue length (tests, diagnostics).
+type cacheStats struct{}
+
+type cacheStatsResponse struct {
+	Entries int
+	Pending map[string]int // by subscriber PID string
 }

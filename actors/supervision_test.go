@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func panicky(n *atomic.Int32) func(context.Context) (probes.Outcome, error) {
+	return func(context.Context) (probes.Outcome, error) {
+		n.Add(1)
+		panic("prober bug")
+	}
+}
+
+// kubelet's TestHandleCrash: a prober that panics does not change the cached result and the worker
+// keeps probing — here after a back-off restart on the fake clock.
+func TestHandleCrash(t *testing.T) {
+	policy := supervision.Policy{Initial: time.Second, Max: 8 * time.Second, Multiplier: 2, MaxFailures: 10, Window: time.Hour}
+	h := newHarness(t, WithSupervision(policy))
+	pod := testPod("crash", v1.Container{Name: "c", ReadinessProbe: execProbe(10, 1)})
+	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "c")
+	h.eventuallyResult(id, messages.Readiness, messages.Success)
+	h.idle(key)
+
+	var panics atomic.Int32
+	h.prober.set("c", panicky(&panics))
+	h.clk.Advance(10 * time.Second)
+	require.Eventually(t, func() bool { return panics.Load() == 1 }, 5*time.Second, time.Millisecond)
+	h.sync()
+	r, ok := h.result(id, messages.Readiness)
+	require.True(t, ok)
+	assert.Equal(t, messages.Success, r, "the last published result stays while the worker is down")
+
+	// Back-off: nothing before 1 s, a restart (which probes at once) at 1 s, then 2 s.
+	h.clk.Advance(999 * time.Millisecond)
+	h.sync()
+	assert.Equal(t, int32(1), panics.Load())
+	h.clk.Advance(time.Millisecond)
+	require.Eventually(t, func() bool { return panics.Load() == 2 }, 5*time.Second, time.Millisecond)
+	h.clk.Advance(1999 * time.Millisecond)
+	h.sync()
+	assert.Equal(t, int32(2), panics.Load(), "second delay is 2 s")
+
+	// The prober is fixed: the next restart continues probing with the counters it had.
+	h.prober.result("c", probes.Failure)
+	h.clk.Advance(time.Millisecond)
+	h.eventuallyResult(id, messages.Readiness, messages.Failure)
+	info := h.idle(key)
+	assert.True(t, info.Exists)
+	assert.Equal(t, id, info.ContainerID, "the restarted worker kept its container")
+	assert.Empty(t, h.events.find(messages.ReasonProbeWorkerGaveUp))
+}
+
+// After MaxFailures within Window the key reports Unknown with a warning event; other workers keep
+// running.
+func TestSupervisionGivesUp(t *testing.T) {
+	policy := supervision.Policy{Initial: time.Second, Max: time.Second, MaxFailures: 3, Window: time.Minute}
+	h := newHarness(t, WithSupervision(policy))
+	pod := testPod("giveup", v1.Container{Name: "bad", LivenessProbe: execProbe(1, 1)},
+		v1.Container{Name: "good", LivenessProbe: execProbe(1, 1)})
+	h.run(pod)
+	bad, good := h.rt.ContainerID(pod.UID, "bad"), h.rt.ContainerID(pod.UID, "good")
+	h.eventuallyResult(bad, messages.Liveness, messages.Success)
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "bad", Type: messages.Liveness})
+
+	var panics atomic.Int32
+	h.prober.set("bad", panicky(&panics))
+	for i := int32(1); i <= 3; i++ {
+		h.clk.Advance(time.Second)
+		require.Eventually(t, func() bool { return panics.Load() == i }, 5*time.Second, time.Millisecond)
+	}
+	h.eventuallyResult(bad, messages.Liveness, messages.Unknown)
+	require.Eventually(t, func() bool { return len(h.events.find(messages.ReasonProbeWorkerGaveUp)) == 1 },
+		5*time.Second, time.Millisecond)
+	ev := h.events.find(messages.ReasonProbeWorkerGaveUp)[0]
+	assert.Equal(t, v1.EventTypeWarning, ev.Type)
+	assert.Contains(t, ev.Message, "prober bug")
+	assert.False(t, h.inspect(messages.ProbeKey{PodUID: pod.UID, Container: "bad", Type: messages.Liveness}).Exists)
+	assert.Empty(t, h.rt.Kills(), "Unknown does not kill")
+
+	// The sibling keeps probing.
+	before := h.prober.count("good")
+	h.tick(messages.ProbeKey{PodUID: pod.UID, Container: "good", Type: messages.Liveness}, time.Second)
+	assert.Greater(t, h.prober.count("good"), before)
+	r, _ := h.result(good, messages.Liveness)
+	assert.Equal(t, messages.Success, r)
+}
