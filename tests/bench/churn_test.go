@@ -23,7 +23,7 @@ func benchChurn(b *testing.B, im impl) {
 	goroutinesBefore := runtime.NumGoroutine()
 	d, err := im.start(conformance.Env{
 		Prober:  (&noopProber{observe: func(probes.Target, time.Time) probes.Result { return probes.Success }}).Probe,
-		Runtime: discardRuntime{}.KillContainer,
+		Runtime: newRuntime(),
 	})
 	if err != nil {
 		b.Fatal(err)

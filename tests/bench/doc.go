@@ -7,7 +7,9 @@
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
 // on, a no-op prober. After a 2 s warm-up it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
-// B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N), lateness-p99-ms
+// B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
+// heap-B/worker and stack-B/worker; the pods and statuses the harness hands over are allocated before
+// the baseline, so only what an implementation keeps counts), lateness-p99-ms
 // (per worker, actual probe start minus its 1 s grid anchored at its first probe) and probes/s.
 //
 // BenchmarkFanout/impl=…/workers=10000 — 10,000 readiness workers probe in the same instant (no
@@ -16,7 +18,12 @@
 // subscriber saw Failure for that container), blocked-ms (Σ over workers of the time a worker's next
 // probe was held up beyond 1.5 periods, i.e. time it spent stuck instead of probing; measured the same
 // way for both), send-blocked-ms (kubelet only: time workers spent inside the blocking channel send,
-// measured directly) and lost (containers whose last observed value is not Failure 10 s after the flip).
+// measured directly), lost (containers whose last observed value is still not Failure once the
+// subscriber has caught up, waiting at most 60 s after the 10 s window) and subscriber-us/change (the
+// subscriber's achieved slowness: a 100 µs sleep costs more on a busy VM).
+//
+// Profiles: with PROBEACTOR_BENCH_PROFILES=<dir>, BenchmarkProbeLoop writes heap-<impl>-<n>.pprof
+// (after warm-up) and cpu-<impl>-<n>.pprof (the measurement window) there.
 //
 // BenchmarkChurn/impl=… — per iteration 1,000 pods (liveness + readiness) are added, reported running,
 // probed at least once and removed; reports ns/pod and leaked-goroutines (after Stop).

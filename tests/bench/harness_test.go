@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/tests/conformance"
@@ -81,13 +83,15 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// memInUse is heap alloc + goroutine stacks after a full GC.
-func memInUse() uint64 {
+// memUse is heap alloc and goroutine stacks in use after a full GC.
+type memUse struct{ heap, stack float64 }
+
+func memInUse() memUse {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc + ms.StackInuse
+	return memUse{heap: float64(ms.HeapAlloc), stack: float64(ms.StackInuse)}
 }
 
 // Fixtures: worker i is pod "p<i>" with one container "c" whose container ID is "test://<i>".
@@ -146,9 +150,9 @@ func (p *noopProber) Probe(_ context.Context, _ *v1.Probe, t probes.Target) (pro
 	return probes.Outcome{Result: p.observe(t, time.Now())}, nil
 }
 
-type discardRuntime struct{}
-
-func (discardRuntime) KillContainer(context.Context, messages.KillContainer) error { return nil }
+// newRuntime is the shared fake runtime (no kills happen in these benchmarks; the harness pushes the
+// pre-built statuses itself, so the runtime's own copies do not count as the implementation's memory).
+func newRuntime() *fakeruntime.Runtime { return fakeruntime.New(clock.Real(), nil) }
 
 // waitFor polls cond every millisecond until it holds or timeout passes (benchmarks only).
 func waitFor(timeout time.Duration, cond func() bool) bool {

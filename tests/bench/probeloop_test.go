@@ -62,7 +62,7 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 
 	d, err := im.start(conformance.Env{
 		Prober:  (&noopProber{observe: grid.observe}).Probe,
-		Runtime: discardRuntime{}.KillContainer,
+		Runtime: newRuntime(),
 		Rand:    rand.Float64,
 	})
 	if err != nil {
@@ -76,13 +76,16 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 	}
 	setup := time.Since(setupStart)
 	time.Sleep(loopWarmup)
+	writeHeapProfile(b, profileName(im, n))
 	grid.on.Store(true)
 	grid.hist.reset()
 
 	b.ResetTimer()
+	stopProfile := startCPUProfile(b, profileName(im, n))
 	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
 	time.Sleep(loopWindow)
 	cpu, probed, wall := cpuTime()-cpu0, grid.probes.Load()-probes0, time.Since(t0)
+	stopProfile()
 	b.StopTimer()
 
 	mem := memInUse()
@@ -90,7 +93,10 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		b.Fatalf("no probe ran in %v", wall)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(probed), "cpu-ns/probe")
-	b.ReportMetric((float64(mem)-float64(before))/float64(n), "B/worker")
+	heap, stack := (mem.heap-before.heap)/float64(n), (mem.stack-before.stack)/float64(n)
+	b.ReportMetric(heap+stack, "B/worker")
+	b.ReportMetric(heap, "heap-B/worker")
+	b.ReportMetric(stack, "stack-B/worker")
 	b.ReportMetric(float64(grid.hist.quantile(0.99).Microseconds())/1000, "lateness-p99-ms")
 	b.ReportMetric(float64(probed)/wall.Seconds(), "probes/s")
 	b.ReportMetric(float64(setup.Nanoseconds())/float64(n), "setup-ns/worker")

@@ -3,10 +3,11 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	v1 "k8s.io/api/core/v1"
@@ -38,7 +39,7 @@ type Change struct {
 // Env is what a driver is built with. Prober and Runtime are required.
 type Env struct {
 	Prober  ProberFunc
-	Runtime KillFunc
+	Runtime Runtime
 	// OnChange, if set, subscribes to every result change (the kubelet-style syncLoop or an actor
 	// subscriber calls it, one change at a time, in order). A slow OnChange is a slow subscriber.
 	OnChange func(Change)
@@ -57,18 +58,12 @@ func (f ProberFunc) Probe(ctx context.Context, spec *v1.Probe, t probes.Target) 
 	return f(ctx, spec, t)
 }
 
-// KillFunc is a runtime's KillContainer as a function.
-type KillFunc func(ctx context.Context, req messages.KillContainer) error
-
-// KillContainer implements the runtime interface of both implementations.
-func (f KillFunc) KillContainer(ctx context.Context, req messages.KillContainer) error {
-	return f(ctx, req)
-}
-
-// RunInContainer makes a KillFunc a probes.CommandRunner (exec probes are never run by the study's
-// fake probers).
-func (f KillFunc) RunInContainer(context.Context, string, []string, io.Writer) error {
-	return fmt.Errorf("conformance: exec is not supported by the fake runtime")
+// Runtime is the container runtime both implementations are given: the actor core's actors.Runtime
+// shape (the kubelet-style baseline uses only KillContainer). actors/fakeruntime is the one the
+// study uses.
+type Runtime interface {
+	KillContainer(ctx context.Context, req messages.KillContainer) error
+	probes.CommandRunner
 }
 
 // Kind names a probe in the fixtures by its exec command, so a fake prober can tell liveness,
@@ -154,24 +149,59 @@ func (p *ScriptedProber) Probe(_ context.Context, spec *v1.Probe, t probes.Targe
 	return probes.Outcome{Result: a.result}, a.err
 }
 
-// RecordingRuntime records kill requests; the scenario decides when the "restarted" container
-// appears (by calling SetPodStatus with a new container ID).
-type RecordingRuntime struct {
-	mu    sync.Mutex
-	kills []messages.KillContainer
+// GatedRuntime wraps the shared fake runtime (actors/fakeruntime) so that a scenario can hold kill
+// requests and release them later: while held, a killed container keeps running with its old ID,
+// which makes kubelet's "hold after liveness failure" observable. It records every request.
+type GatedRuntime struct {
+	*fakeruntime.Runtime
+
+	mu      sync.Mutex
+	held    bool
+	pending []messages.KillContainer
+	kills   []messages.KillContainer
 }
 
-// KillContainer records req.
-func (r *RecordingRuntime) KillContainer(_ context.Context, req messages.KillContainer) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.kills = append(r.kills, req)
-	return nil
+// NewGatedRuntime returns a fake runtime on the real clock (virtual inside a synctest bubble) whose
+// status pushes go to push.
+func NewGatedRuntime(push fakeruntime.PushFunc) *GatedRuntime {
+	return &GatedRuntime{Runtime: fakeruntime.New(clock.Real(), push)}
 }
 
-// Kills returns the recorded requests.
-func (r *RecordingRuntime) Kills() []messages.KillContainer {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]messages.KillContainer(nil), r.kills...)
+// Hold makes kill requests wait until Release.
+func (g *GatedRuntime) Hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held = true
+}
+
+// Release forwards the held requests to the fake runtime (which restarts the containers) and stops
+// holding.
+func (g *GatedRuntime) Release() {
+	g.mu.Lock()
+	pending := g.pending
+	g.pending, g.held = nil, false
+	g.mu.Unlock()
+	for _, req := range pending {
+		_ = g.Runtime.KillContainer(context.Background(), req)
+	}
+}
+
+// KillContainer records req and forwards it unless held.
+func (g *GatedRuntime) KillContainer(ctx context.Context, req messages.KillContainer) error {
+	g.mu.Lock()
+	g.kills = append(g.kills, req)
+	if g.held {
+		g.pending = append(g.pending, req)
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Unlock()
+	return g.Runtime.KillContainer(ctx, req)
+}
+
+// Kills returns every request received, held or not, in order.
+func (g *GatedRuntime) Kills() []messages.KillContainer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]messages.KillContainer(nil), g.kills...)
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/probeactor/probeactor/messages"
@@ -39,17 +40,19 @@ func Pod(uid string, containers ...v1.Container) *v1.Pod {
 	}
 }
 
-// ID is the fixture container ID for a container name and incarnation ("test://<name>-<n>").
-func ID(container string, incarnation int) messages.ContainerID {
-	return messages.ContainerID("test://" + container + "-" + string(rune('0'+incarnation)))
+// ID is the container ID actors/fakeruntime gives the n-th start of a container of the fixture pod
+// with the given UID ("fake://pod-<uid>/<container>/<n>").
+func ID(podUID, container string, n int) messages.ContainerID {
+	return messages.ContainerID(fmt.Sprintf("fake://pod-%s/%s/%d", podUID, container, n))
 }
 
-// Running is a Running pod status where every container of pod runs as incarnation 1 (or as given
-// in ids), started at startedAt.
+// Running is a Running pod status where every container of pod runs as its first start (or with
+// the ID given in ids), started at startedAt: a status a scenario pushes itself, as the runtime
+// would, when it needs a state the fake runtime does not produce.
 func Running(pod *v1.Pod, startedAt time.Time, ids map[string]messages.ContainerID) v1.PodStatus {
 	st := v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.1"}
 	for _, c := range pod.Spec.Containers {
-		id := ID(c.Name, 1)
+		id := ID(string(pod.UID), c.Name, 1)
 		if ids[c.Name] != "" {
 			id = ids[c.Name]
 		}

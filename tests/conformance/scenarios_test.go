@@ -35,9 +35,9 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", Probe(L, initialDelay(10)), Probe(R, initialDelay(10)), Probe(S, initialDelay(10))))
 			x.start(pod)
 			x.at(s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), L), "liveness initial value")
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R), "readiness initial value")
-			assert.Equal(x.t, messages.Unknown, x.result(ID("c", 1), S), "startup initial value")
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), L), "liveness initial value")
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R), "readiness initial value")
+			assert.Equal(x.t, messages.Unknown, x.result(ID("p", "c", 1), S), "startup initial value")
 			cs := x.container("p", "c")
 			assert.False(x.t, started(cs), "Started before the startup probe succeeded")
 			assert.False(x.t, cs.Ready, "Ready before any readiness success")
@@ -45,9 +45,9 @@ var scenarios = []scenario{
 			x.at(9*s + s/2)
 			assert.Zero(x.t, x.prober.Calls("c", S)+x.prober.Calls("c", L)+x.prober.Calls("c", R), "probed within initialDelaySeconds")
 			x.at(12*s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), S))
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), S))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), L))
 			cs = x.container("p", "c")
 			assert.True(x.t, started(cs), "Started after startup success")
 			assert.True(x.t, cs.Ready, "Ready after readiness success")
@@ -61,14 +61,14 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", nil, Probe(R, failureThreshold(3)), nil))
 			x.start(pod)
 			x.at(s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 			require.True(x.t, x.container("p", "c").Ready)
 			x.prober.Set("c", R, probes.Failure)
 			x.at(3*s + s/2) // two failures (t=2 s, 3 s): below the threshold
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 			assert.True(x.t, x.container("p", "c").Ready)
 			x.at(4*s + s/2) // third failure
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R))
 			assert.False(x.t, x.container("p", "c").Ready)
 			cr := x.condition("p", v1.ContainersReady)
 			assert.Equal(x.t, v1.ConditionFalse, cr.Status)
@@ -82,14 +82,18 @@ var scenarios = []scenario{
 		run: func(x *h) {
 			pod := Pod("p", Container("c", nil, Probe(R, successThreshold(3)), nil))
 			x.start(pod)
-			x.at(s + s/2) // at most two successes so far
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R))
+			// At t=0 kubelet probes once (the manual trigger of the status push; its first doProbe ran
+			// before any status existed), the actor core twice (first probe on the first container view,
+			// plus the trigger): either way fewer than three successes.
+			x.at(s / 2)
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R))
+			assert.False(x.t, x.container("p", "c").Ready)
 			x.at(3*s + s/2) // at least three
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 			assert.True(x.t, x.container("p", "c").Ready)
 			x.prober.Set("c", R, probes.Failure)
 			x.at(4*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R), "one failure with failureThreshold 1")
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R), "one failure with failureThreshold 1")
 		},
 	},
 	{
@@ -98,9 +102,10 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", Probe(L), Probe(R), Probe(S, failureThreshold(10))))
 			x.prober.Set("c", S, probes.Failure)
 			x.prober.Set("c", L, probes.Failure)
+			x.runtime.Hold() // keep the container (and its ID) after the liveness kill request
 			x.start(pod)
 			x.at(3*s + s/2)
-			assert.Equal(x.t, messages.Unknown, x.result(ID("c", 1), S))
+			assert.Equal(x.t, messages.Unknown, x.result(ID("p", "c", 1), S))
 			assert.Positive(x.t, x.prober.Calls("c", S))
 			assert.Zero(x.t, x.prober.Calls("c", L), "liveness probed before the container started")
 			assert.Zero(x.t, x.prober.Calls("c", R), "readiness probed before the container started")
@@ -108,12 +113,12 @@ var scenarios = []scenario{
 			assert.False(x.t, started(x.container("p", "c")))
 			x.prober.Set("c", S, probes.Success)
 			x.at(4*s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), S))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), S))
 			assert.True(x.t, started(x.container("p", "c")))
 			x.at(6*s + s/2)
 			assert.Positive(x.t, x.prober.Calls("c", L), "liveness probed after the container started")
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), L))
 			kills := x.runtime.Kills()
 			require.Len(x.t, kills, 1)
 			assert.Equal(x.t, messages.Liveness, kills[0].Probe)
@@ -125,12 +130,12 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", nil, nil, Probe(S, failureThreshold(3))))
 			x.start(pod)
 			x.at(s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), S))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), S))
 			calls := x.prober.Calls("c", S)
 			x.prober.Set("c", S, probes.Failure)
 			x.at(6*s + s/2)
 			assert.Equal(x.t, calls, x.prober.Calls("c", S), "startup probed after success")
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), S))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), S))
 			assert.Empty(x.t, x.runtime.Kills())
 		},
 	},
@@ -140,17 +145,18 @@ var scenarios = []scenario{
 			grace := int64(7)
 			pod := Pod("p", Container("c", Probe(L, failureThreshold(3), func(p *v1.Probe) { p.TerminationGracePeriodSeconds = &grace }), nil, nil))
 			x.prober.Set("c", L, probes.Failure)
+			x.runtime.Hold() // the kill waits, so the old container keeps running while we watch the hold
 			x.start(pod)
 			x.at(2*s + s/2) // at most two failures
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), L))
 			assert.Empty(x.t, x.runtime.Kills())
 			x.at(3*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), L))
 			kills := x.runtime.Kills()
 			require.Len(x.t, kills, 1)
 			k := kills[0]
 			assert.Equal(x.t, "c", k.Container)
-			assert.Equal(x.t, ID("c", 1), k.ContainerID)
+			assert.Equal(x.t, ID("p", "c", 1), k.ContainerID)
 			assert.Equal(x.t, messages.Liveness, k.Probe)
 			assert.True(x.t, k.Restart)
 			assert.Equal(x.t, "Container c failed liveness probe, will be restarted", k.Message)
@@ -159,16 +165,17 @@ var scenarios = []scenario{
 			held := x.prober.Calls("c", L)
 			x.at(6*s + s/2)
 			assert.Equal(x.t, held, x.prober.Calls("c", L), "liveness probed while on hold")
-			// The runtime restarts the container: a new container ID.
-			x.d.SetPodStatus(pod, Running(pod, time.Now(), map[string]messages.ContainerID{"c": ID("c", 2)}))
+			// The runtime kills and restarts the container: a new container ID.
+			x.runtime.Release()
+			x.runtime.Hold()
 			x.at(7*s + s/2)
-			x.noResult(ID("c", 1), L)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 2), L), "new container starts from the initial value with a fresh threshold")
+			x.noResult(ID("p", "c", 1), L)
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 2), L), "new container starts from the initial value with a fresh threshold")
 			assert.Greater(x.t, x.prober.Calls("c", L), held, "probing resumed for the new container")
 			x.at(10*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 2), L))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 2), L))
 			require.Len(x.t, x.runtime.Kills(), 2)
-			assert.Equal(x.t, ID("c", 2), x.runtime.Kills()[1].ContainerID)
+			assert.Equal(x.t, ID("p", "c", 2), x.runtime.Kills()[1].ContainerID)
 		},
 	},
 	{
@@ -179,7 +186,7 @@ var scenarios = []scenario{
 			x.prober.Set("c", S, probes.Failure)
 			x.start(pod)
 			x.at(3*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), S))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), S))
 			kills := x.runtime.Kills()
 			require.Len(x.t, kills, 1)
 			assert.Equal(x.t, messages.Startup, kills[0].Probe)
@@ -196,14 +203,14 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", nil, Probe(R, successThreshold(2)), nil))
 			x.start(pod)
 			x.at(3*s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
-			x.d.SetPodStatus(pod, Running(pod, time.Now(), map[string]messages.ContainerID{"c": ID("c", 2)}))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			x.d.SetPodStatus(pod, Running(pod, time.Now(), map[string]messages.ContainerID{"c": ID("p", "c", 2)}))
 			x.at(4*s + s/2)
-			x.noResult(ID("c", 1), R)
+			x.noResult(ID("p", "c", 1), R)
 			// resultRun carries over across a new container ID in kubelet (only a hold resets it), so the
 			// new container may already be Success after one probe; it must have started from Failure.
 			x.at(6*s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 2), R))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 2), R))
 			assert.True(x.t, x.container("p", "c").Ready)
 		},
 	},
@@ -216,8 +223,8 @@ var scenarios = []scenario{
 			st.ContainerStatuses[0].State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 			x.d.SetPodStatus(pod, st)
 			x.at(2*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R))
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R))
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), L))
 			assert.Zero(x.t, x.prober.Calls("c", R)+x.prober.Calls("c", L))
 			assert.False(x.t, x.container("p", "c").Ready)
 		},
@@ -229,7 +236,7 @@ var scenarios = []scenario{
 			x.start(pod)
 			x.at(2*s + s/2)
 			for _, pt := range []messages.ProbeType{L, R, S} {
-				require.Equal(x.t, messages.Success, x.result(ID("a", 1), pt))
+				require.Equal(x.t, messages.Success, x.result(ID("p", "a", 1), pt))
 			}
 			x.d.RemovePod(pod)
 			x.at(3*s + s/2)
@@ -237,9 +244,9 @@ var scenarios = []scenario{
 			x.at(6*s + s/2)
 			assert.Equal(x.t, calls, x.prober.Calls("a", L)+x.prober.Calls("a", R)+x.prober.Calls("a", S)+x.prober.Calls("b", R), "probed after RemovePod")
 			for _, pt := range []messages.ProbeType{L, R, S} {
-				x.noResult(ID("a", 1), pt)
+				x.noResult(ID("p", "a", 1), pt)
 			}
-			x.noResult(ID("b", 1), R)
+			x.noResult(ID("p", "b", 1), R)
 			x.d.RemovePod(pod) // idempotent
 			x.at(7 * s)
 		},
@@ -250,15 +257,15 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))
 			x.start(pod)
 			x.at(2*s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), L))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), L))
 			x.d.StopLivenessAndStartup(pod)
 			x.at(3*s + s/2)
 			l, r := x.prober.Calls("c", L), x.prober.Calls("c", R)
 			x.at(6*s + s/2)
 			assert.Equal(x.t, l, x.prober.Calls("c", L), "liveness probed after StopLivenessAndStartup")
 			assert.Greater(x.t, x.prober.Calls("c", R), r, "readiness stopped too")
-			x.noResult(ID("c", 1), L)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			x.noResult(ID("p", "c", 1), L)
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 		},
 	},
 	{
@@ -276,9 +283,9 @@ var scenarios = []scenario{
 			x.at(5*s + s/2)
 			assert.Greater(x.t, x.prober.Calls("k", R), k)
 			assert.Equal(x.t, d, x.prober.Calls("d", L)+x.prober.Calls("d", R))
-			assert.Equal(x.t, messages.Success, x.result(ID("k", 1), R))
-			x.noResult(ID("d", 1), R)
-			x.noResult(ID("d", 1), L)
+			assert.Equal(x.t, messages.Success, x.result(ID("keep", "k", 1), R))
+			x.noResult(ID("drop", "d", 1), R)
+			x.noResult(ID("drop", "d", 1), L)
 		},
 	},
 	{
@@ -287,17 +294,17 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))
 			x.start(pod)
 			x.at(s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
-			st := Running(pod, x.t0, nil)
-			st.Phase = v1.PodSucceeded
-			st.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0}}
-			x.d.SetPodStatus(pod, st)
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			x.runtime.Update(pod.UID, func(st *v1.PodStatus) {
+				st.Phase = v1.PodSucceeded
+				st.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0}}
+			})
 			x.at(2*s + s/2)
 			calls := x.prober.Calls("c", L) + x.prober.Calls("c", R)
 			x.at(5*s + s/2)
 			assert.Equal(x.t, calls, x.prober.Calls("c", L)+x.prober.Calls("c", R))
-			x.noResult(ID("c", 1), R)
-			x.noResult(ID("c", 1), L)
+			x.noResult(ID("p", "c", 1), R)
+			x.noResult(ID("p", "c", 1), L)
 		},
 	},
 	{
@@ -306,12 +313,12 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))
 			x.start(pod)
 			x.at(s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 			x.prober.SetError("c", R, errors.New("port not found"))
 			x.prober.SetError("c", L, errors.New("port not found"))
 			x.at(5*s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), L))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), L))
 			assert.Empty(x.t, x.runtime.Kills())
 		},
 	},
@@ -321,13 +328,13 @@ var scenarios = []scenario{
 			pod := Pod("p", Container("c", nil, Probe(R), nil))
 			x.start(pod)
 			x.at(s + s/2)
-			require.Equal(x.t, messages.Success, x.result(ID("c", 1), R))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
 			x.prober.SetPanic("c", R)
 			x.at(3*s + s/2)
-			assert.Equal(x.t, messages.Success, x.result(ID("c", 1), R), "a panic changed the result")
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R), "a panic changed the result")
 			x.prober.Set("c", R, probes.Failure)
 			x.at(5*s + s/2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("c", 1), R), "worker gone after a panic")
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R), "worker gone after a panic")
 		},
 	},
 	{
@@ -339,9 +346,9 @@ var scenarios = []scenario{
 			x.prober.Set("b", R, probes.Failure)
 			x.at(3*s + s/2)
 			final := x.changes.final()
-			assert.Equal(x.t, messages.Success, final[key{ID("a", 1), R}])
-			assert.Equal(x.t, messages.Failure, final[key{ID("b", 1), R}])
-			assert.Equal(x.t, messages.Success, final[key{ID("a", 1), L}])
+			assert.Equal(x.t, messages.Success, final[key{ID("p", "a", 1), R}])
+			assert.Equal(x.t, messages.Failure, final[key{ID("p", "b", 1), R}])
+			assert.Equal(x.t, messages.Success, final[key{ID("p", "a", 1), L}])
 		},
 	},
 }

@@ -1,0 +1,3 @@
+package conformance
+
+func init() { factories["actor"] = NewActor }
