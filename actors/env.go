@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/supervision"
 )
 
 // Child names under the tree's root; sibling PIDs are derived from them before anything is spawned,
@@ -33,6 +34,17 @@ type env struct {
 	stopping atomic.Bool
 
 	root, cache, manager, status, sync *actor.PID
+
+	// supervisor is probeManager's strategy for workers (set when its props are built).
+	supervisor *supervision.Strategy
+
+	// panics logs a panic with its stack before supervision handles it (every actor of the tree).
+	panics actor.ReceiverMiddleware
+}
+
+// props builds an actor's props with the tree's panic logging.
+func (e *env) props(produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
+	return actor.PropsFromProducer(produce, append(opts, actor.WithReceiverMiddleware(e.panics))...)
 }
 
 func (e *env) now() time.Time { return e.cfg.clock.Now() }

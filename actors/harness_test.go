@@ -193,7 +193,7 @@ func (h *harness) idle(k messages.ProbeKey) *workerInfo {
 	var info *workerInfo
 	require.Eventually(h.t, func() bool {
 		info = h.inspect(k)
-		return !info.Busy
+		return info.Exists && !info.Busy
 	}, 5*time.Second, time.Millisecond, "worker %s stays busy", k)
 	return info
 }

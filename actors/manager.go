@@ -50,7 +50,8 @@ func newManagerProps(e *env) *actor.Props {
 		panic(fmt.Sprintf("probeManager supervision: %v", err))
 	}
 	m.strategy = s
-	return actor.PropsFromProducer(func() actor.Actor { return m }, actor.WithSupervisor(s))
+	e.supervisor = s
+	return e.props(func() actor.Actor { return m }, actor.WithSupervisor(s))
 }
 
 func (m *managerActor) Receive(ctx actor.Context) {
@@ -170,7 +171,7 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 				continue
 			}
 			w := newWorkerActor(m.env, k, pod, c, spec, sidecar[i], viewFor(m.statuses[pod.UID], c.Name))
-			pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return w }), workerName(k))
+			pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w }), workerName(k))
 			if err != nil {
 				// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
 				m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", c.Name, "probe", t, "error", err)

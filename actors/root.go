@@ -28,10 +28,10 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.manager = childPID(self, nameManager)
 		e.status = childPID(self, nameStatus)
 		e.sync = childPID(self, nameSync)
-		r.spawn(ctx, nameCache, actor.PropsFromProducer(func() actor.Actor { return newCacheActor(e) }))
+		r.spawn(ctx, nameCache, e.props(func() actor.Actor { return newCacheActor(e) }))
 		r.spawn(ctx, nameManager, newManagerProps(e))
-		r.spawn(ctx, nameStatus, actor.PropsFromProducer(func() actor.Actor { return newStatusActor(e) }))
-		r.spawn(ctx, nameSync, actor.PropsFromProducer(func() actor.Actor { return newSyncActor(e) }))
+		r.spawn(ctx, nameStatus, e.props(func() actor.Actor { return newStatusActor(e) }))
+		r.spawn(ctx, nameSync, e.props(func() actor.Actor { return newSyncActor(e) }))
 		close(r.ready)
 	case *actor.Stopping:
 		e.stopping.Store(true)

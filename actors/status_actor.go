@@ -143,7 +143,9 @@ func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
 	podstatus.SetProbeConditions(e.pod, st, metav1.NewTime(a.env.now()))
 	if e.adjusted == nil || !equality.Semantic.DeepEqual(e.adjusted, st) {
 		e.adjusted = st
-		ctx.Send(a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *st.DeepCopy()})
+		// st is never mutated after this point (the next recomputation builds a new one), so the
+		// receiver may share its slices.
+		ctx.Send(a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *st})
 	}
 	for _, c := range trigger {
 		ctx.Send(a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})

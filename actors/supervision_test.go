@@ -37,8 +37,8 @@ func TestHandleCrash(t *testing.T) {
 	var panics atomic.Int32
 	h.prober.set("c", panicky(&panics))
 	h.clk.Advance(10 * time.Second)
-	require.Eventually(t, func() bool { return panics.Load() == 1 }, 5*time.Second, time.Millisecond)
-	h.sync()
+	h.restartPending()
+	require.Equal(t, int32(1), panics.Load())
 	r, ok := h.result(id, messages.Readiness)
 	require.True(t, ok)
 	assert.Equal(t, messages.Success, r, "the last published result stays while the worker is down")
@@ -48,7 +48,8 @@ func TestHandleCrash(t *testing.T) {
 	h.sync()
 	assert.Equal(t, int32(1), panics.Load())
 	h.clk.Advance(time.Millisecond)
-	require.Eventually(t, func() bool { return panics.Load() == 2 }, 5*time.Second, time.Millisecond)
+	h.restartPending()
+	require.Equal(t, int32(2), panics.Load())
 	h.clk.Advance(1999 * time.Millisecond)
 	h.sync()
 	assert.Equal(t, int32(2), panics.Load(), "second delay is 2 s")
@@ -77,10 +78,12 @@ func TestSupervisionGivesUp(t *testing.T) {
 
 	var panics atomic.Int32
 	h.prober.set("bad", panicky(&panics))
-	for i := int32(1); i <= 3; i++ {
+	for i := int32(1); i <= 2; i++ {
 		h.clk.Advance(time.Second)
-		require.Eventually(t, func() bool { return panics.Load() == i }, 5*time.Second, time.Millisecond)
+		h.restartPending()
+		require.Equal(t, i, panics.Load())
 	}
+	h.clk.Advance(time.Second)
 	h.eventuallyResult(bad, messages.Liveness, messages.Unknown)
 	require.Eventually(t, func() bool { return len(h.events.find(messages.ReasonProbeWorkerGaveUp)) == 1 },
 		5*time.Second, time.Millisecond)
@@ -96,4 +99,10 @@ func TestSupervisionGivesUp(t *testing.T) {
 	assert.Greater(t, h.prober.count("good"), before)
 	r, _ := h.result(good, messages.Liveness)
 	assert.Equal(t, messages.Success, r)
+}
+
+// restartPending waits until the supervisor holds exactly one worker restart on the fake clock.
+func (h *harness) restartPending() {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { return h.tree.env.supervisor.Pending() == 1 }, 5*time.Second, time.Millisecond)
 }

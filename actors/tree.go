@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -43,8 +44,9 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		metrics: m,
 		start:   cfg.clock.Now(),
 	}
+	e.panics = logging.PanicStack(e.log)
 	ready := make(chan struct{})
-	props := actor.PropsFromProducer(func() actor.Actor { return &rootActor{env: e, ready: ready} })
+	props := e.props(func() actor.Actor { return &rootActor{env: e, ready: ready} })
 	parent.SpawnPrefix(props, "probeactor")
 	<-ready // the root has derived its children's PIDs and spawned them
 	return &Tree{env: e}, nil

@@ -106,7 +106,9 @@ func (w *workerActor) Receive(ctx actor.Context) {
 		w.core.SetView(*m)
 	case *messages.TriggerReadiness:
 		if !w.exiting {
-			w.logger().Trace("triggered probe by manual run")
+			if w.env.log.IsTrace() {
+				w.logger().Trace("triggered probe by manual run")
+			}
 			w.handle(ctx, w.ticker.Trigger(w.env.now()))
 		}
 	case *attemptDone:

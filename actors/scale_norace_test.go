@@ -1,0 +1,5 @@
+//go:build !race
+
+package actors
+
+const scaleWorkers = 100000

@@ -1,0 +1,56 @@
+package actors
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestManyWorkers starts scaleWorkers workers (100,000 without -race: 10,000 pods × 10 containers
+// with a readiness probe), waits until they are at rest, reports memory per worker, checks that
+// no goroutine is left per worker, and stops the tree cleanly (goleak in TestMain).
+func TestManyWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale test")
+	}
+	const perPod = 10
+	pods := scaleWorkers / perPod
+	h := newHarness(t)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	baseG := runtime.NumGoroutine()
+
+	start := time.Now()
+	for i := 0; i < pods; i++ {
+		cs := make([]v1.Container, perPod)
+		for j := range cs {
+			cs[j] = v1.Container{Name: fmt.Sprintf("c%d", j), ReadinessProbe: execProbe(10, 3)}
+		}
+		pod := testPod(fmt.Sprintf("scale-%d", i), cs...)
+		h.rt.RunPod(pod)
+		h.tree.AddPod(pod)
+	}
+	require.Eventually(t, func() bool { return h.workerCount() == scaleWorkers }, 2*time.Minute, 10*time.Millisecond)
+	// At rest: every first attempt finished, no goroutine per worker.
+	require.Eventually(t, func() bool { return runtime.NumGoroutine() < baseG+100 }, 2*time.Minute, 10*time.Millisecond)
+	h.sync()
+	started := time.Since(start)
+
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perWorker := (int64(after.HeapInuse) - int64(before.HeapInuse)) / scaleWorkers
+	t.Logf("%d workers started in %v; heap in use %.1f MiB more (%d B per worker incl. pods, statuses, results); goroutines %d (baseline %d); scheduler entries %d",
+		scaleWorkers, started.Round(time.Millisecond), float64(after.HeapInuse-before.HeapInuse)/(1<<20), perWorker,
+		runtime.NumGoroutine(), baseG, h.tree.env.sched.Len())
+	require.Equal(t, scaleWorkers, h.tree.env.sched.Len(), "exactly one scheduler entry per worker")
+
+	stop := time.Now()
+	require.NoError(t, h.tree.Stop())
+	t.Logf("stopped in %v", time.Since(stop).Round(time.Millisecond))
+}
