@@ -38,21 +38,17 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		e.sched.Stop()
 		e.metrics.unregister(e.cfg.reg)
-	case *messages.AddPod:
-		// Through statusManager, which forwards it to probeManager after the statuses it already
-		// has: a caller's SetPodStatus followed by AddPod gives new workers a known pod status (as
-		// kubelet's SyncPod sets the status before AddPod).
-		ctx.Send(e.sync, m)
+	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:
+		// Pod lifecycle commands reach probeManager through statusManager, which forwards them in
+		// order behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives
+		// new workers a known pod status (as kubelet's SyncPod sets the status before AddPod), and
+		// AddPod/RemovePod/CleanupPods keep the caller's order.
 		ctx.Send(e.status, m)
-	case *messages.RemovePod:
-		ctx.Send(e.manager, m)
-		ctx.Send(e.sync, m)
-	case *messages.CleanupPods:
-		ctx.Send(e.manager, m)
-		ctx.Send(e.sync, m)
-		ctx.Send(e.status, m)
-	case *messages.StopLivenessAndStartup:
-		ctx.Send(e.manager, m)
+		switch m.(type) {
+		case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods:
+			ctx.Send(e.sync, m)
+		default:
+		}
 	case *messages.SetPodStatus:
 		ctx.Send(e.status, m)
 	case *messages.GetPodStatus:

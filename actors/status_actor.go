@@ -67,8 +67,8 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Readiness, messages.Startup}})
-	case *messages.AddPod:
-		ctx.Send(a.env.manager, m)
+	case *messages.AddPod, *messages.RemovePod, *messages.StopLivenessAndStartup:
+		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor
 	case *messages.SetPodStatus:
 		e := a.entry(m.Pod.UID)
 		e.pod = m.Pod
@@ -105,6 +105,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(&messages.PodStatusResponse{Status: *e.adjusted.DeepCopy(), Found: true})
 	case *messages.CleanupPods:
+		ctx.Send(a.env.manager, m)
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {
 				delete(a.pods, uid)

@@ -1,0 +1,167 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func (h *harness) keys(uid types.UID) []messages.ProbeKey {
+	var out []messages.ProbeKey
+	for _, c := range []string{"no_probe1", "no_probe2", "no_probe3", "readiness", "liveness", "startup", "restartable-init", "init", "main", "c"} {
+		for _, pt := range messages.ProbeTypes {
+			k := messages.ProbeKey{PodUID: uid, Container: c, Type: pt}
+			if h.inspect(k).Exists {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// kubelet's TestAddRemovePods.
+func TestAddRemovePods(t *testing.T) {
+	h := newHarness(t)
+	noProbe := testPod("no_probe_pod", v1.Container{Name: "no_probe1"}, v1.Container{Name: "no_probe2"})
+	h.tree.AddPod(noProbe)
+	h.sync()
+	assert.Equal(t, 0, h.workerCount())
+
+	probePod := testPod("probe_pod",
+		v1.Container{Name: "no_probe1"},
+		v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+		v1.Container{Name: "no_probe2"},
+		v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
+		v1.Container{Name: "no_probe3"},
+		v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
+	h.tree.AddPod(probePod)
+	require.Eventually(t, func() bool { return h.workerCount() == 3 }, 5*time.Second, time.Millisecond)
+	assert.ElementsMatch(t, []messages.ProbeKey{
+		{PodUID: "probe_pod", Container: "readiness", Type: messages.Readiness},
+		{PodUID: "probe_pod", Container: "liveness", Type: messages.Liveness},
+		{PodUID: "probe_pod", Container: "startup", Type: messages.Startup},
+	}, h.keys("probe_pod"))
+
+	h.tree.RemovePod(noProbe)
+	h.sync()
+	assert.Equal(t, 3, h.workerCount())
+	h.tree.RemovePod(probePod)
+	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+	h.tree.RemovePod(probePod)
+	h.sync()
+	assert.Equal(t, 0, h.workerCount())
+}
+
+// kubelet's TestAddRemovePodsWithRestartableInitContainer.
+func TestAddRemovePodsWithRestartableInitContainer(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	for _, tc := range []struct {
+		name   string
+		policy *v1.ContainerRestartPolicy
+		want   int
+	}{{"regular init container", nil, 0}, {"sidecar", &always, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			pod := testPod("p", v1.Container{Name: "main"})
+			pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "restartable-init", RestartPolicy: tc.policy,
+				LivenessProbe: execProbe(1, 3), ReadinessProbe: execProbe(1, 3), StartupProbe: execProbe(1, 3)}}
+			h.tree.AddPod(pod)
+			h.sync()
+			require.Eventually(t, func() bool { return h.workerCount() == tc.want }, 5*time.Second, time.Millisecond)
+			for _, k := range h.keys("p") {
+				assert.Equal(t, "restartable-init", k.Container)
+			}
+			h.tree.RemovePod(pod)
+			require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+			h.tree.RemovePod(pod)
+		})
+	}
+}
+
+// kubelet's TestCleanupPods and TestCleanupRepeated.
+func TestCleanupPods(t *testing.T) {
+	h := newHarness(t)
+	mk := func(uid string) *v1.Pod {
+		return testPod(uid, v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
+			v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
+	}
+	h.tree.AddPod(mk("keep"))
+	h.tree.AddPod(mk("cleanup"))
+	require.Eventually(t, func() bool { return h.workerCount() == 6 }, 5*time.Second, time.Millisecond)
+	h.tree.CleanupPods(map[types.UID]struct{}{"keep": {}})
+	require.Eventually(t, func() bool { return h.workerCount() == 3 }, 5*time.Second, time.Millisecond)
+	assert.Len(t, h.keys("keep"), 3)
+	assert.Empty(t, h.keys("cleanup"))
+
+	for i := 0; i < 100; i++ {
+		h.tree.AddPod(mk(fmt.Sprint(i)))
+	}
+	for i := 0; i < 10; i++ {
+		h.tree.CleanupPods(map[types.UID]struct{}{})
+	}
+	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 10*time.Second, time.Millisecond)
+}
+
+// Unlike kubelet 1.30–1.33, AddPod continues past existing workers (post-1.35
+// TestAddPodContinuesAfterExistingWorker).
+func TestAddPodContinuesAfterExistingWorker(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("p", v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+		v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)})
+	h.tree.AddPod(pod)
+	require.Eventually(t, func() bool { return h.workerCount() == 2 }, 5*time.Second, time.Millisecond)
+	// Stop only the second worker, then add the pod again.
+	h.tree.StopLivenessAndStartup(pod)
+	require.Eventually(t, func() bool { return h.workerCount() == 1 }, 5*time.Second, time.Millisecond)
+	h.tree.AddPod(pod)
+	require.Eventually(t, func() bool { return h.workerCount() == 2 }, 5*time.Second, time.Millisecond)
+}
+
+// Kubelet-start jitter applies only to workers created within one period of the tree's start (§7.12).
+func TestRestartJitter(t *testing.T) {
+	h := newHarness(t, WithRand(func() float64 { return 0.5 }))
+	early := testPod("early", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
+	h.run(early)
+	key := messages.ProbeKey{PodUID: "early", Container: "c", Type: messages.Liveness}
+	h.idle(key)
+	assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
+	h.tick(key, 4999*time.Millisecond)
+	assert.Equal(t, 0, h.prober.count("c"))
+	h.tick(key, time.Millisecond)
+	assert.Equal(t, 1, h.prober.count("c"))
+
+	h.clk.Advance(10 * time.Second) // now more than a period after the start
+	h.idle(key)
+	late := testPod("late", v1.Container{Name: "d", LivenessProbe: execProbe(10, 1)})
+	h.run(late)
+	h.idle(messages.ProbeKey{PodUID: "late", Container: "d", Type: messages.Liveness})
+	assert.Equal(t, 1, h.prober.count("d"), "late workers probe at once")
+}
+
+// Stopping the tree cancels in-flight attempts and waits for them: nothing is left behind
+// (goleak checks the package at exit).
+func TestStopCancelsInFlightAttempts(t *testing.T) {
+	h := newHarness(t)
+	entered := make(chan struct{}, 10)
+	h.prober.set("c", func(ctx context.Context) (probes.Outcome, error) {
+		entered <- struct{}{}
+		<-ctx.Done()
+		return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+	})
+	pod := testPod("p", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
+	h.run(pod)
+	<-entered
+	<-entered
+	require.NoError(t, h.tree.Stop())
+	assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
+}
