@@ -12,6 +12,11 @@
 // Start spawns the tree under the caller's sys.Root or any actor; Tree's methods feed it pods and
 // runtime statuses and answer queries; Subscribe delivers result changes to the caller's actors.
 //
+// Logging: pass WithLogger; the tree logs through named subsystems (probeactor.probeManager,
+// probeactor.worker with pod/container/probe bound once, ...) and logs panics with stacks. To route
+// protoactor's own slog output into the same logger, build your ActorSystem with
+// logging.SystemOption(log) (package actors/logging).
+//
 // # Invariants
 //
 //   - Decisions live in pure packages (worker, results, podstatus); Receive methods only route and

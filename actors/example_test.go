@@ -2,7 +2,6 @@ package actors_test
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -12,21 +11,22 @@ import (
 	"github.com/probeactor/probeactor/actors"
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/messages"
 )
 
 // Embed the probe tree in your own ActorSystem, subscribe an actor of yours to readiness changes and
 // shut everything down.
 func Example() {
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.DiscardHandler)
-	}))
+	log := hclog.NewNullLogger() // your logger
+	// logging.SystemOption routes protoactor's own slog output into the same hclog logger.
+	sys := actor.NewActorSystem(logging.SystemOption(log))
 	defer sys.Shutdown()
 
 	rt := fakeruntime.New(clock.Real(), nil) // exec probes exit 0 unless scripted
 	tree, err := actors.Start(sys.Root,
 		actors.WithRuntime(rt),
-		actors.WithLogger(hclog.NewNullLogger()),
+		actors.WithLogger(log),
 		// kubelet delays the first probe of workers created right after start by rand×period;
 		// a constant 0 turns that restart jitter off for this example.
 		actors.WithRand(func() float64 { return 0 }))

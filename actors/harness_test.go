@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -27,7 +27,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newSystem(t testing.TB) *actor.ActorSystem {
 	sys := actor.NewActorSystem(
-		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }),
+		logging.SystemOption(testLogger(t)), // protoactor's slog into hclog
 		actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
 	t.Cleanup(sys.Shutdown)
 	return sys

@@ -77,10 +77,16 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		a.recompute(ctx, m.Pod.UID)
 	case *messages.ProbeWorkers:
 		e := a.entry(m.PodUID)
-		clear(e.workers)
+		next := make(map[messages.ProbeKey]struct{}, len(m.Keys))
 		for _, k := range m.Keys {
-			e.workers[k] = struct{}{}
+			next[k] = struct{}{}
 		}
+		for k := range e.workers {
+			if _, ok := next[k]; !ok {
+				a.forgetResult(e, k) // an exiting worker removed its result from the cache
+			}
+		}
+		e.workers = next
 		a.recompute(ctx, m.PodUID)
 	case *messages.ResultChanges:
 		touched := map[types.UID]struct{}{}
@@ -120,6 +126,21 @@ func (a *statusActor) Receive(ctx actor.Context) {
 			}
 		}
 	default:
+	}
+}
+
+// forgetResult drops the mirrored result of a worker that is gone, as kubelet's cache loses it when
+// the worker exits (UpdatePodStatus then falls back to the "is there a worker?" rule).
+func (a *statusActor) forgetResult(e *podEntry, k messages.ProbeKey) {
+	if e.runtime == nil {
+		return
+	}
+	for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].Name == k.Container && ss[i].ContainerID != "" {
+				delete(a.results, results.Key{ContainerID: messages.ContainerID(ss[i].ContainerID), Type: k.Type})
+			}
+		}
 	}
 }
 
