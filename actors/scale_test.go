@@ -21,18 +21,25 @@ func TestManyWorkers(t *testing.T) {
 	pods := scaleWorkers / perPod
 	h := newHarness(t)
 	runtime.GC()
-	var before runtime.MemStats
+	var before, withPods runtime.MemStats
 	runtime.ReadMemStats(&before)
 	baseG := runtime.NumGoroutine()
 
-	start := time.Now()
-	for i := 0; i < pods; i++ {
+	all := make([]*v1.Pod, pods)
+	for i := range all {
 		cs := make([]v1.Container, perPod)
 		for j := range cs {
 			cs[j] = v1.Container{Name: fmt.Sprintf("c%d", j), ReadinessProbe: execProbe(10, 3)}
 		}
-		pod := testPod(fmt.Sprintf("scale-%d", i), cs...)
-		h.rt.RunPod(pod)
+		all[i] = testPod(fmt.Sprintf("scale-%d", i), cs...)
+		h.rt.RunPod(all[i])
+	}
+	h.sync()
+	runtime.GC()
+	runtime.ReadMemStats(&withPods)
+
+	start := time.Now()
+	for _, pod := range all {
 		h.tree.AddPod(pod)
 	}
 	require.Eventually(t, func() bool { return h.workerCount() == scaleWorkers }, 2*time.Minute, 10*time.Millisecond)
@@ -44,10 +51,12 @@ func TestManyWorkers(t *testing.T) {
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	perWorker := (int64(after.HeapInuse) - int64(before.HeapInuse)) / scaleWorkers
-	t.Logf("%d workers started in %v; heap in use %.1f MiB more (%d B per worker incl. pods, statuses, results); goroutines %d (baseline %d); scheduler entries %d",
-		scaleWorkers, started.Round(time.Millisecond), float64(after.HeapInuse-before.HeapInuse)/(1<<20), perWorker,
-		runtime.NumGoroutine(), baseG, h.tree.env.sched.Len())
+	podsBytes := int64(withPods.HeapInuse) - int64(before.HeapInuse)
+	workersBytes := int64(after.HeapInuse) - int64(withPods.HeapInuse)
+	t.Logf("%d workers started in %v; pods+statuses (runtime, statusManager, probeManager copies): %.1f MiB; "+
+		"then AddPod+workers+results: %.1f MiB = %d B per worker; goroutines %d (baseline %d); scheduler entries %d",
+		scaleWorkers, started.Round(time.Millisecond), float64(podsBytes)/(1<<20), float64(workersBytes)/(1<<20),
+		workersBytes/scaleWorkers, runtime.NumGoroutine(), baseG, h.tree.env.sched.Len())
 	require.Equal(t, scaleWorkers, h.tree.env.sched.Len(), "exactly one scheduler entry per worker")
 
 	stop := time.Now()

@@ -60,6 +60,8 @@ func (a *syncActor) Receive(ctx actor.Context) {
 				a.kill(c)
 			}
 		}
+	case *ping:
+		ctx.Respond(m)
 	case *actor.Stopping, *actor.Restarting:
 		a.cancel()
 		a.wg.Wait()
@@ -157,3 +159,6 @@ func GracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Durat
 	}
 	return gp
 }
+
+// ping is answered by the syncLoop with itself: a sync point for tests.
+type ping struct{}

@@ -1,0 +1,79 @@
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func i64(v int64) *int64 { return &v }
+
+// §4.3: deletionGracePeriodSeconds wins, then the probe's terminationGracePeriodSeconds, then the
+// pod's (30 s default), never below 2 s.
+func TestGracePeriod(t *testing.T) {
+	withProbe := func(p, l *int64) *v1.Container {
+		return &v1.Container{StartupProbe: &v1.Probe{TerminationGracePeriodSeconds: p},
+			LivenessProbe: &v1.Probe{TerminationGracePeriodSeconds: l}}
+	}
+	cases := []struct {
+		name     string
+		podTGPS  *int64
+		deletion *int64
+		c        *v1.Container
+		pt       messages.ProbeType
+		want     time.Duration
+	}{
+		{"default", nil, nil, withProbe(nil, nil), messages.Liveness, 30 * time.Second},
+		{"pod", i64(60), nil, withProbe(nil, nil), messages.Liveness, 60 * time.Second},
+		{"liveness probe", i64(60), nil, withProbe(i64(7), i64(9)), messages.Liveness, 9 * time.Second},
+		{"startup probe", i64(60), nil, withProbe(i64(7), i64(9)), messages.Startup, 7 * time.Second},
+		{"deletion wins", i64(60), i64(4), withProbe(i64(7), i64(9)), messages.Liveness, 4 * time.Second},
+		{"floor", i64(0), nil, withProbe(nil, nil), messages.Liveness, 2 * time.Second},
+		{"unknown container", i64(12), nil, nil, messages.Liveness, 12 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{TerminationGracePeriodSeconds: tc.podTGPS}}
+			pod.DeletionGracePeriodSeconds = tc.deletion
+			assert.Equal(t, tc.want, GracePeriod(pod, tc.c, tc.pt))
+		})
+	}
+}
+
+// A sidecar's liveness failure restarts it even with restartPolicy Never; its events name the init
+// container.
+func TestSidecarLivenessFailure(t *testing.T) {
+	h := newHarness(t)
+	always := v1.ContainerRestartPolicyAlways
+	pod := testPod("side", v1.Container{Name: "main"})
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.InitContainers = []v1.Container{{Name: "proxy", RestartPolicy: &always, LivenessProbe: execProbe(1, 1)}}
+	h.prober.result("proxy", probes.Failure)
+	h.run(pod)
+	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 1 }, 5*time.Second, time.Millisecond)
+	k := h.rt.Kills()[0]
+	assert.True(t, k.Restart)
+	assert.Equal(t, "Container proxy failed liveness probe, will be restarted", k.Message)
+	require.Len(t, h.events.find(messages.ReasonUnhealthy), 1)
+	assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonUnhealthy)[0].FieldPath)
+	assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonKilling)[0].FieldPath)
+}
+
+// The syncLoop ignores updates for pods it does not know (kubelet's "ignore irrelevant update").
+func TestSyncLoopIgnoresUnknownPods(t *testing.T) {
+	h := newHarness(t)
+	h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "ghost", Container: "c",
+		ContainerID: "fake://ghost/c/1", Type: messages.Liveness, Result: messages.Failure})
+	h.eventuallyResult("fake://ghost/c/1", messages.Liveness, messages.Failure)
+	// The batch reached the syncLoop before this round trip.
+	_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
+	require.NoError(t, err)
+	assert.Empty(t, h.rt.Kills())
+	assert.Empty(t, h.events.find(messages.ReasonKilling))
+}
