@@ -43,12 +43,13 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		// order behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives
 		// new workers a known pod status (as kubelet's SyncPod sets the status before AddPod), and
 		// AddPod/RemovePod/CleanupPods keep the caller's order.
-		ctx.Send(e.status, m)
+		// syncLoop first: it must know the pod before any worker of it can report a failure.
 		switch m.(type) {
 		case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods:
 			ctx.Send(e.sync, m)
 		default:
 		}
+		ctx.Send(e.status, m)
 	case *messages.SetPodStatus:
 		ctx.Send(e.status, m)
 	case *messages.GetPodStatus:
