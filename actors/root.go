@@ -9,30 +9,46 @@ import (
 // rootActor owns the tree: it spawns the four children with fixed names, routes the Tree's
 // commands and queries to them, and stops the shared scheduler once every child is gone.
 type rootActor struct {
-	env     *env
-	ready   chan struct{}
-	started bool
+	env      *env
+	ready    chan struct{} // closed (and dropped) after the first Started
+	started  bool
+	children []child
+}
+
+type child struct {
+	name  string
+	props *actor.Props
 }
 
 func (r *rootActor) Receive(ctx actor.Context) {
 	e := r.env
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if r.started {
-			return // restarted after a panic: the children are still there
+		if !r.started {
+			r.started = true
+			self := ctx.Self()
+			e.root = self
+			e.cache = childPID(self, nameCache)
+			e.manager = childPID(self, nameManager)
+			e.status = childPID(self, nameStatus)
+			e.sync = childPID(self, nameSync)
+			// One instance each, reused if an actor restarts after a panic, so no state is lost.
+			cache, status, sync := newCacheActor(e), newStatusActor(e), newSyncActor(e)
+			r.children = []child{
+				{nameCache, e.props(func() actor.Actor { return cache })},
+				{nameManager, newManagerProps(e)},
+				{nameStatus, e.props(func() actor.Actor { return status })},
+				{nameSync, e.props(func() actor.Actor { return sync })},
+			}
 		}
-		r.started = true
-		self := ctx.Self()
-		e.root = self
-		e.cache = childPID(self, nameCache)
-		e.manager = childPID(self, nameManager)
-		e.status = childPID(self, nameStatus)
-		e.sync = childPID(self, nameSync)
-		r.spawn(ctx, nameCache, e.props(func() actor.Actor { return newCacheActor(e) }))
-		r.spawn(ctx, nameManager, newManagerProps(e))
-		r.spawn(ctx, nameStatus, e.props(func() actor.Actor { return newStatusActor(e) }))
-		r.spawn(ctx, nameSync, e.props(func() actor.Actor { return newSyncActor(e) }))
-		close(r.ready)
+		// Also after a restart of the root (protoactor stops a restarting actor's children first).
+		for _, c := range r.children {
+			r.spawn(ctx, c.name, c.props)
+		}
+		if r.ready != nil {
+			close(r.ready)
+			r.ready = nil
+		}
 	case *actor.Stopping:
 		e.stopping.Store(true)
 	case *actor.Stopped:

@@ -46,7 +46,8 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	}
 	e.panics = logging.PanicStack(e.log)
 	ready := make(chan struct{})
-	props := e.props(func() actor.Actor { return &rootActor{env: e, ready: ready} })
+	root := &rootActor{env: e, ready: ready}
+	props := e.props(func() actor.Actor { return root })
 	parent.SpawnPrefix(props, "probeactor")
 	<-ready // the root has derived its children's PIDs and spawned them
 	return &Tree{env: e}, nil
