@@ -5,12 +5,14 @@
 //	make bench   # go test -run '^$' -bench . -benchmem ./tests/bench/...
 //
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
-// on, a no-op prober. After a 2 s warm-up it measures a fixed window (5 s) and reports
+// on, a no-op prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then)
+// and after a further 2 s warm-up it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
 // B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
 // heap-B/worker and stack-B/worker; the pods and statuses the harness hands over are allocated before
 // the baseline, so only what an implementation keeps counts), lateness-p99-ms
-// (per worker, actual probe start minus its 1 s grid anchored at its first probe) and probes/s.
+// (per worker, actual probe start minus its 1 s grid anchored at its first probe; a probe more than
+// half a period late reads as early, so the metric saturates just below 500 ms) and probes/s.
 //
 // BenchmarkFanout/impl=…/workers=10000 — 10,000 readiness workers probe in the same instant (no
 // jitter); once the subscriber has seen all of them Success, every probe starts failing, while the
