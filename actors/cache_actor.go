@@ -51,7 +51,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 	case messages.AckResults:
 		a.ack(ctx, m.Seq)
 	case *cacheStats:
-		st := &cacheStatsResponse{Entries: a.cache.Len(), Pending: map[string]int{}}
+		st := &cacheStatsResponse{Entries: a.cache.Len(), Successes: a.cache.Count(messages.Success), Pending: map[string]int{}}
 		for k := range a.pids {
 			st.Pending[k] = a.cache.Pending(k)
 		}
@@ -107,6 +107,7 @@ func (a *cacheActor) internal(pid *actor.PID) bool {
 type cacheStats struct{}
 
 type cacheStatsResponse struct {
-	Entries int
-	Pending map[string]int // by subscriber PID string
+	Entries   int
+	Successes int
+	Pending   map[string]int // by subscriber PID string
 }

@@ -43,9 +43,11 @@ func TestManyWorkers(t *testing.T) {
 		h.tree.AddPod(pod)
 	}
 	require.Eventually(t, func() bool { return h.workerCount() == scaleWorkers }, 2*time.Minute, 10*time.Millisecond)
-	// At rest: every first attempt finished, no goroutine per worker.
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() < baseG+100 }, 2*time.Minute, 10*time.Millisecond)
+	// At rest: every worker published Success (so no more readiness triggers), every attempt
+	// finished, no goroutine per worker.
+	require.Eventually(t, func() bool { return h.cacheStats().Successes == scaleWorkers }, 2*time.Minute, 10*time.Millisecond)
 	h.sync()
+	require.Eventually(t, func() bool { return runtime.NumGoroutine() < baseG+20 }, 2*time.Minute, 10*time.Millisecond)
 	started := time.Since(start)
 
 	runtime.GC()
@@ -62,4 +64,10 @@ func TestManyWorkers(t *testing.T) {
 	stop := time.Now()
 	require.NoError(t, h.tree.Stop())
 	t.Logf("stopped in %v", time.Since(stop).Round(time.Millisecond))
+}
+
+func (h *harness) cacheStats() *cacheStatsResponse {
+	res, err := h.sys.Root.RequestFuture(h.tree.env.cache, &cacheStats{}, 5*time.Second).Result()
+	require.NoError(h.t, err)
+	return res.(*cacheStatsResponse)
 }

@@ -67,7 +67,10 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Readiness, messages.Startup}})
-	case *messages.AddPod, *messages.RemovePod, *messages.StopLivenessAndStartup:
+	case *messages.AddPod:
+		a.addPod(ctx, m.Pod)
+		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor
+	case *messages.RemovePod, *messages.StopLivenessAndStartup:
 		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor
 	case *messages.SetPodStatus:
 		e := a.entry(m.Pod.UID)
@@ -127,6 +130,25 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		}
 	default:
 	}
+}
+
+// addPod records the workers AddPod is about to create before probeManager creates them, and
+// pushes the status recomputed with them ahead of the AddPod: otherwise a pod whose containers are
+// already running would look started ("no startup worker") to its brand-new workers, and liveness
+// or readiness would probe before the startup probe succeeded. probeManager's ProbeWorkers corrects
+// the set afterwards (e.g. a key whose previous worker is still exiting).
+func (a *statusActor) addPod(ctx actor.Context, pod *v1.Pod) {
+	e := a.entry(pod.UID)
+	e.pod = pod
+	cs, _ := probedContainers(pod)
+	for _, c := range cs {
+		for _, t := range messages.ProbeTypes {
+			if probeOf(c, t) != nil {
+				e.workers[messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t}] = struct{}{}
+			}
+		}
+	}
+	a.recompute(ctx, pod.UID)
 }
 
 // forgetResult drops the mirrored result of a worker that is gone, as kubelet's cache loses it when

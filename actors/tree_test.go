@@ -52,6 +52,7 @@ func TestLivenessFailureKillsAndRestarts(t *testing.T) {
 	require.NotEqual(t, id1, id2)
 	h.prober.result("app", probes.Success)
 	h.sync()
+	h.idle(key) // the new container's view reached the worker
 	info = h.tick(key, time.Second)
 	assert.Equal(t, id2, info.ContainerID)
 	assert.False(t, info.OnHold)
@@ -71,11 +72,7 @@ func TestRestartPolicyNeverAndProbeGracePeriod(t *testing.T) {
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	h.prober.result("app", probes.Failure)
 	h.run(pod)
-	// The first status generation ran before the startup worker existed, so the container looked
-	// started (kubelet's "no worker" rule) and the first doProbe skipped; the next tick probes.
-	h.eventuallyResult(h.rt.ContainerID(pod.UID, "app"), messages.Startup, messages.Unknown)
-	h.sync()
-	h.clk.Advance(time.Second)
+	// The first probe runs at once and fails (threshold 1).
 	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 1 }, 5*time.Second, time.Millisecond)
 	k := h.rt.Kills()[0]
 	assert.Equal(t, "Container app failed startup probe", k.Message)
@@ -133,11 +130,10 @@ func TestStartupSuccessTriggersReadiness(t *testing.T) {
 	h.eventuallyResult(id, messages.Readiness, messages.Failure)
 	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup})
 	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Readiness})
-	assert.Equal(t, 0, h.prober.count("app/Startup"), "the first status looked started before the workers existed (kubelet's no-worker rule)")
-	h.sync()
-	h.clk.Advance(time.Second)
-	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup})
+	// statusManager knew the workers before they started, so the running container never looked
+	// started: only the startup probe ran.
 	assert.Equal(t, 1, h.prober.count("app/Startup"))
+	assert.Equal(t, 0, h.prober.count("app/Readiness"))
 	readinessBefore := h.prober.count("app/Readiness")
 	h.prober.result("app", probes.Success)
 	h.clk.Advance(time.Second)
@@ -188,6 +184,8 @@ func TestTerminalPhaseExitsWorkers(t *testing.T) {
 	h.eventuallyResult(h.rt.ContainerID(pod.UID, "c"), messages.Readiness, messages.Success)
 	h.rt.Update(pod.UID, func(st *v1.PodStatus) { st.Phase = v1.PodSucceeded })
 	h.sync()
+	// The view travelled statusManager → probeManager → worker ahead of this inspection.
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness})
 	h.clk.Advance(time.Second)
 	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
 }
@@ -215,4 +213,25 @@ func TestStartRequiresRuntime(t *testing.T) {
 	sys := newSystem(t)
 	_, err := Start(sys.Root)
 	assert.ErrorContains(t, err, "WithRuntime is required")
+}
+
+// Liveness must not probe a running container before its startup probe succeeded, even when the
+// runtime reported the container running before AddPod.
+func TestLivenessWaitsForStartupOnAddPod(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u7", v1.Container{Name: "app", StartupProbe: execProbe(1, 30), LivenessProbe: execProbe(1, 1)})
+	h.prober.result("app", probes.Failure)
+	h.run(pod)
+	startup := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup}
+	h.idle(startup)
+	for i := 0; i < 5; i++ {
+		h.clk.Advance(time.Second)
+		want := i + 2
+		require.Eventually(t, func() bool { return h.prober.count("app/Startup") == want }, 5*time.Second, time.Millisecond)
+		h.idle(startup)
+		h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Liveness})
+	}
+	assert.Zero(t, h.prober.count("app/Liveness"))
+	assert.Equal(t, 6, h.prober.count("app/Startup"))
+	assert.Empty(t, h.rt.Kills())
 }

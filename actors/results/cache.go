@@ -60,6 +60,17 @@ func (c *Cache[S]) Get(id messages.ContainerID, t messages.ProbeType) (messages.
 	return e.Result, ok
 }
 
+// Count returns how many cached results equal r.
+func (c *Cache[S]) Count(r messages.Result) int {
+	n := 0
+	for _, e := range c.entries {
+		if e.Result == r {
+			n++
+		}
+	}
+	return n
+}
+
 // Len returns the number of cached results.
 func (c *Cache[S]) Len() int { return len(c.entries) }
 
