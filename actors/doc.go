@@ -47,6 +47,9 @@
 //   - A panicking prober or worker is restarted by probeManager with exponential back-off
 //     (actors/supervision) and keeps its counters and cached result; after too many failures the key
 //     reports Unknown with a ProbeWorkerGaveUp warning event (kubelet swallows the panic).
+//   - statusManager registers the workers AddPod will create before they start, so a container the
+//     runtime already reported running is not "started" for lack of a startup worker (kubelet
+//     avoids this only because it starts containers after AddPod).
 //   - The sync loop kills a container directly through Runtime.KillContainer with kubelet's Killing
 //     event and grace period (kubelet re-syncs the whole pod); it kills each container ID at most once.
 package actors
