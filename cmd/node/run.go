@@ -234,12 +234,15 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 	}
 	stop() // a second Ctrl-C now kills node at once; the shims still take every container down
 
-	n.shutdown(pods)
+	n.terminatePods(pods) // the API keeps answering while containers stop
 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http server shutdown", "error", err)
+	}
+	if err := n.tree.Stop(); err != nil {
+		log.Error("probe tree did not stop cleanly", "error", err)
 	}
 	if runErr == nil {
 		log.Info("node stopped; no container left running")
@@ -247,8 +250,10 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 	return runErr
 }
 
-// shutdown is kubelet's SyncTerminatingPod for every pod, then the tree's stop.
-func (n *node) shutdown(pods []*v1.Pod) {
+// terminatePods is kubelet's SyncTerminatingPod for every pod: liveness and startup probes stop,
+// containers are killed with their grace periods (readiness keeps probing meanwhile), then the pod's
+// workers are removed.
+func (n *node) terminatePods(pods []*v1.Pod) {
 	maxGrace := proc.DefaultGracePeriod
 	for _, pod := range pods {
 		n.tree.StopLivenessAndStartup(pod)
@@ -264,9 +269,6 @@ func (n *node) shutdown(pods []*v1.Pod) {
 	}
 	for _, pod := range pods {
 		n.tree.RemovePod(pod)
-	}
-	if err := n.tree.Stop(); err != nil {
-		n.log.Error("probe tree did not stop cleanly", "error", err)
 	}
 }
 
@@ -286,7 +288,9 @@ func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
 	for _, spec := range specs {
 		pod := *spec.DeepCopy()
 		pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
-		st, ok, err := n.tree.PodStatus(ctx, pod.UID)
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, ok, err := n.tree.PodStatus(qctx, pod.UID)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("pod status of %s/%s: %w", pod.Namespace, pod.Name, err)
 		}

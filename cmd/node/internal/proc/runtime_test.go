@@ -217,14 +217,20 @@ func TestGracePeriodThenSIGKILLAndNothingForkedSurvives(t *testing.T) {
 		}
 		return len(pids) == 3
 	}, 10*time.Second, tick)
-	cs, _ := rec.container(pod.UID, "c")
+	var cs v1.ContainerStatus
+	require.Eventually(t, func() bool {
+		cs, _ = rec.container(pod.UID, "c")
+		return cs.State.Running != nil
+	}, 10*time.Second, tick)
 
 	killed := make(chan error, 1)
 	go func() {
 		killed <- rt.KillContainer(context.Background(), messages.KillContainer{Pod: pod, Container: "c", ContainerID: messages.ContainerID(cs.ContainerID), GracePeriod: 5 * time.Second})
 	}()
 	// The SIGKILL timer is armed; SIGTERM was ignored, so everything still runs.
-	require.NoError(t, clk.WaitPending(context.Background(), 1))
+	waitCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, clk.WaitPending(waitCtx, 1))
 	for _, p := range pids {
 		assert.True(t, alive(p), "pid %d before the grace period ended", p)
 	}

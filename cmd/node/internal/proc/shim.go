@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,9 @@ func ShimMain(args []string) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
 
+	// Pdeathsig fires when the thread that forked the child exits: keep this goroutine on its thread
+	// for the life of the shim so only the shim's own death can trigger it.
+	runtime.LockOSThread()
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
