@@ -27,8 +27,10 @@
 // Profiles: with PROBEACTOR_BENCH_PROFILES=<dir>, BenchmarkProbeLoop writes heap-<impl>-<n>.pprof
 // (after warm-up) and cpu-<impl>-<n>.pprof (the measurement window) there.
 //
-// BenchmarkChurn/impl=… — per iteration 1,000 pods (liveness + readiness) are added, reported running,
-// probed at least once and removed; reports ns/pod and leaked-goroutines (after Stop).
+// BenchmarkChurn/impl=… — per iteration 1,000 fresh pods (liveness + readiness) are added, reported
+// running, probed at least once (the last pod's readiness is Success) and removed (the last pod's
+// results are gone), after one unmeasured warm-up round; reports ns/pod and leaked-goroutines (after
+// Stop).
 //
 // Benchmark bodies run once whatever b.N is (they run for a fixed wall time, longer than -benchtime);
 // the custom metrics are the result. The figures and their analysis are in ARCHITECTURE.md.

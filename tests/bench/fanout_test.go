@@ -106,7 +106,7 @@ func benchFanout(b *testing.B, im impl, n int) {
 		b.Fatal(err)
 	}
 	defer d.Stop()
-	for _, p := range pods(n, "f", false, true, time.Now()) {
+	for _, p := range pods(n, 0, "f", false, true, time.Now()) {
 		d.AddPod(p.pod)
 		d.SetPodStatus(p.pod, p.status)
 	}

@@ -116,9 +116,11 @@ type podFixture struct {
 	status v1.PodStatus
 }
 
-func pods(n int, prefix string, liveness, readiness bool, startedAt time.Time) []podFixture {
+// pods builds n one-container pods named <prefix><base+i> whose container IDs are workerID(base+i).
+func pods(n, base int, prefix string, liveness, readiness bool, startedAt time.Time) []podFixture {
 	out := make([]podFixture, n)
-	for i := range out {
+	for j := range out {
+		i := base + j
 		c := v1.Container{Name: "c", Image: "fake"}
 		if liveness {
 			c.LivenessProbe = probeSpec(messages.Liveness)
@@ -130,7 +132,7 @@ func pods(n int, prefix string, liveness, readiness bool, startedAt time.Time) [
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d", prefix, i), Namespace: "bench", UID: types.UID(fmt.Sprintf("%s%d", prefix, i))},
 			Spec:       v1.PodSpec{Containers: []v1.Container{c}, RestartPolicy: v1.RestartPolicyAlways},
 		}
-		out[i] = podFixture{pod: pod, status: v1.PodStatus{
+		out[j] = podFixture{pod: pod, status: v1.PodStatus{
 			Phase: v1.PodRunning, PodIP: "10.0.0.1",
 			ContainerStatuses: []v1.ContainerStatus{{
 				Name: "c", ContainerID: string(workerID(i)), Image: "fake",

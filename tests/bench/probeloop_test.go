@@ -62,7 +62,7 @@ func BenchmarkProbeLoop(b *testing.B) {
 
 func benchProbeLoop(b *testing.B, im impl, n int) {
 	grid := newLatencyGrid(n)
-	fixtures := pods(n, "p", true, false, time.Now())
+	fixtures := pods(n, 0, "p", true, false, time.Now())
 	before := memInUse()
 
 	d, err := im.start(conformance.Env{
