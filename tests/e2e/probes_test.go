@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -226,4 +227,51 @@ spec:
 	// A container that never starts within failureThreshold × period is killed and restarted.
 	n.hasEvent("slow", "too-slow", "Killing", "Container too-slow failed startup probe, will be restarted")
 	n.eventually("slow", func(p v1.Pod) bool { return p.Status.ContainerStatuses[1].RestartCount >= 1 }, "too-slow restarted")
+}
+
+func TestLivenessKillHonoursRestartPolicyNeverAndProbeGracePeriod(t *testing.T) {
+	t.Parallel()
+	m, _ := render(t, `
+apiVersion: v1
+kind: Pod
+metadata: {name: no-restart}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    command: ["sleep", "600"]
+    livenessProbe:
+      exec: {command: ["false"]}
+      periodSeconds: 1
+      failureThreshold: 1
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stubborn}
+spec:
+  # The pod's grace period would outlast the test: only the probe-level one can get the container
+  # restarted in time.
+  terminationGracePeriodSeconds: 600
+  containers:
+  - name: c
+    command: ["sh", "-c", "trap '' TERM; sleep 600 & wait; wait"]
+    livenessProbe:
+      exec: {command: ["false"]}
+      periodSeconds: 1
+      failureThreshold: 1
+      terminationGracePeriodSeconds: 2
+`, nil)
+	n := startNode(t, m)
+	ev := n.hasEvent("no-restart", "c", "Killing", "Container c failed liveness probe")
+	assert.Equal(t, "Container c failed liveness probe", ev.Message, "no ', will be restarted' under restartPolicy Never")
+	p := n.eventually("no-restart", func(p v1.Pod) bool { return p.Status.Phase == v1.PodFailed }, "killed and not restarted")
+	assert.Equal(t, int32(143), p.Status.ContainerStatuses[0].State.Terminated.ExitCode)
+	assert.Equal(t, int32(0), p.Status.ContainerStatuses[0].RestartCount)
+
+	p = n.eventually("stubborn", func(p v1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount >= 1 }, "SIGKILLed after the probe's grace period and restarted")
+	require.NotNil(t, p.Status.ContainerStatuses[0].LastTerminationState.Terminated)
+	assert.Equal(t, int32(137), p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode, "SIGTERM was ignored: SIGKILL")
+	// A graceful stop would honour the pod's 600 s; the shims take the containers down with node.
+	n.stop(syscall.SIGKILL)
 }
