@@ -53,6 +53,24 @@ spec:
 	_, err = loadPods([]string{good, good}, nil, &stderr, time.Now())
 	assert.ErrorIs(t, err, errInvalid)
 	assert.Contains(t, stderr.String(), `metadata.name: Duplicate value: pod "default/a" is also defined in `+good)
+
+	// Two pods with one explicit UID.
+	twins := filepath.Join(dir, "twins.yaml")
+	require.NoError(t, os.WriteFile(twins, []byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: a, uid: same}
+spec: {containers: [{name: c, args: [sleep, "1"]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, uid: same}
+spec: {containers: [{name: c, args: [sleep, "1"]}]}
+`), 0o600))
+	stderr.Reset()
+	_, err = loadPods([]string{twins}, nil, &stderr, time.Now())
+	assert.ErrorIs(t, err, errInvalid)
+	assert.Contains(t, stderr.String(), twins+`: document 2: metadata.uid: Duplicate value: "same" is also the UID of the pod in `+twins+": document 1")
 }
 
 func TestDispatchUsageAndExitCodes(t *testing.T) {

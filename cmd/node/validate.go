@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
@@ -32,6 +33,7 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	var pods []*v1.Pod
 	var problems []string
 	seen := map[string]string{}
+	seenUID := map[types.UID]string{}
 	for _, l := range loaded {
 		pod := l.Pod
 		proc.SetDefaults(pod)
@@ -47,6 +49,10 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 			problems = append(problems, fmt.Sprintf("%s: metadata.name: Duplicate value: pod %q is also defined in %s", l.Origin, key, first))
 		}
 		seen[key] = l.Origin
+		if first, ok := seenUID[pod.UID]; ok {
+			problems = append(problems, fmt.Sprintf("%s: metadata.uid: Duplicate value: %q is also the UID of the pod in %s", l.Origin, pod.UID, first))
+		}
+		seenUID[pod.UID] = l.Origin
 		pods = append(pods, pod)
 	}
 	if len(problems) > 0 {
