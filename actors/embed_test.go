@@ -1,0 +1,81 @@
+package actors
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// The tree can live under an embedder's own actor; stopping that actor stops the tree with it.
+func TestStartUnderParentActor(t *testing.T) {
+	sys := newSystem(t)
+	clk := clock.NewFake(t0)
+	rt := fakeruntime.New(clk, nil)
+	trees := make(chan *Tree, 1)
+	parent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if _, ok := ctx.Message().(*actor.Started); ok {
+			tree, err := Start(ctx, WithRuntime(rt), WithClock(clk), WithRand(func() float64 { return 0 }),
+				WithLogger(testLogger(t)))
+			require.NoError(t, err)
+			trees <- tree
+		}
+	}))
+	tree := <-trees
+	assert.Equal(t, parent.Id, tree.PID().Id[:len(parent.Id)], "the root is the parent's child")
+	rt.SetPush(tree.SetPodStatus)
+	pod := testPod("emb", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+	rt.RunPod(pod)
+	tree.AddPod(pod)
+	require.Eventually(t, func() bool {
+		r, ok, err := tree.Result(context.Background(), rt.ContainerID(pod.UID, "c"), messages.Readiness)
+		return err == nil && ok && r == messages.Success
+	}, 5*time.Second, time.Millisecond)
+	require.NoError(t, sys.Root.PoisonFuture(parent).Wait())
+	assert.Zero(t, tree.env.sched.Len())
+}
+
+func TestUnsubscribe(t *testing.T) {
+	h := newHarness(t)
+	got := make(chan *messages.ResultChanges, 10)
+	sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+			got <- b
+			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+		}
+	}))
+	t.Cleanup(func() { h.sys.Root.Stop(sub) })
+	h.tree.Subscribe(sub, messages.Liveness)
+	h.sync() // the subscription (root → cache) is in place before the direct Sets below
+	set := func(id messages.ContainerID, pt messages.ProbeType) {
+		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})
+	}
+	set("test://a", messages.Readiness) // filtered out
+	set("test://b", messages.Liveness)
+	var b *messages.ResultChanges
+	select {
+	case b = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no batch")
+	}
+	require.Len(t, b.Changes, 1)
+	assert.Equal(t, messages.ContainerID("test://b"), b.Changes[0].ContainerID)
+	h.tree.Unsubscribe(sub)
+	h.sync()
+	set("test://c", messages.Liveness)
+	h.eventuallyResult("test://c", messages.Liveness, messages.Failure)
+	assert.Len(t, h.cacheStats().Pending, 2, "only the tree's own subscribers (statusManager, syncLoop) are left")
+	select {
+	case b := <-got:
+		t.Fatalf("unexpected batch after unsubscribe: %+v", b)
+	default:
+	}
+}
