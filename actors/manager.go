@@ -25,8 +25,9 @@ type managerActor struct {
 	byID     map[string]messages.ProbeKey // worker PID.Id → key
 	pods     map[types.UID]map[messages.ProbeKey]struct{}
 	statuses map[types.UID]*v1.PodStatus
-	givenUp  map[string]any // worker PID.Id → last panic, for workers the strategy gave up on
-	stopping bool           // the tree is stopping: siblings may be gone, tell them nothing
+	names    map[types.UID]types.NamespacedName // for events, while the pod has workers
+	givenUp  map[string]any                     // worker PID.Id → last panic, for workers the strategy gave up on
+	stopping bool                               // the tree is stopping: siblings may be gone, tell them nothing
 }
 
 func newManagerProps(e *env) *actor.Props {
@@ -37,6 +38,7 @@ func newManagerProps(e *env) *actor.Props {
 		byID:     map[string]messages.ProbeKey{},
 		pods:     map[types.UID]map[messages.ProbeKey]struct{}{},
 		statuses: map[types.UID]*v1.PodStatus{},
+		names:    map[types.UID]types.NamespacedName{},
 		givenUp:  map[string]any{},
 	}
 	// The give-up callback runs on this actor's goroutine (while it handles the child's failure), so
@@ -187,6 +189,7 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 		}
 	}
 	if added {
+		m.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 		m.notifyWorkers(ctx, pod.UID)
 	}
 }
@@ -217,6 +220,9 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 		delete(m.givenUp, who.Id)
 		m.reportGaveUp(ctx, k, reason)
 	}
+	if _, ok := m.pods[k.PodUID]; !ok {
+		delete(m.names, k.PodUID)
+	}
 	m.notifyWorkers(ctx, k.PodUID)
 }
 
@@ -236,6 +242,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 		Type:    v1.EventTypeWarning,
 		Reason:  messages.ReasonProbeWorkerGaveUp,
 		Message: fmt.Sprintf("%s probe worker failed too often and was stopped; result is Unknown: %v", k.Type, reason),
+		Pod:     m.names[k.PodUID],
 		PodUID:  k.PodUID,
 	})
 }

@@ -90,6 +90,7 @@ func TestSupervisionGivesUp(t *testing.T) {
 	ev := h.events.find(messages.ReasonProbeWorkerGaveUp)[0]
 	assert.Equal(t, v1.EventTypeWarning, ev.Type)
 	assert.Contains(t, ev.Message, "prober bug")
+	assert.Equal(t, "pod-giveup", ev.Pod.Name)
 	assert.False(t, h.inspect(messages.ProbeKey{PodUID: pod.UID, Container: "bad", Type: messages.Liveness}).Exists)
 	assert.Empty(t, h.rt.Kills(), "Unknown does not kill")
 
