@@ -48,9 +48,16 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
 	props := e.props(func() actor.Actor { return root })
-	parent.SpawnPrefix(props, "probeactor")
-	<-ready // the root has derived its children's PIDs and spawned them
-	return &Tree{env: e}, nil
+	pid := parent.SpawnPrefix(props, "probeactor")
+	select {
+	case <-ready: // the root has derived its children's PIDs and spawned them
+		return &Tree{env: e}, nil
+	case <-time.After(defaultQueryTimeout):
+		// Only if the parent is stopping and the root never started.
+		e.sched.Stop()
+		m.unregister(cfg.reg)
+		return nil, fmt.Errorf("actors.Start: root %s did not start within %v", pid, defaultQueryTimeout)
+	}
 }
 
 // PID returns the tree's root.
