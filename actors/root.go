@@ -45,6 +45,10 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		for _, c := range r.children {
 			r.spawn(ctx, c.name, c.props)
 		}
+		// Subscribe statusManager and syncLoop now, on their behalf: the subscriptions are queued at
+		// the cache before Start returns, hence before any worker can publish a result.
+		ctx.RequestWithCustomSender(e.cache, &messages.SubscribeResults{Types: statusTypes}, e.status)
+		ctx.RequestWithCustomSender(e.cache, &messages.SubscribeResults{Types: syncTypes}, e.sync)
 		if r.ready != nil {
 			close(r.ready)
 			r.ready = nil

@@ -38,6 +38,9 @@ func newStatusActor(e *env) *statusActor {
 		results: map[results.Key]messages.Result{}, byPod: map[types.UID]map[results.Key]struct{}{}}
 }
 
+// statusTypes are the results statusManager subscribes to (the root subscribes it).
+var statusTypes = []messages.ProbeType{messages.Readiness, messages.Startup}
+
 // probesView answers podstatus.Probes for one pod.
 type probesView struct {
 	a *statusActor
@@ -65,8 +68,6 @@ func (a *statusActor) entry(uid types.UID) *podEntry {
 
 func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Readiness, messages.Startup}})
 	case *messages.AddPod:
 		a.addPod(ctx, m.Pod)
 		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor

@@ -20,6 +20,9 @@ const (
 	minimumGracePeriod = 2 * time.Second  // kuberuntime's minimumGracePeriodInSeconds
 )
 
+// syncTypes are the results the syncLoop subscribes to (the root subscribes it).
+var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
+
 // syncActor is the syncLoop's probe branch: a liveness or startup Failure makes it ask the runtime
 // to kill (and, unless restartPolicy is Never, restart) the container, in the background. It knows
 // the pods it was given with AddPod and ignores updates for any other pod ("irrelevant update").
@@ -41,8 +44,6 @@ func newSyncActor(e *env) *syncActor {
 
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		ctx.Request(a.env.cache, &messages.SubscribeResults{Types: []messages.ProbeType{messages.Liveness, messages.Startup}})
 	case *messages.AddPod:
 		a.pods[m.Pod.UID] = m.Pod
 	case *messages.RemovePod:
