@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,8 +106,17 @@ spec:
       exec: {command: ["true"]}
       periodSeconds: 1
 `, nil)
-	n := startNode(t, m)
+	n := startNode(t, m, "--log-format", "json")
 	n.eventually("talker", func(p v1.Pod) bool { return condition(p, v1.PodReady) == v1.ConditionTrue }, "ready")
+	// hclog's JSON lines on stderr, events as text lines on stdout.
+	logLines := strings.Split(strings.TrimSpace(n.stderr.String()), "\n")
+	require.NotEmpty(t, logLines)
+	for _, l := range logLines {
+		var entry map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &entry), "log line %q", l)
+		assert.Contains(t, entry, "@message")
+	}
+	assert.Contains(t, n.stdout.String(), "Started container talk")
 	server := strings.TrimPrefix(n.base, "http://")
 	code, stdout, stderr := runNode(t, "", "get", "pods", "--server", server)
 	require.Equal(t, 0, code, stderr)
