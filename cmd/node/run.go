@@ -33,6 +33,12 @@ import (
 	"github.com/probeactor/probeactor/probes"
 )
 
+// The process runtime is the actor core's container runtime, and node is the HTTP server's source.
+var (
+	_ actors.Runtime = (*proc.Runtime)(nil)
+	_ server.Source  = (*node)(nil)
+)
+
 // runConfig is `node run`'s flags.
 type runConfig struct {
 	files          fileList
