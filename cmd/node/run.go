@@ -99,6 +99,8 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 		log.Info("no -f given: running the embedded demo", "hint", "watch `node get pods` or curl http://"+cfg.listen+"/pods; Ctrl-C stops it")
+		log.Info("demo container web: an HTTP startup probe fails for ~6 s and holds back readiness (HTTP) and liveness (TCP); readiness then fails from 14 s to 20 s")
+		log.Info("demo container api: readiness is an exec probe (cat ready); its gRPC liveness probe fails at 20 s, so it is killed and restarted once")
 	}
 	if cfg.cleanup != nil {
 		defer cfg.cleanup()
