@@ -13,7 +13,8 @@ build:
 
 ## run: the embedded demo — a pod of demo containers probed, restarted and served on 127.0.0.1:10255
 run:
-	$(GO) run ./cmd/node run
+	@$(GO) build -o bin/node ./cmd/node
+	./bin/node run
 
 ## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this)
 test: fmt-check vet

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/podstatus"
 )
 
 // PrintPods writes the table. withNamespace adds kubectl's NAMESPACE column (-A).
@@ -27,10 +29,6 @@ func PrintPods(w io.Writer, pods []v1.Pod, now time.Time, withNamespace bool) er
 	return tw.Flush()
 }
 
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
 func readyCount(p *v1.Pod) (ready, total int) {
 	total = len(p.Spec.Containers)
 	for _, cs := range p.Status.ContainerStatuses {
@@ -39,7 +37,7 @@ func readyCount(p *v1.Pod) (ready, total int) {
 		}
 	}
 	for i := range p.Spec.InitContainers {
-		if !isSidecar(&p.Spec.InitContainers[i]) {
+		if !podstatus.IsRestartable(&p.Spec.InitContainers[i]) {
 			continue
 		}
 		total++
@@ -78,12 +76,12 @@ func Status(p *v1.Pod) string {
 	initializing := false
 	regularInits := 0
 	for i := range p.Spec.InitContainers {
-		if !isSidecar(&p.Spec.InitContainers[i]) {
+		if !podstatus.IsRestartable(&p.Spec.InitContainers[i]) {
 			regularInits++
 		}
 	}
 	for i, cs := range p.Status.InitContainerStatuses {
-		sidecar := i < len(p.Spec.InitContainers) && isSidecar(&p.Spec.InitContainers[i])
+		sidecar := i < len(p.Spec.InitContainers) && podstatus.IsRestartable(&p.Spec.InitContainers[i])
 		switch {
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
 			continue

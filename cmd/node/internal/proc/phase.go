@@ -1,12 +1,12 @@
 package proc
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/actors/podstatus"
 )
 
 // PodIP is every pod's IP: containers are local processes on the host network.
@@ -21,10 +21,6 @@ func statusByName(list []v1.ContainerStatus, name string) (v1.ContainerStatus, b
 	return v1.ContainerStatus{}, false
 }
 
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
 // phase is kubelet's getPhase (1.29+, with sidecars) for a pod that is not being deleted.
 // started says which sidecars have passed their startup probe.
 func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map[string]bool) v1.PodPhase {
@@ -32,7 +28,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 	pendingInit, failedInit := 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if isSidecar(c) {
+		if podstatus.IsRestartable(c) {
 			continue
 		}
 		s, ok := statusByName(initStatuses, c.Name)
@@ -60,7 +56,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podstatus.IsRestartable(c) {
 			continue
 		}
 		s, ok := statusByName(initStatuses, c.Name)
@@ -133,90 +129,42 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 	}
 }
 
-// conditions generates the runtime-owned pod conditions: PodScheduled, PodReadyToStartContainers and
-// Initialized (kubelet's GeneratePodInitializedCondition), plus initial ContainersReady and Ready
-// from the Ready flags in st (the statusManager recomputes those two from probe results).
+// conditions generates the runtime-owned pod conditions: PodReadyToStartContainers, PodScheduled and
+// Initialized, plus initial ContainersReady and Ready from the Ready flags in st (the statusManager
+// recomputes those two from probe results). kubelet's generators come from actors/podstatus; the
+// runtime only supplies what it knows before the prober's overlay: a regular init container is
+// complete when it exited 0, a sidecar when its startup probe passed (started).
 func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since time.Time) []v1.PodCondition {
 	t := metav1.Time{Time: since}
-	conds := []v1.PodCondition{
-		{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue, LastTransitionTime: t},
-		initializedCondition(pod, st, started, t),
+	view := st
+	view.InitContainerStatuses = make([]v1.ContainerStatus, len(st.InitContainerStatuses))
+	for i, cs := range st.InitContainerStatuses {
+		if spec := initContainerSpec(pod, cs.Name); spec != nil && podstatus.IsRestartable(spec) {
+			s := started[cs.Name]
+			cs.Started = &s
+		} else {
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		}
+		view.InitContainerStatuses[i] = cs
 	}
-	ready := containersReadyCondition(pod, st, t)
-	podReady := ready
-	podReady.Type = v1.PodReady
-	conds = append(conds, podReady, ready, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: t})
+	conds := []v1.PodCondition{
+		{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue},
+		podstatus.InitializedCondition(pod, &view),
+		podstatus.ReadyCondition(pod, &st),
+		podstatus.ContainersReadyCondition(pod, &st),
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+	}
+	for i := range conds {
+		conds[i].LastTransitionTime = t
+	}
 	return conds
 }
 
-func initializedCondition(pod *v1.Pod, st v1.PodStatus, started map[string]bool, t metav1.Time) v1.PodCondition {
-	cond := v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue, LastTransitionTime: t}
-	for _, s := range st.ContainerStatuses {
-		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
-			return cond // once any app container started, the pod stays initialized
-		}
-	}
-	var incomplete []string
+func initContainerSpec(pod *v1.Pod, name string) *v1.Container {
 	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		s, ok := statusByName(st.InitContainerStatuses, c.Name)
-		switch {
-		case !ok:
-			incomplete = append(incomplete, c.Name)
-		case isSidecar(c):
-			if s.State.Running == nil || !started[c.Name] {
-				incomplete = append(incomplete, c.Name)
-			}
-		case s.State.Terminated == nil || s.State.Terminated.ExitCode != 0:
-			incomplete = append(incomplete, c.Name)
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
 		}
 	}
-	if len(incomplete) == 0 {
-		return cond
-	}
-	cond.Status = v1.ConditionFalse
-	cond.Reason = "ContainersNotInitialized"
-	cond.Message = fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))
-	return cond
-}
-
-// containersReadyCondition is kubelet's GenerateContainersReadyCondition.
-func containersReadyCondition(pod *v1.Pod, st v1.PodStatus, t metav1.Time) v1.PodCondition {
-	cond := v1.PodCondition{Type: v1.ContainersReady, LastTransitionTime: t}
-	var unknown, unready []string
-	check := func(name string, list []v1.ContainerStatus) {
-		s, ok := statusByName(list, name)
-		switch {
-		case !ok:
-			unknown = append(unknown, name)
-		case !s.Ready:
-			unready = append(unready, name)
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
-			check(pod.Spec.InitContainers[i].Name, st.InitContainerStatuses)
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		check(c.Name, st.ContainerStatuses)
-	}
-	switch {
-	case st.Phase == v1.PodSucceeded && len(unknown) == 0:
-		cond.Status, cond.Reason = v1.ConditionFalse, "PodCompleted"
-	case st.Phase == v1.PodFailed:
-		cond.Status, cond.Reason = v1.ConditionFalse, "PodFailed"
-	case len(unknown) > 0 || len(unready) > 0:
-		var parts []string
-		if len(unknown) > 0 {
-			parts = append(parts, fmt.Sprintf("containers with unknown status: [%s]", strings.Join(unknown, " ")))
-		}
-		if len(unready) > 0 {
-			parts = append(parts, fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " ")))
-		}
-		cond.Status, cond.Reason, cond.Message = v1.ConditionFalse, "ContainersNotReady", strings.Join(parts, ", ")
-	default:
-		cond.Status = v1.ConditionTrue
-	}
-	return cond
+	return nil
 }
