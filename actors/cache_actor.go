@@ -87,9 +87,10 @@ func (a *cacheActor) unsubscribe(ctx actor.Context, pid *actor.PID) {
 }
 
 func (a *cacheActor) deliver(ctx actor.Context, sends ...results.Send[string]) {
+	stopping := a.env.stopping.Load()
 	for i := range sends {
 		pid := a.pids[sends[i].To]
-		if pid == nil {
+		if pid == nil || (stopping && a.internal(pid)) {
 			continue
 		}
 		b := sends[i].Batch

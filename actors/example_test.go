@@ -36,16 +36,18 @@ func Example() {
 	rt.SetPush(tree.SetPodStatus) // the runtime reports container states to the tree
 
 	// A subscriber is any actor: it acknowledges each batch to get the next one.
-	ready := make(chan struct{})
+	isReady := make(chan struct{})
 	sub := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+			ready := false
 			for _, c := range b.Changes {
 				fmt.Printf("%s %s: %s\n", c.Container, c.Type, c.Result)
-				if c.Result == messages.Success {
-					close(ready)
-				}
+				ready = ready || c.Result == messages.Success
 			}
 			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+			if ready {
+				close(isReady)
+			}
 		}
 	}))
 	tree.Subscribe(sub, messages.Readiness)
@@ -62,7 +64,7 @@ func Example() {
 	}
 	rt.RunPod(pod)
 	tree.AddPod(pod)
-	<-ready
+	<-isReady
 
 	if err := tree.Stop(); err != nil {
 		panic(err)

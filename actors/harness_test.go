@@ -198,6 +198,29 @@ func (h *harness) idle(k messages.ProbeKey) *workerInfo {
 	return info
 }
 
+// settle waits until statusManager's status shows the runtime's current container ID for name,
+// then until the pod's worker k has that view (or is gone).
+func (h *harness) settle(uid types.UID, name string, k messages.ProbeKey) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		want := string(h.rt.ContainerID(uid, name))
+		st, ok, err := h.tree.PodStatus(context.Background(), uid)
+		if err != nil || !ok {
+			return false
+		}
+		for _, cs := range append(st.ContainerStatuses, st.InitContainerStatuses...) {
+			if cs.Name == name {
+				return cs.ContainerID == want
+			}
+		}
+		return false
+	}, 5*time.Second, time.Millisecond)
+	require.Eventually(h.t, func() bool {
+		info := h.inspect(k)
+		return !info.Exists || !info.Busy
+	}, 5*time.Second, time.Millisecond)
+}
+
 // tick advances the fake clock by d and waits until the worker of k finished the run it caused.
 func (h *harness) tick(k messages.ProbeKey, d time.Duration) *workerInfo {
 	h.t.Helper()

@@ -103,7 +103,9 @@ func (a *statusActor) Receive(ctx actor.Context) {
 			a.byPod[c.PodUID][k] = struct{}{}
 			touched[c.PodUID] = struct{}{}
 		}
-		ctx.Respond(&messages.AckResults{Seq: m.Seq})
+		if !a.env.stopping.Load() {
+			ctx.Respond(&messages.AckResults{Seq: m.Seq})
+		}
 		for uid := range touched {
 			a.recompute(ctx, uid)
 		}
@@ -171,7 +173,7 @@ func (a *statusActor) forgetResult(e *podEntry, k messages.ProbeKey) {
 // when it changed and sends kubelet's manual readiness triggers.
 func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
 	e := a.pods[uid]
-	if e == nil || e.runtime == nil || e.pod == nil {
+	if e == nil || e.runtime == nil || e.pod == nil || a.env.stopping.Load() {
 		return
 	}
 	st := e.runtime.DeepCopy()

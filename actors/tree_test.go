@@ -51,8 +51,7 @@ func TestLivenessFailureKillsAndRestarts(t *testing.T) {
 	id2 := h.rt.ContainerID(pod.UID, "app")
 	require.NotEqual(t, id1, id2)
 	h.prober.result("app", probes.Success)
-	h.sync()
-	h.idle(key) // the new container's view reached the worker
+	h.settle(pod.UID, "app", key) // the new container's view reached the worker
 	info = h.tick(key, time.Second)
 	assert.Equal(t, id2, info.ContainerID)
 	assert.False(t, info.OnHold)
@@ -184,8 +183,9 @@ func TestTerminalPhaseExitsWorkers(t *testing.T) {
 	h.eventuallyResult(h.rt.ContainerID(pod.UID, "c"), messages.Readiness, messages.Success)
 	h.rt.Update(pod.UID, func(st *v1.PodStatus) { st.Phase = v1.PodSucceeded })
 	h.sync()
-	// The view travelled statusManager → probeManager → worker ahead of this inspection.
-	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness})
+	// The view travelled statusManager → probeManager → worker ahead of this inspection (a manual
+	// trigger may already have made the worker exit).
+	h.settle(pod.UID, "c", messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness})
 	h.clk.Advance(time.Second)
 	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
 }

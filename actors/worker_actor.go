@@ -195,6 +195,9 @@ func (w *workerActor) handle(ctx actor.Context, s worker.Step) {
 }
 
 func (w *workerActor) apply(ctx actor.Context, d worker.Decision) {
+	if w.env.stopping.Load() {
+		return // the cache may be gone already
+	}
 	if d.RemoveID != "" {
 		ctx.Send(w.env.cache, &messages.RemoveResult{ContainerID: d.RemoveID, Type: w.key.Type})
 	}
