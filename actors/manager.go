@@ -77,6 +77,9 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.PodStatusChanged:
+		if m.stopping {
+			return
+		}
 		st := msg.Status
 		m.statuses[msg.PodUID] = &st
 		for k := range m.pods[msg.PodUID] {
@@ -84,6 +87,9 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			ctx.Send(m.workers[k], &v)
 		}
 	case *messages.TriggerReadiness:
+		if m.stopping {
+			return
+		}
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
 		if pid, ok := m.workers[k]; ok {
 			ctx.Send(pid, msg)

@@ -231,13 +231,15 @@ func (w *workerActor) startAttempt(id messages.ContainerID) {
 	go func() {
 		defer close(done)
 		defer func() {
-			if r := recover(); r != nil {
+			if r := recover(); r != nil && ctx.Err() == nil {
 				e.send(self, &attemptPanicked{gen: gen, reason: r, stack: debug.Stack()})
 			}
 		}()
 		start := e.now()
 		v := worker.RunProbe(ctx, e.cfg.prober, pt, spec, target)
-		e.send(self, &attemptDone{gen: gen, verdict: v, start: start})
+		if ctx.Err() == nil { // else the worker aborted the attempt and may be gone
+			e.send(self, &attemptDone{gen: gen, verdict: v, start: start})
+		}
 	}()
 }
 
