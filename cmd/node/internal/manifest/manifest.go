@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -50,9 +51,8 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 	for _, name := range names {
 		var data []byte
 		var err error
-		display := name
+		display := displayName(name)
 		if name == Stdin {
-			display = "<stdin>"
 			data, err = io.ReadAll(stdin)
 		} else {
 			data, err = os.ReadFile(name)
@@ -69,9 +69,21 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 		return nil, errors.Join(errs...)
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("%s: %w", strings.Join(names, ", "), ErrNoPods)
+		shown := make([]string, len(names))
+		for i, n := range names {
+			shown[i] = displayName(n)
+		}
+		return nil, fmt.Errorf("%s: %w", strings.Join(shown, ", "), ErrNoPods)
 	}
 	return pods, nil
+}
+
+// displayName is how a file is named in errors.
+func displayName(name string) string {
+	if name == Stdin {
+		return "<stdin>"
+	}
+	return name
 }
 
 // Decode splits data (YAML documents separated by `---`, or a stream of JSON objects) and decodes
@@ -165,10 +177,6 @@ type list struct {
 }
 
 func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
-	var hdr typeHeader
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(doc, &hdr); err != nil {
-		return nil, []error{&Error{Origin: origin, Field: prefix, Detail: fmt.Sprintf("not an object: %v", err)}}
-	}
 	at := func(field string) string {
 		if prefix == "" {
 			return field
@@ -177,6 +185,13 @@ func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
 			return prefix
 		}
 		return prefix + "." + field
+	}
+	if what := jsonKind(doc); what != "an object" {
+		return nil, []error{&Error{Origin: origin, Field: prefix, Detail: fmt.Sprintf("not a Kubernetes object: got %s, want a mapping with apiVersion, kind, metadata and spec", what)}}
+	}
+	var hdr typeHeader
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(doc, &hdr); err != nil {
+		return nil, []error{typeError(origin, prefix, err)}
 	}
 	switch hdr.Kind {
 	case "Pod":
@@ -217,7 +232,7 @@ func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
 func strictUnmarshal(origin, prefix string, doc []byte, v any) []error {
 	strict, err := kjson.UnmarshalStrict(doc, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
-		return []error{&Error{Origin: origin, Field: prefix, Detail: cleanJSONError(err)}}
+		return []error{typeError(origin, prefix, err)}
 	}
 	var errs []error
 	for _, s := range strict {
@@ -241,4 +256,62 @@ func strictUnmarshal(origin, prefix string, doc []byte, v any) []error {
 
 func cleanJSONError(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the kind of JSON value doc holds ("an object", "a list", "a string", ...).
+func jsonKind(doc []byte) string {
+	d := bytes.TrimSpace(doc)
+	if len(d) == 0 {
+		return "nothing"
+	}
+	switch d[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// unmarshalType matches a decoding type error of sigs.k8s.io/json (its error type is internal).
+var unmarshalType = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]*\.(\S+) of type (\S+)`)
+
+// typeError turns a decoding error into an *Error with the field path and the expected type in
+// manifest terms (kjson's paths carry no list indices, so "spec.containers.livenessProbe").
+func typeError(origin, prefix string, err error) *Error {
+	m := unmarshalType.FindStringSubmatch(err.Error())
+	if m == nil {
+		return &Error{Origin: origin, Field: prefix, Detail: cleanJSONError(err)}
+	}
+	path := m[2]
+	if prefix != "" {
+		path = prefix + "." + path
+	}
+	return &Error{Origin: origin, Field: path, Detail: fmt.Sprintf("Invalid value: got %s, want %s", m[1], jsonTypeName(m[3]))}
+}
+
+// jsonTypeName says what a Go type looks like in a manifest; named API types (v1.PullPolicy is a
+// string, v1.Container an object) are shown as they are.
+func jsonTypeName(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "an object"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint"):
+		return "an integer"
+	default:
+		return strings.TrimPrefix(goType, "*")
+	}
 }

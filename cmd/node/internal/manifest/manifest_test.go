@@ -89,7 +89,47 @@ func TestDecodeErrors(t *testing.T) {
 		{
 			name: "wrong type",
 			data: "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    livenessProbe: {periodSeconds: soon}\n",
-			want: []string{"f.yaml: ", "periodSeconds"},
+			want: []string{"f.yaml: spec.containers.livenessProbe.periodSeconds: Invalid value: got string, want an integer"},
+		},
+		{
+			name: "a number where a list belongs",
+			data: "apiVersion: v1\nkind: Pod\nspec: {containers: 5}\n",
+			want: []string{"f.yaml: spec.containers: Invalid value: got number, want a list"},
+		},
+		{
+			name: "wrong type of a named string type",
+			data: "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, imagePullPolicy: [x]}]}\n",
+			want: []string{"f.yaml: spec.containers.imagePullPolicy: Invalid value: got array, want v1.PullPolicy"},
+		},
+		{
+			name: "wrong type in the type header",
+			data: "apiVersion: 1\nkind: Pod\n",
+			want: []string{"f.yaml: apiVersion: Invalid value: got number, want a string"},
+		},
+		{
+			name: "list items not a list",
+			data: "apiVersion: v1\nkind: List\nitems: 5\n",
+			want: []string{"f.yaml: items: Invalid value: got number, want a list"},
+		},
+		{
+			name: "a list item that is not an object",
+			data: "apiVersion: v1\nkind: List\nitems: [1]\n",
+			want: []string{"f.yaml: items[0]: not a Kubernetes object: got a number"},
+		},
+		{
+			name: "a scalar document",
+			data: "hello\n",
+			want: []string{"f.yaml: not a Kubernetes object: got a string"},
+		},
+		{
+			name: "a JSON array",
+			data: "[1, 2]",
+			want: []string{"f.yaml: not a Kubernetes object: got a list"},
+		},
+		{
+			name: "JSON with trailing garbage",
+			data: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}} garbage`,
+			want: []string{"f.yaml: document 2: not a Kubernetes object: got a string"},
 		},
 		{
 			name: "bad yaml",
@@ -139,4 +179,14 @@ func TestReadFiles(t *testing.T) {
 
 	_, err = ReadFiles([]string{Stdin}, strings.NewReader("# nothing\n"))
 	assert.ErrorIs(t, err, ErrNoPods)
+	assert.EqualError(t, err, "<stdin>: no pods found")
+
+	empty := filepath.Join(dir, "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, err = ReadFiles([]string{empty}, nil)
+	assert.EqualError(t, err, empty+": no pods found")
+
+	_, err = ReadFiles([]string{dir}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), dir+": read "+dir+": is a directory")
 }
