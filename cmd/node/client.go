@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -26,13 +27,21 @@ func serverURL(s string) string {
 	return "http://" + s
 }
 
+// apiClient bounds connecting and waiting for an answer, so a node that accepts but never answers
+// (or an address that drops packets) is an error, not a hang, even for `node logs -f`.
+var apiClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 nil, // the node is local; a proxy from the environment would only get in the way
+	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	ResponseHeaderTimeout: 10 * time.Second,
+}}
+
 // apiGet fetches path from a running node; a non-2xx answer becomes an error carrying its message.
 func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--server %s: %w", base, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := apiClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach node at %s (is `node run` running? see --server): %w", base, err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,4 +91,81 @@ func TestDispatchUsageAndExitCodes(t *testing.T) {
 	out.Reset()
 	assert.Equal(t, 0, dispatch([]string{"version"}, nil, &out, &errOut))
 	assert.True(t, strings.HasPrefix(out.String(), "node dev ("), out.String())
+}
+
+// Bad input to `node run` is a clear error naming the flag or file, and nothing starts: no event
+// (every container start prints one) reaches stdout.
+func TestRunBadInputFailsBeforeStarting(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, args: [sleep, \"30\"]}]}\n"), 0o600))
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: 5}\n"), 0o600))
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	root := filepath.Join(dir, "root")
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"listen unparseable", []string{"-f", good, "--listen", "nonsense"}, 2, `--listen "nonsense": address nonsense: missing port`},
+		{"listen in use", []string{"-f", good, "--listen", busy.Addr().String(), "--root-dir", root}, 1, "--listen " + busy.Addr().String() + ": listen tcp"},
+		{"root dir is a file", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", good}, 1, `--root-dir "` + good + `": cannot create the log directory`},
+		{"log level", []string{"-f", good, "--log-level", "bogus"}, 2, `--log-level "bogus": use trace, debug, info, warn or error`},
+		{"log format", []string{"-f", good, "--log-format", "xml"}, 2, `--log-format "xml": use text or json`},
+		{"backoff", []string{"-f", good, "--crashloop-backoff-initial", "-1s"}, 2, "--crashloop-backoff-initial and --crashloop-backoff-max must be positive"},
+		{"missing file", []string{"-f", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: open "},
+		{"directory as -f", []string{"-f", dir}, 1, dir + ": read " + dir + ": is a directory"},
+		{"invalid manifest", []string{"-f", bad}, 1, bad + ": spec.containers: Invalid value: got number, want a list"},
+		{"stray argument", []string{good}, 2, "unexpected arguments"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := dispatch(append([]string{"run"}, tc.args...), strings.NewReader(""), &out, &errOut)
+			assert.Equal(t, tc.code, code, errOut.String())
+			assert.Contains(t, errOut.String(), tc.want)
+			assert.Empty(t, out.String(), "no event: nothing was started")
+		})
+	}
+}
+
+// `node get pods` / `node logs` against no node, or one that never answers, fail with a clear
+// error and a non-zero exit instead of hanging.
+func TestClientWithoutServer(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := closed.Addr().String()
+	require.NoError(t, closed.Close())
+
+	mute, err := net.Listen("tcp", "127.0.0.1:0") // accepts into its backlog, never answers
+	require.NoError(t, err)
+	defer mute.Close()
+	saved := apiClient
+	apiClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 200 * time.Millisecond}}
+	defer func() { apiClient.CloseIdleConnections(); apiClient = saved }()
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"get pods, refused", []string{"get", "pods", "--server", refused}, "cannot reach node at http://" + refused + " (is `node run` running? see --server)"},
+		{"logs, refused", []string{"logs", "web", "--server", refused}, "cannot reach node at http://" + refused},
+		{"get pods, never answers", []string{"get", "pods", "--server", mute.Addr().String()}, "timeout awaiting response headers"},
+		{"logs -f, never answers", []string{"logs", "web", "-c", "app", "-f", "--server", mute.Addr().String()}, "timeout awaiting response headers"},
+		{"unparseable server", []string{"get", "pods", "--server", "ht tp://x"}, "--server ht tp://x: "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			assert.Equal(t, 1, dispatch(tc.args, nil, &out, &errOut))
+			assert.Contains(t, errOut.String(), tc.want)
+		})
+	}
 }

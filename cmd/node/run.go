@@ -86,6 +86,10 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
 		return 2
 	}
+	if err := checkRootDir(cfg.rootDir); err != nil {
+		fmt.Fprintf(stderr, "error: --root-dir %q: %v\n", cfg.rootDir, err)
+		return 1
+	}
 
 	var pods []*v1.Pod
 	if len(cfg.files) > 0 {
@@ -110,6 +114,25 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkRootDir makes sure container logs can be written under dir before anything starts, so an
+// unusable --root-dir is a clear error rather than pods that fail one by one.
+func checkRootDir(dir string) error {
+	pods := filepath.Join(dir, "pods")
+	if err := os.MkdirAll(pods, 0o755); err != nil {
+		return fmt.Errorf("cannot create the log directory: %w", err)
+	}
+	f, err := os.CreateTemp(pods, ".write-check-")
+	if err != nil {
+		return fmt.Errorf("not writable: %w", err)
+	}
+	name := f.Name()
+	err = f.Close()
+	if rmErr := os.Remove(name); err == nil {
+		err = rmErr
+	}
+	return err
 }
 
 func newLogger(level, format string, out io.Writer) (hclog.Logger, error) {
@@ -169,9 +192,10 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	// Listen first: an address in use fails node before any container starts.
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+		return fmt.Errorf("--listen %s: %w", cfg.listen, err)
 	}
 	defer ln.Close()
 
@@ -225,24 +249,31 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // ends with srv.Shutdown
 
+	// All pods or none: a pod that cannot start stops the ones already started and fails node.
+	var runErr error
+	added := pods[:0:0]
 	for _, pod := range pods {
 		n.tree.AddPod(pod)
+		added = append(added, pod)
 		if err := n.rt.Run(pod); err != nil {
-			log.Error("pod not started", "pod", pod.Namespace+"/"+pod.Name, "error", err)
+			runErr = fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			break
 		}
 	}
-	log.Info("node is running", "pods", len(pods), "api", "http://"+ln.Addr().String(), "root_dir", cfg.rootDir)
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down: stopping liveness and startup probes, killing containers with their grace periods")
-	case err := <-serveErr:
-		runErr = fmt.Errorf("http server: %w", err)
+	if runErr == nil {
+		log.Info("node is running", "pods", len(pods), "api", "http://"+ln.Addr().String(), "root_dir", cfg.rootDir)
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down: stopping liveness and startup probes, killing containers with their grace periods")
+		case err := <-serveErr:
+			runErr = fmt.Errorf("http server: %w", err)
+		}
+	} else {
+		log.Error("stopping the pods already started", "error", runErr)
 	}
 	stop() // a second Ctrl-C now kills node at once; the shims still take every container down
 
-	n.terminatePods(pods) // the API keeps answering while containers stop
+	n.terminatePods(added) // the API keeps answering while containers stop
 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
