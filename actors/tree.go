@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -141,31 +140,49 @@ func (t *Tree) Stop() error {
 	return nil
 }
 
+// request sends msg to the root on behalf of a one-shot reply process and waits for the answer,
+// ctx's end, or defaultQueryTimeout when ctx has no deadline. Nothing outlives the call: the reply
+// process is unregistered on return (a late answer becomes a dead letter) and no goroutine or timer
+// is left waiting, unlike a protoactor Future, whose Result blocks until its own timeout.
 func (t *Tree) request(ctx context.Context, msg any) (any, error) {
-	timeout := defaultQueryTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-		if timeout <= 0 {
-			return nil, context.DeadlineExceeded
-		}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultQueryTimeout)
+		defer cancel()
 	}
-	f := t.env.sys.Root.RequestFuture(t.env.root, msg, timeout)
-	type answer struct {
-		res any
-		err error
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("probe tree query %T: %w", msg, err)
 	}
-	ch := make(chan answer, 1)
-	go func() {
-		res, err := f.Result()
-		ch <- answer{res, err}
-	}()
+	reg := t.env.sys.ProcessRegistry
+	reply := &replyProcess{ch: make(chan any, 1)}
+	pid, ok := reg.Add(reply, "probeactor-query"+reg.NextId())
+	if !ok {
+		return nil, fmt.Errorf("probe tree query %T: reply process %s already registered", msg, pid)
+	}
+	defer reg.Remove(pid)
+	t.env.sys.Root.RequestWithCustomSender(t.env.root, msg, pid)
 	select {
-	case a := <-ch:
-		if errors.Is(a.err, actor.ErrTimeout) {
-			return nil, fmt.Errorf("probe tree query %T: %w", msg, context.DeadlineExceeded)
+	case res := <-reply.ch:
+		if _, dead := res.(*actor.DeadLetterResponse); dead {
+			return nil, fmt.Errorf("probe tree query %T: tree stopped: %w", msg, actor.ErrDeadLetter)
 		}
-		return a.res, a.err
+		return res, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("probe tree query %T: %w", msg, ctx.Err())
 	}
 }
+
+// replyProcess receives the one answer to a Tree query. It never blocks: a second message (there is
+// none in the protocol) is dropped.
+type replyProcess struct{ ch chan any }
+
+func (r *replyProcess) SendUserMessage(_ *actor.PID, message any) {
+	select {
+	case r.ch <- actor.UnwrapEnvelopeMessage(message):
+	default:
+	}
+}
+
+func (r *replyProcess) SendSystemMessage(*actor.PID, any) {}
+
+func (r *replyProcess) Stop(*actor.PID) {}

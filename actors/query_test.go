@@ -1,0 +1,49 @@
+package actors
+
+import (
+	"context"
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// A query whose ctx ends returns at once and leaves nothing behind: no goroutine keeps waiting for
+// the default query timeout (10 s) after the caller gave up.
+func TestQueryEndsWithItsContext(t *testing.T) {
+	sys := newSystem(t)
+	received := make(chan struct{})
+	silent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if _, ok := ctx.Message().(*messages.GetResult); ok {
+			close(received) // and never answer
+		}
+	}))
+	t.Cleanup(func() { require.NoError(t, sys.Root.PoisonFuture(silent).Wait()) })
+	tree := &Tree{env: &env{sys: sys, root: silent}}
+	baseline := goleak.IgnoreCurrent()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := tree.Result(ctx, "test://c", messages.Liveness)
+		done <- err
+	}()
+	<-received
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	goleak.VerifyNone(t, baseline)
+
+	_, _, err := tree.Result(ctx, "test://c", messages.Liveness)
+	require.ErrorIs(t, err, context.Canceled, "an ended ctx is refused before anything is sent")
+}
+
+// A query to a stopped tree fails at once with a dead-letter error instead of waiting for a timeout.
+func TestQueryAfterStop(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.tree.Stop())
+	_, _, err := h.tree.PodStatus(context.Background(), "uid")
+	require.ErrorIs(t, err, actor.ErrDeadLetter)
+}
