@@ -78,6 +78,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		e.pod = m.Pod
 		st := m.Status
 		e.runtime = &st
+		a.pruneResults(m.Pod.UID)
 		a.recompute(ctx, m.Pod.UID)
 	case *messages.ProbeWorkers:
 		e := a.entry(m.PodUID)
@@ -95,6 +96,9 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *messages.ResultChanges:
 		touched := map[types.UID]struct{}{}
 		for _, c := range m.Changes {
+			if e := a.pods[c.PodUID]; e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
+				continue // a replaced or unknown container: UpdatePodStatus would never look it up
+			}
 			k := results.Key{ContainerID: c.ContainerID, Type: c.Type}
 			a.results[k] = c.Result
 			if a.byPod[c.PodUID] == nil {
@@ -109,6 +113,8 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		for uid := range touched {
 			a.recompute(ctx, uid)
 		}
+	case *countResults:
+		ctx.Respond(len(a.results))
 	case *messages.GetPodStatus:
 		e := a.pods[m.PodUID]
 		if e == nil || e.adjusted == nil {
@@ -163,11 +169,41 @@ func (a *statusActor) forgetResult(e *podEntry, k messages.ProbeKey) {
 	for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
 		for i := range ss {
 			if ss[i].Name == k.Container && ss[i].ContainerID != "" {
-				delete(a.results, results.Key{ContainerID: messages.ContainerID(ss[i].ContainerID), Type: k.Type})
+				rk := results.Key{ContainerID: messages.ContainerID(ss[i].ContainerID), Type: k.Type}
+				delete(a.results, rk)
+				delete(a.byPod[k.PodUID], rk)
 			}
 		}
 	}
 }
+
+// pruneResults drops the mirrored results of a pod's containers that the runtime status no longer
+// lists (a restarted container has a new ID), as kubelet's worker removes the old ID's result from
+// its cache. Without it every restart would leave an entry behind until the pod is cleaned up.
+func (a *statusActor) pruneResults(uid types.UID) {
+	e := a.pods[uid]
+	for k := range a.byPod[uid] {
+		if !hasContainerID(e.runtime, k.ContainerID) {
+			delete(a.results, k)
+			delete(a.byPod[uid], k)
+		}
+	}
+}
+
+// hasContainerID reports whether id is the current ID of one of the status's containers.
+func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].ContainerID == string(id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// countResults asks statusManager how many results it mirrors (tests): answered with an int.
+type countResults struct{}
 
 // recompute derives the probe-adjusted status from the runtime status, pushes it to probeManager
 // when it changed and sends kubelet's manual readiness triggers.

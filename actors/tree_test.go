@@ -235,3 +235,27 @@ func TestLivenessWaitsForStartupOnAddPod(t *testing.T) {
 	assert.Equal(t, 6, h.prober.count("app/Startup"))
 	assert.Empty(t, h.rt.Kills())
 }
+
+// statusManager forgets a restarted container's old results (kubelet's worker removes the old ID
+// from its cache): a container restarted many times costs one mirrored result per probe, not one
+// per restart.
+func TestRestartsDoNotAccumulateMirroredResults(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("restarts", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1), StartupProbe: execProbe(1, 1)})
+	h.run(pod)
+	for i := 0; i < 5; i++ {
+		id := h.rt.ContainerID(pod.UID, "c")
+		h.eventuallyResult(id, messages.Startup, messages.Success)
+		h.eventuallyResult(id, messages.Readiness, messages.Success)
+		require.NoError(t, h.rt.KillContainer(context.Background(),
+			messages.KillContainer{Pod: pod, Container: "c", ContainerID: id, Restart: true}))
+		h.settle(pod.UID, "c", messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Startup})
+		h.clk.Advance(time.Second)
+	}
+	h.eventuallyResult(h.rt.ContainerID(pod.UID, "c"), messages.Readiness, messages.Success)
+	h.sync()
+	res, err := h.sys.Root.RequestFuture(h.tree.env.status, &countResults{}, 5*time.Second).Result()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, res.(int), 2, "at most the current container's startup and readiness results")
+	assert.True(t, h.status(pod.UID).ContainerStatuses[0].Ready)
+}
