@@ -44,7 +44,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 		}
 	case *messages.UnsubscribeResults:
 		if s := ctx.Sender(); s != nil {
-			a.unsubscribe(ctx, s)
+			a.unsubscribe(ctx, s, true)
 		}
 	case *messages.AckResults:
 		a.ack(ctx, m.Seq)
@@ -57,7 +57,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(st)
 	case *actor.Terminated:
-		a.unsubscribe(ctx, m.Who)
+		a.unsubscribe(ctx, m.Who, false) // it is gone: an Unwatch would be a dead letter
 	case *actor.Stopping:
 		for _, pid := range a.pids { // so a subscriber that outlives the tree does not notify a dead cache
 			if !a.internal(pid) {
@@ -74,14 +74,14 @@ func (a *cacheActor) ack(ctx actor.Context, seq uint64) {
 	}
 }
 
-func (a *cacheActor) unsubscribe(ctx actor.Context, pid *actor.PID) {
+func (a *cacheActor) unsubscribe(ctx actor.Context, pid *actor.PID, alive bool) {
 	key := pid.String()
 	if _, ok := a.pids[key]; !ok {
 		return
 	}
 	delete(a.pids, key)
 	a.cache.Unsubscribe(key)
-	if !a.internal(pid) {
+	if alive && !a.internal(pid) {
 		ctx.Unwatch(pid)
 	}
 }

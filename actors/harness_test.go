@@ -2,7 +2,9 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,12 +27,46 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// newSystem returns a fresh ActorSystem for one test. At the end of the test (after the tree's own
+// cleanup has stopped it) the test fails if any message became a dead letter, unless the test
+// called allowDeadLetters: a clean shutdown leaves none.
 func newSystem(t testing.TB) *actor.ActorSystem {
 	sys := actor.NewActorSystem(
 		logging.SystemOption(testLogger(t)), // protoactor's slog into hclog
 		actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
-	t.Cleanup(sys.Shutdown)
+	var (
+		mu   sync.Mutex
+		dead []string
+	)
+	allowed := &atomic.Bool{}
+	deadLetterPolicy.Store(sys, allowed)
+	sub := sys.EventStream.Subscribe(func(evt any) {
+		if d, ok := evt.(*actor.DeadLetterEvent); ok {
+			mu.Lock()
+			dead = append(dead, fmt.Sprintf("%T to %s (sender %s)", d.Message, d.PID, d.Sender))
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		sys.EventStream.Unsubscribe(sub)
+		deadLetterPolicy.Delete(sys)
+		sys.Shutdown()
+		mu.Lock()
+		defer mu.Unlock()
+		if !allowed.Load() && len(dead) > 0 {
+			t.Errorf("%d dead letters, first: %s", len(dead), dead[0])
+		}
+	})
 	return sys
+}
+
+var deadLetterPolicy sync.Map // *actor.ActorSystem → *atomic.Bool
+
+// allowDeadLetters marks a test whose scenario sends to stopped actors on purpose.
+func allowDeadLetters(sys *actor.ActorSystem) {
+	if a, ok := deadLetterPolicy.Load(sys); ok {
+		a.(*atomic.Bool).Store(true)
+	}
 }
 
 // testLogger prints only when the test fails.

@@ -27,6 +27,7 @@ type managerActor struct {
 	statuses map[types.UID]*v1.PodStatus
 	names    map[types.UID]types.NamespacedName // for events, while the pod has workers
 	givenUp  map[string]any                     // worker PID.Id → last panic, for workers the strategy gave up on
+	stopSent map[string]struct{}                // worker PID.Id → told to stop (by us or the strategy), until Terminated
 	stopping bool                               // the tree is stopping: siblings may be gone, tell them nothing
 }
 
@@ -40,6 +41,7 @@ func newManagerProps(e *env) *actor.Props {
 		statuses: map[types.UID]*v1.PodStatus{},
 		names:    map[types.UID]types.NamespacedName{},
 		givenUp:  map[string]any{},
+		stopSent: map[string]struct{}{},
 	}
 	// The give-up callback runs on this actor's goroutine (while it handles the child's failure), so
 	// it may touch m directly; the follow-up happens when the child's Terminated arrives.
@@ -47,7 +49,10 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.WithClock(e.cfg.clock),
 		supervision.WithRand(e.cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")),
-		supervision.OnGiveUp(func(child *actor.PID, reason any) { m.givenUp[child.Id] = reason }))
+		supervision.OnGiveUp(func(child *actor.PID, reason any) {
+			m.givenUp[child.Id] = reason
+			m.stopSent[child.Id] = struct{}{} // the strategy stopped it
+		}))
 	if err != nil { // the policy was validated in newConfig
 		panic(fmt.Sprintf("probeManager supervision: %v", err))
 	}
@@ -94,6 +99,8 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		if pid, ok := m.workers[k]; ok {
 			ctx.Send(pid, msg)
 		}
+	case *exitWorker:
+		m.stop(ctx, msg.pid)
 	case *actor.Terminated:
 		m.terminated(ctx, msg.Who)
 	case *countWorkers:
@@ -110,6 +117,10 @@ func (m *managerActor) Receive(ctx actor.Context) {
 	default:
 	}
 }
+
+// exitWorker is a worker's request to be stopped (its doProbe said "exit"): worker → probeManager,
+// which alone stops workers, so no worker is ever told to stop twice (a dead letter once it is gone).
+type exitWorker struct{ pid *actor.PID }
 
 // countWorkers asks probeManager for its number of workers (tests, Stats): answered with an int.
 type countWorkers struct{}
@@ -205,12 +216,22 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 func (m *managerActor) stopWhere(ctx actor.Context, uid types.UID, match func(messages.ProbeKey) bool) {
 	for k := range m.pods[uid] {
 		if match(k) {
-			ctx.Stop(m.workers[k])
+			m.stop(ctx, m.workers[k])
 		}
 	}
 }
 
+// stop stops a worker once; it leaves the maps when its Terminated arrives.
+func (m *managerActor) stop(ctx actor.Context, pid *actor.PID) {
+	if _, sent := m.stopSent[pid.Id]; sent {
+		return
+	}
+	m.stopSent[pid.Id] = struct{}{}
+	ctx.Stop(pid)
+}
+
 func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
+	delete(m.stopSent, who.Id)
 	k, ok := m.byID[who.Id]
 	if !ok {
 		return
@@ -239,7 +260,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 	v := viewFor(m.statuses[k.PodUID], k.Container)
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))
-	if v.Found {
+	if v.Found && !m.env.stopping.Load() {
 		ctx.Send(m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: v.ContainerID,
 			Type: k.Type, Result: messages.Unknown})
 	}

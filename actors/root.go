@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/probeactor/probeactor/messages"
@@ -55,10 +57,14 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		}
 	case *actor.Stopping:
 		e.stopping.Store(true)
+		r.barrier(ctx)
 	case *actor.Stopped:
 		e.sched.Stop()
 		e.metrics.unregister(e.cfg.reg)
 	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:
+		if e.stopping.Load() {
+			return // the children may be gone; a stopping tree takes no new work
+		}
 		// Pod lifecycle commands reach probeManager through statusManager, which forwards them in
 		// order behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives
 		// new workers a known pod status (as kubelet's SyncPod sets the status before AddPod), and
@@ -71,12 +77,35 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		}
 		ctx.Send(e.status, m)
 	case *messages.SetPodStatus:
-		ctx.Send(e.status, m)
+		if !e.stopping.Load() {
+			ctx.Send(e.status, m)
+		}
 	case *messages.GetPodStatus:
 		ctx.Forward(e.status)
 	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:
+	}
+}
+
+// stopBarrierTimeout bounds how long a stopping root waits for a child to finish its current message.
+const stopBarrierTimeout = 5 * time.Second
+
+// barrier returns once every child has finished the message it was handling when the tree started
+// stopping. A child checks env.stopping when a message starts and then may send to its siblings;
+// protoactor stops all children at once after this handler returns, so without the barrier a child
+// that read "not stopping" just before could send to a sibling that is already gone (a dead letter,
+// which protoactor logs and which keeps a throttle goroutine alive for a second). Messages a child
+// starts afterwards see the flag and send nothing to siblings.
+func (r *rootActor) barrier(ctx actor.Context) {
+	var fs []*actor.Future
+	for _, c := range r.children {
+		fs = append(fs, ctx.RequestFuture(childPID(ctx.Self(), c.name), &actor.Touch{}, stopBarrierTimeout))
+	}
+	for _, f := range fs {
+		if err := f.Wait(); err != nil {
+			r.env.log.Debug("stop barrier: a child did not answer", "error", err)
+		}
 	}
 }
 

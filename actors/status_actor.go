@@ -70,9 +70,9 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *messages.AddPod:
 		a.addPod(ctx, m.Pod)
-		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor
+		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *messages.RemovePod, *messages.StopLivenessAndStartup:
-		ctx.Send(a.env.manager, m) // forwarded in order, see rootActor
+		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *messages.SetPodStatus:
 		e := a.entry(m.Pod.UID)
 		e.pod = m.Pod
@@ -123,7 +123,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(&messages.PodStatusResponse{Status: *e.adjusted.DeepCopy(), Found: true})
 	case *messages.CleanupPods:
-		ctx.Send(a.env.manager, m)
+		a.tellManager(ctx, m)
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {
 				delete(a.pods, uid)
@@ -200,6 +200,13 @@ func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
 		}
 	}
 	return false
+}
+
+// tellManager sends to probeManager unless the tree is stopping (probeManager may be gone).
+func (a *statusActor) tellManager(ctx actor.Context, msg any) {
+	if !a.env.stopping.Load() {
+		ctx.Send(a.env.manager, msg)
+	}
 }
 
 // countResults asks statusManager how many results it mirrors (tests): answered with an int.

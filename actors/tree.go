@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -22,6 +23,9 @@ const defaultQueryTimeout = 10 * time.Second
 // queries (PodStatus, Result), which wait for the answer, and Stop.
 type Tree struct {
 	env *env
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Start spawns the tree under parent, which is the caller's sys.Root or an actor's Context. The
@@ -132,12 +136,15 @@ func (t *Tree) Unsubscribe(subscriber *actor.PID) {
 }
 
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and
-// timer of it is gone.
+// timer of it is gone. Calling it again returns the first call's result at once (without poisoning
+// a root that is gone, which would be a dead letter).
 func (t *Tree) Stop() error {
-	if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
-		return fmt.Errorf("stop probe tree: %w", err)
-	}
-	return nil
+	t.stopOnce.Do(func() {
+		if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
+			t.stopErr = fmt.Errorf("stop probe tree: %w", err)
+		}
+	})
+	return t.stopErr
 }
 
 // request sends msg to the root on behalf of a one-shot reply process and waits for the answer,

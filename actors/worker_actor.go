@@ -183,7 +183,7 @@ func (w *workerActor) handle(ctx actor.Context, s worker.Step) {
 		if d.Exit {
 			w.exiting = true
 			w.disarm()
-			ctx.Stop(ctx.Self())
+			ctx.Send(ctx.Parent(), &exitWorker{pid: ctx.Self()})
 			return
 		}
 		if d.Probe {
