@@ -24,9 +24,48 @@ type entry struct {
 
 type subscriber struct {
 	types   uint8 // bit per probe type
-	pending map[Key]messages.ResultChanged
-	order   []Key
-	outSeq  uint64 // seq of the unacknowledged batch, 0 if none
+	pending map[Key]slot
+	// order lists pending keys in first-change order. Remove only tombstones its entry (O(1)); the
+	// slice is compacted once tombstones outnumber live entries, so len(order) stays below
+	// 2×len(pending)+compactSlack.
+	order  []orderEntry
+	outSeq uint64 // seq of the unacknowledged batch, 0 if none
+}
+
+type slot struct {
+	change messages.ResultChanged
+	pos    int // index in order
+}
+
+type orderEntry struct {
+	key  Key
+	live bool
+}
+
+// compactSlack keeps small queues from being compacted over and over.
+const compactSlack = 64
+
+func (s *subscriber) remove(k Key) {
+	sl, ok := s.pending[k]
+	if !ok {
+		return
+	}
+	delete(s.pending, k)
+	s.order[sl.pos].live = false
+	if len(s.order) <= 2*len(s.pending)+compactSlack {
+		return
+	}
+	live := s.order[:0]
+	for _, o := range s.order {
+		if o.live {
+			sl := s.pending[o.key]
+			sl.pos = len(live)
+			s.pending[o.key] = sl
+			live = append(live, o)
+		}
+	}
+	clear(s.order[len(live):])
+	s.order = live
 }
 
 // Cache is the results store and per-subscriber queues. S identifies a subscriber (the shell uses the
@@ -88,10 +127,13 @@ func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
 		if s.types&(1<<uint(r.Type)) == 0 {
 			continue
 		}
-		if _, ok := s.pending[k]; !ok {
-			s.order = append(s.order, k)
+		if sl, ok := s.pending[k]; ok {
+			sl.change = ch
+			s.pending[k] = sl
+		} else {
+			s.pending[k] = slot{change: ch, pos: len(s.order)}
+			s.order = append(s.order, orderEntry{key: k, live: true})
 		}
-		s.pending[k] = ch
 		if s.outSeq == 0 {
 			out = append(out, c.flush(id, s))
 		}
@@ -107,15 +149,7 @@ func (c *Cache[S]) Remove(id messages.ContainerID, t messages.ProbeType) {
 	}
 	delete(c.entries, k)
 	for _, s := range c.subs {
-		if _, ok := s.pending[k]; ok {
-			delete(s.pending, k)
-			for i, o := range s.order {
-				if o == k {
-					s.order = append(s.order[:i], s.order[i+1:]...)
-					break
-				}
-			}
-		}
+		s.remove(k)
 	}
 }
 
@@ -126,7 +160,7 @@ func (c *Cache[S]) Subscribe(id S, types ...messages.ProbeType) {
 		s.types = mask(types)
 		return
 	}
-	c.subs[id] = &subscriber{types: mask(types), pending: map[Key]messages.ResultChanged{}}
+	c.subs[id] = &subscriber{types: mask(types), pending: map[Key]slot{}}
 }
 
 // Unsubscribe drops a subscriber and its queue.
@@ -159,7 +193,8 @@ func (c *Cache[S]) Ack(seq uint64) (Send[S], bool) {
 	delete(c.out, seq)
 	s := c.subs[id]
 	s.outSeq = 0
-	if len(s.order) == 0 {
+	if len(s.pending) == 0 {
+		s.order = s.order[:0]
 		return Send[S]{}, false
 	}
 	return c.flush(id, s), true
@@ -169,11 +204,14 @@ func (c *Cache[S]) flush(id S, s *subscriber) Send[S] {
 	c.seq++
 	s.outSeq = c.seq
 	c.out[c.seq] = id
-	b := messages.ResultChanges{Seq: c.seq, Changes: make([]messages.ResultChanged, 0, len(s.order))}
-	for _, k := range s.order {
-		b.Changes = append(b.Changes, s.pending[k])
+	b := messages.ResultChanges{Seq: c.seq, Changes: make([]messages.ResultChanged, 0, len(s.pending))}
+	for _, o := range s.order {
+		if o.live {
+			b.Changes = append(b.Changes, s.pending[o.key].change)
+		}
 	}
 	clear(s.pending)
+	clear(s.order)
 	s.order = s.order[:0]
 	return Send[S]{To: id, Batch: b}
 }

@@ -136,7 +136,9 @@ func TestSlowSubscriberBoundedAndFinal(t *testing.T) {
 				first = sends[0].Batch.Seq
 			}
 		}
+		// The queue itself, not only the map: a change of a key already queued must not grow it.
 		assert.LessOrEqual(t, c.Pending("slow"), keys)
+		assert.Len(t, c.subs["slow"].order, c.Pending("slow"))
 	}
 	next, ok := c.Ack(first)
 	require.True(t, ok)
@@ -146,4 +148,54 @@ func TestSlowSubscriberBoundedAndFinal(t *testing.T) {
 	}
 	_, ok = c.Ack(next.Batch.Seq)
 	assert.False(t, ok)
+}
+
+// Removing keys queued for a stuck subscriber is O(1) each and leaves the queue bounded: pods come
+// and go (container IDs churn) while the subscriber is stuck, and the batch after its ack holds
+// exactly the live keys, in first-change order.
+func TestRemoveWhileStuckStaysBounded(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("slow")
+	_, sends := c.Set(set("test://first", messages.Readiness, messages.Success))
+	require.Len(t, sends, 1)
+	const keys = 1000
+	for round := 0; round < 20; round++ {
+		for i := 0; i < keys; i++ {
+			c.Set(set(fmt.Sprintf("test://%d/%d", round, i), messages.Readiness, messages.Success))
+		}
+		if round > 0 {
+			for i := 0; i < keys; i++ {
+				c.Remove(messages.ContainerID(fmt.Sprintf("test://%d/%d", round-1, i)), messages.Readiness)
+			}
+		}
+		s := c.subs["slow"]
+		assert.Equal(t, keys, c.Pending("slow"))
+		assert.LessOrEqual(t, len(s.order), 2*len(s.pending)+compactSlack, "round %d", round)
+	}
+	next, ok := c.Ack(sends[0].Batch.Seq)
+	require.True(t, ok)
+	require.Len(t, next.Batch.Changes, keys)
+	for i, ch := range next.Batch.Changes {
+		assert.Equal(t, messages.ContainerID(fmt.Sprintf("test://19/%d", i)), ch.ContainerID)
+	}
+}
+
+// BenchmarkRemoveWhileStuck removes 10,000 keys queued for a stuck subscriber (CleanupPods of
+// 1,000 pods while an embedder's subscriber is busy). It was quadratic before removals tombstoned.
+func BenchmarkRemoveWhileStuck(b *testing.B) {
+	const keys = 10000
+	ids := make([]messages.ContainerID, keys)
+	for i := range ids {
+		ids[i] = messages.ContainerID(fmt.Sprintf("test://%d", i))
+	}
+	for b.Loop() {
+		c := New[string]()
+		c.Subscribe("slow")
+		for _, id := range ids {
+			c.Set(messages.SetResult{ContainerID: id, Type: messages.Readiness, Result: messages.Success})
+		}
+		for _, id := range ids {
+			c.Remove(id, messages.Readiness)
+		}
+	}
 }
