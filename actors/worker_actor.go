@@ -288,14 +288,9 @@ func (w *workerActor) observe(r messages.Result, d time.Duration) {
 		return
 	}
 	pt := w.key.Type.String()
-	switch r {
-	case messages.Success:
-		m.total.WithLabelValues(pt, resultSuccessful, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
-		m.duration.WithLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace).Observe(d.Seconds())
-	case messages.Failure:
-		m.total.WithLabelValues(pt, resultFailed, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
-	default:
-		m.total.WithLabelValues(pt, resultUnknown, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	label, timed := metricResult(r)
+	m.total.WithLabelValues(pt, label, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	if timed {
 		m.duration.WithLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace).Observe(d.Seconds())
 	}
 }
