@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/podstatus"
 	"github.com/probeactor/probeactor/actors/supervision"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -166,12 +167,21 @@ func probedContainers(pod *v1.Pod) (cs []*v1.Container, sidecar []bool) {
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+		if podstatus.IsRestartable(c) {
 			cs = append(cs, c)
 			sidecar = append(sidecar, true)
 		}
 	}
 	return cs, sidecar
+}
+
+// fieldPath is an event's container reference: "spec.containers{name}", or
+// "spec.initContainers{name}" for a sidecar.
+func fieldPath(container string, sidecar bool) string {
+	if sidecar {
+		return "spec.initContainers{" + container + "}"
+	}
+	return "spec.containers{" + container + "}"
 }
 
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past

@@ -36,15 +36,14 @@ type Prober = worker.Prober
 type Option func(*config)
 
 type config struct {
-	runtime  Runtime
-	log      hclog.Logger
-	clock    clock.Clock
-	reg      prometheus.Registerer
-	sink     EventSink
-	prober   Prober
-	rand     func() float64
-	policy   supervision.Policy
-	killWait bool
+	runtime Runtime
+	log     hclog.Logger
+	clock   clock.Clock
+	reg     prometheus.Registerer
+	sink    EventSink
+	prober  Prober
+	rand    func() float64
+	policy  supervision.Policy
 }
 
 // WithRuntime sets the container runtime (required).

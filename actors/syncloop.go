@@ -100,13 +100,9 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 	}
 	req := messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
 		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}
-	fieldPath := "spec.containers{" + c.Container + "}"
-	if sidecar {
-		fieldPath = "spec.initContainers{" + c.Container + "}"
-	}
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: msg, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,
-		FieldPath: fieldPath})
+		FieldPath: fieldPath(c.Container, sidecar)})
 	a.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Container,
 		"container_id", c.ContainerID, "probe", c.Type, "grace_period", req.GracePeriod, "restart", restart)
 	rt, ctx, log := a.env.cfg.runtime, a.ctx, a.log

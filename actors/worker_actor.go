@@ -263,7 +263,7 @@ func (w *workerActor) onDone(ctx actor.Context, m *attemptDone) {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
 			Pod:    types.NamespacedName{Namespace: w.pod.Namespace, Name: w.pod.Name},
-			PodUID: w.pod.UID, FieldPath: w.fieldPath(),
+			PodUID: w.pod.UID, FieldPath: fieldPath(w.key.Container, w.sidecar),
 		})
 	}
 	if v.Err != nil {
@@ -273,13 +273,6 @@ func (w *workerActor) onDone(ctx actor.Context, m *attemptDone) {
 	}
 	w.apply(ctx, w.core.Complete(v.Result, v.Err != nil))
 	w.handle(ctx, w.ticker.Done(now))
-}
-
-func (w *workerActor) fieldPath() string {
-	if w.sidecar {
-		return "spec.initContainers{" + w.key.Container + "}"
-	}
-	return "spec.containers{" + w.key.Container + "}"
 }
 
 func (w *workerActor) observe(r messages.Result, d time.Duration) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -16,6 +17,9 @@ import (
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
+
+// The real prober (TestWithProbesPackage) may start goroutines for exec timeouts.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func testPod() *v1.Pod {
 	always := v1.ContainerRestartPolicyAlways

@@ -1,6 +1,10 @@
 package worker
 
-import "time"
+import (
+	"time"
+
+	"github.com/probeactor/probeactor/actors/clock"
+)
 
 // Ticker is the timing of kubelet's worker run loop (spec §2.2) as a pure state machine:
 //
@@ -101,8 +105,8 @@ func (t *Ticker) Done(now time.Time) Step {
 // started waits rand*period before its first probe; later workers do not wait. rand returns a
 // number in [0, 1); nil means no jitter.
 func Jitter(now, treeStart time.Time, period time.Duration, rand func() float64) time.Duration {
-	if rand == nil || period <= 0 || now.Sub(treeStart) >= period {
+	if now.Sub(treeStart) >= period {
 		return 0
 	}
-	return time.Duration(rand() * float64(period))
+	return clock.Jitter(period, rand)
 }
