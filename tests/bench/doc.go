@@ -20,7 +20,9 @@
 // subscriber saw Failure for that container), blocked-ms (Σ over workers of the time a worker's next
 // probe was held up beyond 1.5 periods, i.e. time it spent stuck instead of probing; measured the same
 // way for both), send-blocked-ms (kubelet only: time workers spent inside the blocking channel send,
-// measured directly), lost (containers whose last observed value is still not Failure once the
+// measured directly), status-p99-ms (failing probe returned → the pod's Ready condition reads False,
+// polled every 5 ms on 200 sampled pods during the window; the window length if never), lost
+// (containers whose last observed value is still not Failure once the
 // subscriber has caught up, waiting at most 60 s after the 10 s window) and subscriber-us/change (the
 // subscriber's achieved slowness: a 100 µs sleep costs more on a busy VM).
 //

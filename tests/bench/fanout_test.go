@@ -10,6 +10,7 @@ import (
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/tests/conformance"
+	v1 "k8s.io/api/core/v1"
 )
 
 const (
@@ -106,7 +107,8 @@ func benchFanout(b *testing.B, im impl, n int) {
 		b.Fatal(err)
 	}
 	defer d.Stop()
-	for _, p := range pods(n, 0, "f", false, true, time.Now()) {
+	fixtures := pods(n, 0, "f", false, true, time.Now())
+	for _, p := range fixtures {
 		d.AddPod(p.pod)
 		d.SetPodStatus(p.pod, p.status)
 	}
@@ -117,7 +119,7 @@ func benchFanout(b *testing.B, im impl, n int) {
 
 	b.ResetTimer()
 	f.failing.Store(true)
-	time.Sleep(fanoutWindow)
+	statusLat := watchStatus(d, fixtures, f, fanoutWindow)
 	b.StopTimer()
 	// The window is over: give a slow subscriber time to catch up before judging what it lost.
 	waitFor(fanoutDrain, func() bool { return f.failedSeen.Load() == int64(n) })
@@ -141,7 +143,56 @@ func benchFanout(b *testing.B, im impl, n int) {
 	b.ReportMetric(float64(time.Duration(f.stalled.Load()).Milliseconds()), "blocked-ms")
 	b.ReportMetric(float64(time.Duration(f.sendWait.Load()).Milliseconds()), "send-blocked-ms")
 	b.ReportMetric(float64(lost), "lost")
+	b.ReportMetric(float64(statusLat.Microseconds())/1000, "status-p99-ms")
 	if calls := f.subCalls.Load(); calls > 0 {
 		b.ReportMetric(float64(time.Duration(f.subBusy.Load()/calls).Microseconds()), "subscriber-us/change")
 	}
+}
+
+// statusSample is how many pods watchStatus follows (every n/statusSample-th one).
+const statusSample = 200
+
+// watchStatus polls the probe-adjusted status of a sample of pods for window and returns the p99 of
+// "failing probe returned → the pod's Ready condition is False" over the sample (window if a sampled
+// pod never got there). In the kubelet design the status manager is fed by the same (slow) consumer;
+// in the actor design statusManager is a subscriber of its own.
+func watchStatus(d conformance.Driver, fixtures []podFixture, f *fanoutProbe, window time.Duration) time.Duration {
+	step := max(len(fixtures)/statusSample, 1)
+	seen := make(map[int]time.Duration)
+	deadline := time.Now().Add(window)
+	for time.Now().Before(deadline) {
+		for i := 0; i < len(fixtures); i += step {
+			if _, ok := seen[i]; ok {
+				continue
+			}
+			fl := f.flipAt[i].Load()
+			if fl == 0 {
+				continue
+			}
+			st, ok := d.PodStatus(fixtures[i].pod.UID)
+			if ok && podNotReady(st) {
+				seen[i] = time.Duration(time.Now().UnixNano() - fl)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var lat []time.Duration
+	for i := 0; i < len(fixtures); i += step {
+		if l, ok := seen[i]; ok {
+			lat = append(lat, l)
+		} else {
+			lat = append(lat, window)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[(len(lat)*99+99)/100-1]
+}
+
+func podNotReady(st v1.PodStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionFalse
+		}
+	}
+	return false
 }
