@@ -29,7 +29,6 @@ type managerActor struct {
 	names    map[types.UID]types.NamespacedName // for events, while the pod has workers
 	givenUp  map[string]any                     // worker PID.Id → last panic, for workers the strategy gave up on
 	stopSent map[string]struct{}                // worker PID.Id → told to stop (by us or the strategy), until Terminated
-	stopping bool                               // the tree is stopping: siblings may be gone, tell them nothing
 }
 
 func newManagerProps(e *env) *actor.Props {
@@ -83,8 +82,8 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.PodStatusChanged:
-		if m.stopping {
-			return
+		if m.env.stopping.Load() {
+			return // the workers are about to stop
 		}
 		st := msg.Status
 		m.statuses[msg.PodUID] = &st
@@ -93,7 +92,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			ctx.Send(m.workers[k], &v)
 		}
 	case *messages.TriggerReadiness:
-		if m.stopping {
+		if m.env.stopping.Load() {
 			return
 		}
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
@@ -113,7 +112,6 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			ctx.Respond(&workerInfo{})
 		}
 	case *actor.Stopping:
-		m.stopping = true
 		m.strategy.Stop()
 	default:
 	}
@@ -158,21 +156,36 @@ func probeOf(c *v1.Container, t messages.ProbeType) *v1.Probe {
 	}
 }
 
-// probedContainers lists the containers kubelet probes: regular containers, then restartable init
-// containers (sidecars).
-func probedContainers(pod *v1.Pod) (cs []*v1.Container, sidecar []bool) {
-	for i := range pod.Spec.Containers {
-		cs = append(cs, &pod.Spec.Containers[i])
-		sidecar = append(sidecar, false)
-	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if podstatus.IsRestartable(c) {
-			cs = append(cs, c)
-			sidecar = append(sidecar, true)
+// podProbe is one probe of a pod that kubelet's AddPod runs a worker for.
+type podProbe struct {
+	key       messages.ProbeKey
+	container *v1.Container
+	spec      *v1.Probe
+	sidecar   bool
+}
+
+// podProbes lists the probes kubelet's AddPod creates workers for, in its order: regular containers,
+// then restartable init containers (sidecars); per container startup, readiness, liveness. Plain
+// init containers are never probed.
+func podProbes(pod *v1.Pod) []podProbe {
+	var out []podProbe
+	add := func(c *v1.Container, sidecar bool) {
+		for _, t := range messages.ProbeTypes {
+			if spec := probeOf(c, t); spec != nil {
+				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t},
+					container: c, spec: spec, sidecar: sidecar})
+			}
 		}
 	}
-	return cs, sidecar
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i], false)
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; podstatus.IsRestartable(c) {
+			add(c, true)
+		}
+	}
+	return out
 }
 
 // fieldPath is an event's container reference: "spec.containers{name}", or
@@ -188,32 +201,25 @@ func fieldPath(container string, sidecar bool) string {
 // keys that already have a worker (kubelet post-1.35 behaviour).
 func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 	added := false
-	cs, sidecar := probedContainers(pod)
-	for i, c := range cs {
-		for _, t := range messages.ProbeTypes {
-			spec := probeOf(c, t)
-			if spec == nil {
-				continue
-			}
-			k := messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t}
-			if _, ok := m.workers[k]; ok {
-				continue
-			}
-			w := newWorkerActor(m.env, k, pod, c, spec, sidecar[i], viewFor(m.statuses[pod.UID], c.Name))
-			pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w }), workerName(k))
-			if err != nil {
-				// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
-				m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", c.Name, "probe", t, "error", err)
-				continue
-			}
-			m.workers[k] = pid
-			m.byID[pid.Id] = k
-			if m.pods[pod.UID] == nil {
-				m.pods[pod.UID] = map[messages.ProbeKey]struct{}{}
-			}
-			m.pods[pod.UID][k] = struct{}{}
-			added = true
+	for _, p := range podProbes(pod) {
+		k := p.key
+		if _, ok := m.workers[k]; ok {
+			continue
 		}
+		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, viewFor(m.statuses[pod.UID], k.Container))
+		pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w }), workerName(k))
+		if err != nil {
+			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
+			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
+			continue
+		}
+		m.workers[k] = pid
+		m.byID[pid.Id] = k
+		if m.pods[pod.UID] == nil {
+			m.pods[pod.UID] = map[messages.ProbeKey]struct{}{}
+		}
+		m.pods[pod.UID][k] = struct{}{}
+		added = true
 	}
 	if added {
 		m.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
@@ -285,7 +291,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 }
 
 func (m *managerActor) notifyWorkers(ctx actor.Context, uid types.UID) {
-	if m.stopping || m.env.stopping.Load() {
+	if m.env.stopping.Load() { // statusManager may be gone
 		return
 	}
 	keys := make([]messages.ProbeKey, 0, len(m.pods[uid]))

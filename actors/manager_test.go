@@ -165,3 +165,51 @@ func TestStopCancelsInFlightAttempts(t *testing.T) {
 	require.NoError(t, h.tree.Stop())
 	assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
 }
+
+// Which probes AddPod runs a worker for (kubelet's TestAddRemovePods and
+// TestAddRemovePodsWithRestartableInitContainer, without an actor system).
+func TestPodProbes(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	p := execProbe(1, 3)
+	all := v1.Container{Name: "all", StartupProbe: p, ReadinessProbe: p, LivenessProbe: p}
+	key := func(c string, pt messages.ProbeType) messages.ProbeKey {
+		return messages.ProbeKey{PodUID: "uid", Container: c, Type: pt}
+	}
+	for _, tc := range []struct {
+		name       string
+		containers []v1.Container
+		inits      []v1.Container
+		want       []messages.ProbeKey
+		sidecars   int
+	}{
+		{name: "no probes", containers: []v1.Container{{Name: "a"}, {Name: "b"}}},
+		{name: "one of each among probe-less containers",
+			containers: []v1.Container{{Name: "no_probe1"}, {Name: "readiness", ReadinessProbe: p}, {Name: "no_probe2"},
+				{Name: "liveness", LivenessProbe: p}, {Name: "startup", StartupProbe: p}},
+			want: []messages.ProbeKey{key("readiness", messages.Readiness), key("liveness", messages.Liveness),
+				key("startup", messages.Startup)}},
+		{name: "startup, readiness, liveness order", containers: []v1.Container{all},
+			want: []messages.ProbeKey{key("all", messages.Startup), key("all", messages.Readiness), key("all", messages.Liveness)}},
+		{name: "plain init container is not probed", containers: []v1.Container{{Name: "main"}},
+			inits: []v1.Container{{Name: "init", LivenessProbe: p}}},
+		{name: "sidecars after regular containers", containers: []v1.Container{{Name: "main", LivenessProbe: p}},
+			inits: []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: p}},
+			want:  []messages.ProbeKey{key("main", messages.Liveness), key("side", messages.Readiness)}, sidecars: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod("uid", tc.containers...)
+			pod.Spec.InitContainers = tc.inits
+			var got []messages.ProbeKey
+			sidecars := 0
+			for _, pp := range podProbes(pod) {
+				got = append(got, pp.key)
+				assert.Same(t, probeOf(pp.container, pp.key.Type), pp.spec)
+				if pp.sidecar {
+					sidecars++
+				}
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.sidecars, sidecars)
+		})
+	}
+}

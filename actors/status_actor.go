@@ -149,13 +149,8 @@ func (a *statusActor) Receive(ctx actor.Context) {
 func (a *statusActor) addPod(ctx actor.Context, pod *v1.Pod) {
 	e := a.entry(pod.UID)
 	e.pod = pod
-	cs, _ := probedContainers(pod)
-	for _, c := range cs {
-		for _, t := range messages.ProbeTypes {
-			if probeOf(c, t) != nil {
-				e.workers[messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t}] = struct{}{}
-			}
-		}
+	for _, p := range podProbes(pod) {
+		e.workers[p.key] = struct{}{}
 	}
 	a.recompute(ctx, pod.UID)
 }
