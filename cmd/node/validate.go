@@ -26,7 +26,7 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	loaded, err := manifest.ReadFiles(files, stdin)
 	if err != nil {
 		for _, e := range flatten(err) {
-			fmt.Fprintf(stderr, "error: %v\n", e)
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(e.Error()))
 		}
 		return nil, errInvalid
 	}
@@ -57,11 +57,35 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	}
 	if len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(stderr, "error: %s\n", p)
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(p))
 		}
 		return nil, errInvalid
 	}
 	return pods, nil
+}
+
+// oneLine folds a multi-line message (the YAML parser lists its problems one per line) into one
+// line, so every printed error starts with "error: <file>" and greps as one.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }
 
 // dedupFieldErrors drops exact repeats (both validators may check the same field).

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// seedManifests are the fuzz seeds: the real manifests in testdata/manifests plus small inputs at
+// the edges of the decoder (empty, scalars, lists, JSON streams, type errors).
+func seedManifests(t testing.TB) map[string][]byte {
+	seeds := map[string][]byte{
+		"empty":          nil,
+		"comment":        []byte("# nothing\n---\n"),
+		"scalar":         []byte("hello"),
+		"json array":     []byte("[1, {\"kind\": \"Pod\"}]"),
+		"json garbage":   []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}} garbage`),
+		"list of junk":   []byte("apiVersion: v1\nkind: List\nitems: [1, null, {kind: Pod}, {apiVersion: v1, kind: List, items: []}]\n"),
+		"wrong types":    []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a, labels: {a: 1}}\nspec: {containers: 5}\n"),
+		"duplicate keys": []byte("apiVersion: v1\nkind: Pod\nkind: Pod\n"),
+		"anchors":        []byte("apiVersion: v1\nkind: Pod\nmetadata: &m {name: a}\nspec: {containers: [{name: c, args: [x], env: [{name: A, value: *m}]}]}\n"),
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "manifests", "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		seeds[filepath.Base(f)] = data
+	}
+	return seeds
+}
+
+// FuzzLoadPods feeds arbitrary bytes through manifest decoding, defaulting and validation (what
+// `node run -f` and `node validate -f` do before anything starts): it never panics, an input is
+// either a non-empty set of named, defaulted pods with nothing printed, or errInvalid with every
+// printed error naming the file. The seeds run as ordinary tests in `make test`;
+// `go test -fuzz FuzzLoadPods ./cmd/node` explores further.
+func FuzzLoadPods(f *testing.F) {
+	for _, data := range seedManifests(f) {
+		f.Add(data)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var stderr bytes.Buffer
+		pods, err := loadPods([]string{"-"}, bytes.NewReader(data), &stderr, now)
+		if err != nil {
+			require.ErrorIs(t, err, errInvalid)
+			require.Empty(t, pods)
+			out := strings.TrimSuffix(stderr.String(), "\n")
+			require.NotEmpty(t, out, "an invalid input prints its errors")
+			for _, line := range strings.Split(out, "\n") {
+				require.True(t, strings.HasPrefix(line, "error: <stdin>"), "every error names the file: %q", line)
+			}
+			return
+		}
+		require.Empty(t, stderr.String())
+		require.NotEmpty(t, pods)
+		for _, p := range pods {
+			require.NotEmpty(t, p.Name)
+			require.NotEmpty(t, p.Namespace)
+			require.NotEmpty(t, p.UID)
+			require.NotEmpty(t, p.Spec.Containers)
+			require.Equal(t, now, p.CreationTimestamp.Time)
+		}
+	})
+}
+
+// The real manifests in testdata load as documented: the valid ones entirely, the invalid one with
+// every problem reported.
+func TestSeedManifests(t *testing.T) {
+	dir := filepath.Join("testdata", "manifests")
+	var stderr bytes.Buffer
+	pods, err := loadPods([]string{filepath.Join(dir, "exec-liveness.yaml"), filepath.Join(dir, "http-tcp-grpc.yaml"), filepath.Join(dir, "list.json")}, nil, &stderr, time.Now())
+	require.NoError(t, err, stderr.String())
+	assert.Len(t, pods, 5)
+
+	stderr.Reset()
+	_, err = loadPods([]string{filepath.Join(dir, "invalid.yaml")}, nil, &stderr, time.Now())
+	require.ErrorIs(t, err, errInvalid)
+	assert.Contains(t, stderr.String(), `invalid.yaml: document 2: kind: unsupported kind "Deployment"`)
+}
