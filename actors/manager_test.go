@@ -213,3 +213,33 @@ func TestPodProbes(t *testing.T) {
 		})
 	}
 }
+
+// kubelet's TestCleanUp: for each probe type, a worker that has published Success is stopped
+// (RemovePod ten times: stopping is idempotent), exits, and its cached result is removed.
+func TestCleanUp(t *testing.T) {
+	for _, pt := range messages.ProbeTypes {
+		t.Run(pt.String(), func(t *testing.T) {
+			h := newHarness(t)
+			c := v1.Container{Name: "c"}
+			switch pt {
+			case messages.Liveness:
+				c.LivenessProbe = execProbe(1, 1)
+			case messages.Readiness:
+				c.ReadinessProbe = execProbe(1, 1)
+			case messages.Startup:
+				c.StartupProbe = execProbe(1, 1)
+			default:
+			}
+			pod := testPod("cleanup", c)
+			h.run(pod)
+			id := h.rt.ContainerID(pod.UID, "c")
+			h.eventuallyResult(id, pt, messages.Success)
+			for i := 0; i < 10; i++ {
+				h.tree.RemovePod(pod)
+			}
+			require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+			_, ok := h.result(id, pt)
+			assert.False(t, ok, "the exiting worker removed its result")
+		})
+	}
+}
