@@ -27,8 +27,16 @@
 //   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
 //   - Nothing blocks on a subscriber: the results cache keeps at most one unacknowledged batch per
 //     subscriber and coalesces the rest to the latest value per key.
-//   - Tree.Stop (PoisonFuture on the root) returns only when every actor, attempt goroutine, kill
-//     goroutine and scheduler timer of the tree is gone.
+//   - Tree.Stop (PoisonFuture on the root; once, later calls return the first result) returns only
+//     when every actor, attempt goroutine, kill goroutine and scheduler timer of the tree is gone.
+//   - Shutdown leaves no dead letters: the stopping root first sets env.stopping and waits until each
+//     child has finished its current message (actor.Touch round trip), so no child sends to a sibling
+//     that protoactor already stopped; probeManager is the only one that stops workers, once each.
+//     The tests fail on any dead letter.
+//   - Queries (Tree.Result, Tree.PodStatus) end with the caller's ctx (10 s without a deadline) and
+//     leave no goroutine or timer behind.
+//   - statusManager mirrors only the results of containers its pod status currently lists; the
+//     results cache queues at most one change per live key per subscriber, with O(1) Remove.
 //
 // # Deviations from kubelet (1.30–1.33), on purpose
 //
@@ -52,4 +60,9 @@
 //     avoids this only because it starts containers after AddPod).
 //   - The sync loop kills a container directly through Runtime.KillContainer with kubelet's Killing
 //     event and grace period (kubelet re-syncs the whole pod); it kills each container ID at most once.
+//   - Result updates never block a worker: kubelet's results managers push into a channel of 20 and
+//     the 21st Set blocks the worker until the sync loop drains it; here subscribers are
+//     flow-controlled (one unacknowledged batch each) and pending changes coalesce per key.
+//   - A restarted worker (after a panic and its back-off) probes at once instead of waiting for its
+//     next tick.
 package actors
