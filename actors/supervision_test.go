@@ -107,3 +107,29 @@ func (h *harness) restartPending() {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool { return h.tree.env.supervisor.Pending() == 1 }, 5*time.Second, time.Millisecond)
 }
+
+// A worker removed while it waits for its restart is stopped for good: the pending restart is
+// cancelled (no restart of a gone worker, no dead letter) and its key has no result left.
+func TestRemoveDuringBackoff(t *testing.T) {
+	policy := supervision.Policy{Initial: time.Second, Max: time.Second, MaxFailures: 10, Window: time.Minute}
+	h := newHarness(t, WithSupervision(policy))
+	pod := testPod("backoff", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "c")
+	h.eventuallyResult(id, messages.Liveness, messages.Success)
+	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness})
+
+	var panics atomic.Int32
+	h.prober.set("c", panicky(&panics))
+	h.clk.Advance(time.Second)
+	h.restartPending()
+	h.tree.RemovePod(pod)
+	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
+	assert.Zero(t, h.tree.env.supervisor.Pending(), "the restart was cancelled")
+	assert.Zero(t, h.tree.env.supervisor.Tracked(), "no back-off state is kept for a gone worker")
+	h.clk.Advance(time.Minute)
+	h.sync()
+	assert.Equal(t, int32(1), panics.Load(), "never restarted")
+	_, ok := h.result(id, messages.Liveness)
+	assert.False(t, ok)
+}
