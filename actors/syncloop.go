@@ -92,19 +92,12 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 		return
 	}
 	a.killed[c.PodUID][c.ContainerID] = struct{}{}
-	spec, sidecar := findContainer(pod, c.Container)
-	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever || sidecar
-	msg := fmt.Sprintf("Container %s failed %s probe", c.Container, strings.ToLower(c.Type.String()))
-	if restart {
-		msg += ", will be restarted"
-	}
-	req := messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
-		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}
+	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
-		Message: msg, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,
-		FieldPath: fieldPath(c.Container, sidecar)})
+		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,
+		FieldPath: path})
 	a.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Container,
-		"container_id", c.ContainerID, "probe", c.Type, "grace_period", req.GracePeriod, "restart", restart)
+		"container_id", c.ContainerID, "probe", c.Type, "grace_period", req.GracePeriod, "restart", req.Restart)
 	rt, ctx, log := a.env.cfg.runtime, a.ctx, a.log
 	a.wg.Add(1)
 	go func() {
@@ -113,6 +106,20 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 			log.Error("kill container", "pod", pod.Namespace+"/"+pod.Name, "container", req.Container, "error", err)
 		}
 	}()
+}
+
+// killRequest is the sync loop's reaction to a liveness or startup Failure of a container (kubelet's
+// SyncPod → killContainer, spec §6.2 and §4.3): the runtime request, whose Message is also the
+// Killing event's text, and the event's field path. A sidecar always restarts.
+func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer, string) {
+	spec, sidecar := findContainer(pod, c.Container)
+	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever || sidecar
+	msg := fmt.Sprintf("Container %s failed %s probe", c.Container, strings.ToLower(c.Type.String()))
+	if restart {
+		msg += ", will be restarted"
+	}
+	return messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
+		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}, fieldPath(c.Container, sidecar)
 }
 
 // findContainer returns the spec of a probed container and whether it is a sidecar.

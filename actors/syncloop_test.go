@@ -77,3 +77,44 @@ func TestSyncLoopIgnoresUnknownPods(t *testing.T) {
 	assert.Empty(t, h.rt.Kills())
 	assert.Empty(t, h.events.find(messages.ReasonKilling))
 }
+
+// The kill request and Killing event text for a liveness/startup failure (spec §6.2, §4.3).
+func TestKillRequest(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	grace := int64(7)
+	live := &v1.Probe{TerminationGracePeriodSeconds: &grace}
+	pod := func(policy v1.RestartPolicy) *v1.Pod {
+		p := testPod("k", v1.Container{Name: "app", LivenessProbe: live, StartupProbe: &v1.Probe{}})
+		p.Spec.RestartPolicy = policy
+		p.Spec.InitContainers = []v1.Container{{Name: "proxy", RestartPolicy: &always, LivenessProbe: &v1.Probe{}}}
+		return p
+	}
+	for _, tc := range []struct {
+		name      string
+		policy    v1.RestartPolicy
+		container string
+		pt        messages.ProbeType
+		msg       string
+		restart   bool
+		grace     time.Duration
+		path      string
+	}{
+		{"liveness, Always", v1.RestartPolicyAlways, "app", messages.Liveness,
+			"Container app failed liveness probe, will be restarted", true, 7 * time.Second, "spec.containers{app}"},
+		{"startup, OnFailure", v1.RestartPolicyOnFailure, "app", messages.Startup,
+			"Container app failed startup probe, will be restarted", true, 30 * time.Second, "spec.containers{app}"},
+		{"liveness, Never", v1.RestartPolicyNever, "app", messages.Liveness,
+			"Container app failed liveness probe", false, 7 * time.Second, "spec.containers{app}"},
+		{"sidecar, Never", v1.RestartPolicyNever, "proxy", messages.Liveness,
+			"Container proxy failed liveness probe, will be restarted", true, 30 * time.Second, "spec.initContainers{proxy}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pod(tc.policy)
+			req, path := killRequest(p, messages.ResultChanged{PodUID: p.UID, Container: tc.container,
+				ContainerID: "test://id", Type: tc.pt, Result: messages.Failure})
+			assert.Equal(t, messages.KillContainer{Pod: p, Container: tc.container, ContainerID: "test://id", Probe: tc.pt,
+				Message: tc.msg, GracePeriod: tc.grace, Restart: tc.restart}, req)
+			assert.Equal(t, tc.path, path)
+		})
+	}
+}
