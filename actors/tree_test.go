@@ -259,3 +259,30 @@ func TestRestartsDoNotAccumulateMirroredResults(t *testing.T) {
 	assert.LessOrEqual(t, res.(int), 2, "at most the current container's startup and readiness results")
 	assert.True(t, h.status(pod.UID).ContainerStatuses[0].Ready)
 }
+
+// §7.12: after the startup probe succeeds, liveness is not triggered: it probes at its own next tick.
+func TestStartupSuccessLivenessWaitsForItsTick(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u8", v1.Container{Name: "app", StartupProbe: execProbe(1, 3), LivenessProbe: execProbe(10, 1)})
+	startup := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Startup}
+	liveness := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Liveness}
+	h.prober.result("app", probes.Failure)
+	h.run(pod)
+	id := h.rt.ContainerID(pod.UID, "app")
+	h.eventuallyResult(id, messages.Startup, messages.Unknown)
+	h.idle(startup)
+	h.idle(liveness) // its first run (at t0) found the container not started
+
+	h.prober.result("app", probes.Success)
+	h.tick(startup, time.Second)
+	h.eventuallyResult(id, messages.Startup, messages.Success)
+	require.Eventually(t, func() bool { return *h.status(pod.UID).ContainerStatuses[0].Started }, 5*time.Second, time.Millisecond)
+	h.sync()
+	h.idle(liveness)
+	assert.Zero(t, h.prober.count("app/Liveness"), "not triggered by the startup success")
+
+	h.tick(liveness, 8*time.Second) // t0+9s
+	assert.Zero(t, h.prober.count("app/Liveness"))
+	h.tick(liveness, time.Second) // t0+10s: liveness's next tick
+	assert.Equal(t, 1, h.prober.count("app/Liveness"))
+}
