@@ -79,3 +79,25 @@ func TestUnsubscribe(t *testing.T) {
 	default:
 	}
 }
+
+// A subscriber that stops is unsubscribed automatically (the cache watches it), without a dead
+// letter (the harness fails on any).
+func TestStoppedSubscriberIsUnsubscribed(t *testing.T) {
+	h := newHarness(t)
+	sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+		}
+	}))
+	h.tree.Subscribe(sub)
+	h.sync()
+	require.Contains(t, h.cacheStats().Pending, sub.String())
+	require.NoError(t, h.sys.Root.StopFuture(sub).Wait())
+	require.Eventually(t, func() bool {
+		_, ok := h.cacheStats().Pending[sub.String()]
+		return !ok
+	}, 5*time.Second, time.Millisecond)
+	h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
+		Type: messages.Liveness, Result: messages.Failure})
+	h.eventuallyResult("test://x", messages.Liveness, messages.Failure) // nothing is sent to the gone subscriber
+}
