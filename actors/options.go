@@ -29,7 +29,8 @@ type Runtime interface {
 // EventSink receives Kubernetes-style events. Event must not block.
 type EventSink interface{ Event(messages.Event) }
 
-// Prober runs one probe attempt (package probes implements it).
+// Prober runs one probe attempt (package probes implements it). It must honour ctx: see
+// worker.Prober.
 type Prober = worker.Prober
 
 // Option configures Start.

@@ -10,7 +10,9 @@ import (
 	"github.com/probeactor/probeactor/probes"
 )
 
-// Prober runs one attempt of a probe (package probes implements it).
+// Prober runs one attempt of a probe (package probes implements it). Probe must be safe for
+// concurrent use and return soon after ctx is cancelled: a stopping worker cancels its in-flight
+// attempt and waits for it, so a Probe that ignores ctx holds up RemovePod and Tree.Stop.
 type Prober interface {
 	Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error)
 }
