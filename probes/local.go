@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -43,7 +44,8 @@ func (e *exitCodeError) ExitCode() int { return e.code }
 // `command timed out: "<cmd>" timed out after <timeout>`) or ctx.Err() (cancellation). After the
 // command exits, whatever it left running in its process group is killed too, so a probe never
 // leaves processes behind. Grandchildren are reparented to init (or the nearest subreaper), which
-// reaps them.
+// reaps them. On Linux the command is also SIGKILLed by the kernel if this process dies first
+// (Pdeathsig; the command itself, not what it forked).
 //
 // Returns nil for exit status 0, an error with an ExitCode() int method for a non-zero status
 // (127/126 when the program cannot be found/executed, its message then written to out), and any
@@ -67,6 +69,12 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("run local command %q: %w", strings.Join(cmd, " "), err)
 	}
+	// On Linux the command gets Pdeathsig, which the kernel sends when the thread that forked it
+	// exits (golang/go#27505); the Go runtime ends a thread when a goroutine exits locked to it.
+	// Keeping this goroutine on its thread until the command is reaped means only the death of this
+	// process fires it. The wait already holds a thread, so this costs none extra.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := c.Start(); err != nil {
 		code := 0
 		switch {
