@@ -27,10 +27,13 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 // to kill (and, unless restartPolicy is Never, restart) the container, in the background. It knows
 // the pods it was given with AddPod and ignores updates for any other pod ("irrelevant update").
 type syncActor struct {
-	env    *env
-	log    hclog.Logger
-	pods   map[types.UID]*v1.Pod
-	killed map[types.UID]map[messages.ContainerID]struct{} // kills already requested
+	env  *env
+	log  hclog.Logger
+	pods map[types.UID]*v1.Pod
+	// killed is the container ID last killed per pod and container: a liveness and a startup
+	// Failure of the same container ID kill it once; one entry per container however often it
+	// restarts (a late Failure of an even older ID would reach the runtime, which ignores stale IDs).
+	killed map[types.UID]map[string]messages.ContainerID
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -39,7 +42,7 @@ type syncActor struct {
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*v1.Pod{},
-		killed: map[types.UID]map[messages.ContainerID]struct{}{}, ctx: ctx, cancel: cancel}
+		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
 }
 
 func (a *syncActor) Receive(ctx actor.Context) {
@@ -86,12 +89,12 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 		return
 	}
 	if a.killed[c.PodUID] == nil {
-		a.killed[c.PodUID] = map[messages.ContainerID]struct{}{}
+		a.killed[c.PodUID] = map[string]messages.ContainerID{}
 	}
-	if _, done := a.killed[c.PodUID][c.ContainerID]; done {
+	if a.killed[c.PodUID][c.Container] == c.ContainerID {
 		return
 	}
-	a.killed[c.PodUID][c.ContainerID] = struct{}{}
+	a.killed[c.PodUID][c.Container] = c.ContainerID
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,

@@ -118,3 +118,29 @@ func TestKillRequest(t *testing.T) {
 		})
 	}
 }
+
+// A liveness and a startup Failure of the same container ID kill it once; the restarted container
+// (new ID) is killed again on its own failure.
+func TestKillOncePerContainerID(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("once", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
+	h.run(pod)
+	fail := func(id messages.ContainerID, pt messages.ProbeType) {
+		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
+			Type: pt, Result: messages.Failure})
+	}
+	id1 := h.rt.ContainerID(pod.UID, "c")
+	fail(id1, messages.Startup)
+	fail(id1, messages.Liveness)
+	h.eventuallyResult(id1, messages.Liveness, messages.Failure)
+	_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return h.rt.ContainerID(pod.UID, "c") != id1 }, 5*time.Second, time.Millisecond)
+	assert.Len(t, h.rt.Kills(), 1)
+
+	id2 := h.rt.ContainerID(pod.UID, "c")
+	fail(id2, messages.Startup)
+	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, id2, h.rt.Kills()[1].ContainerID)
+	assert.Len(t, h.events.find(messages.ReasonKilling), 2)
+}
