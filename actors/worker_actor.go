@@ -54,6 +54,7 @@ type workerActor struct {
 	sidecar   bool
 	core      *worker.Core
 	ticker    *worker.Ticker
+	published worker.Published // what the cache holds for this key: only changes are sent
 
 	self    *actor.PID
 	fire    func() // scheduler callback, allocated once
@@ -199,11 +200,14 @@ func (w *workerActor) apply(ctx actor.Context, d worker.Decision) {
 		return // the cache may be gone already
 	}
 	if d.RemoveID != "" {
+		w.published.Forget(d.RemoveID)
 		ctx.Send(w.env.cache, &messages.RemoveResult{ContainerID: d.RemoveID, Type: w.key.Type})
 	}
 	for _, r := range d.Set {
-		ctx.Send(w.env.cache, &messages.SetResult{PodUID: w.key.PodUID, Container: w.key.Container,
-			ContainerID: d.ContainerID, Type: w.key.Type, Result: r})
+		if w.published.Changed(d.ContainerID, r) {
+			ctx.Send(w.env.cache, &messages.SetResult{PodUID: w.key.PodUID, Container: w.key.Container,
+				ContainerID: d.ContainerID, Type: w.key.Type, Result: r})
+		}
 	}
 }
 
