@@ -86,10 +86,6 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
 		return 2
 	}
-	if err := checkRootDir(cfg.rootDir); err != nil {
-		fmt.Fprintf(stderr, "error: --root-dir %q: %v\n", cfg.rootDir, err)
-		return 1
-	}
 
 	var pods []*v1.Pod
 	if len(cfg.files) > 0 {
@@ -97,7 +93,13 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "node: nothing was started")
 			return 1
 		}
-	} else {
+	}
+	// After validation (an invalid manifest creates nothing), before anything starts.
+	if err := checkRootDir(cfg.rootDir); err != nil {
+		fmt.Fprintf(stderr, "error: --root-dir %q: %v\n", cfg.rootDir, err)
+		return 1
+	}
+	if len(cfg.files) == 0 {
 		if pods, cfg.cleanup, err = demoPods(); err != nil {
 			fmt.Fprintf(stderr, "error: demo: %v\n", err)
 			return 1
