@@ -18,6 +18,11 @@ type LocalOptions struct {
 	Env []string
 	// Dir is the working directory; "" is this process's.
 	Dir string
+	// Guard, when set, is told the command's process group id right after it starts; the function
+	// it returns is called once the group has been killed and the command reaped. Pdeathsig kills
+	// only the command itself if this process dies; a guard (another process told which groups are
+	// live) can take the whole group down then — the node runtime has one.
+	Guard func(pgid int) (release func())
 }
 
 // ioGrace bounds how long RunLocal waits for the command's output pipes to close once its process
@@ -45,7 +50,7 @@ func (e *exitCodeError) ExitCode() int { return e.code }
 // command exits, whatever it left running in its process group is killed too, so a probe never
 // leaves processes behind. Grandchildren are reparented to init (or the nearest subreaper), which
 // reaps them. On Linux the command is also SIGKILLed by the kernel if this process dies first
-// (Pdeathsig; the command itself, not what it forked).
+// (Pdeathsig; the command itself — what it forked only with LocalOptions.Guard).
 //
 // Returns nil for exit status 0, an error with an ExitCode() int method for a non-zero status
 // (127/126 when the program cannot be found/executed, its message then written to out), and any
@@ -89,6 +94,9 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 		return &exitCodeError{code: code, err: err}
 	}
 	pgid := c.Process.Pid
+	if opts.Guard != nil {
+		defer opts.Guard(pgid)() // after the group is killed below
+	}
 
 	// The watchdog is the only other goroutine; it ends when Wait returns or once it has killed the
 	// group, and RunLocal waits for it before returning.

@@ -37,6 +37,8 @@ func main() {
 		switch os.Args[1] {
 		case proc.ShimArg:
 			proc.ShimMain(os.Args[2:])
+		case proc.GuardArg:
+			proc.GuardMain()
 		case demo.Arg:
 			os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
 		}

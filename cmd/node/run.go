@@ -285,6 +285,7 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 	if err := n.tree.Stop(); err != nil {
 		log.Error("probe tree did not stop cleanly", "error", err)
 	}
+	n.rt.Close() // nothing probes any more: end the exec-probe guard
 	if runErr == nil {
 		log.Info("node stopped; no container left running")
 	}

@@ -11,7 +11,9 @@ import (
 )
 
 // forkingPod runs two containers that fork children (one escaping into its own session) and write
-// every PID to pids files; one container ignores SIGTERM.
+// every PID to pids files; one container ignores SIGTERM. The polite container's readiness probe is
+// an exec command that forks a child and then runs for up to 10 minutes (its timeout), writing both PIDs to probe.pids:
+// a probe in flight when node stops.
 const forkingPod = `
 apiVersion: v1
 kind: Pod
@@ -22,6 +24,11 @@ spec:
   - name: polite
     workingDir: {{.Dir}}
     command: ["sh", "-c", "sleep 600 & echo $! >> polite.pids; setsid sleep 601 & echo $! >> polite.pids; echo $$$$ >> polite.pids; wait"]
+    readinessProbe:
+      exec:
+        command: ["sh", "-c", "sleep 603 & echo $! >> probe.pids; echo $$$$ >> probe.pids; wait"]
+      timeoutSeconds: 600
+      periodSeconds: 1
   - name: stubborn
     workingDir: {{.Dir}}
     command: ["sh", "-c", "trap '' TERM; sleep 602 & echo $! >> stubborn.pids; echo $$$$ >> stubborn.pids; wait"]
@@ -34,7 +41,8 @@ func startForker(t *testing.T) (*node, []int) {
 	var pids []int
 	require.Eventually(t, func() bool {
 		pids = append(readPIDs(filepath.Join(dir, "polite.pids")), readPIDs(filepath.Join(dir, "stubborn.pids"))...)
-		return len(pids) == 5
+		pids = append(pids, readPIDs(filepath.Join(dir, "probe.pids"))...)
+		return len(pids) == 7
 	}, timeout, tick)
 	n.eventually("forker", func(p v1.Pod) bool { return p.Status.Phase == v1.PodRunning }, "running")
 	for _, p := range pids {
@@ -57,7 +65,8 @@ func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
 	t.Parallel()
 	n, pids := startForker(t)
 	n.stop(syscall.SIGKILL)
-	// The shims see their control pipe close and kill everything.
+	// The shims see their control pipe close and kill everything; the exec probe command dies by
+	// Pdeathsig and the child it forked by the exec-probe guard, which sees its pipe close too.
 	require.Eventually(t, func() bool {
 		for _, p := range pids {
 			if alive(p) {
@@ -65,5 +74,5 @@ func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
 			}
 		}
 		return true
-	}, timeout, tick, "container processes outlived a SIGKILLed node")
+	}, timeout, tick, "container or exec probe processes outlived a SIGKILLed node")
 }

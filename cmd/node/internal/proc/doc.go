@@ -13,8 +13,14 @@
 // as KILL; and, once the container's main process exits, kills and reaps every remaining
 // descendant before reporting the exit status. So nothing a container started outlives it, or node.
 //
+// Exec probes run with probes.RunLocal (Pdeathsig kills the command if node dies) plus a guard: one
+// helper process, the node binary re-executed with GuardArg and started with the first exec probe,
+// told each running probe's process group on its stdin; at end-of-file (Close, or node's death) it
+// SIGKILLs the groups still listed, so what a probe command forked dies with node as well.
+//
 // Invariants: only a pod's own goroutine touches its podState, processes and timers; status is pushed
 // (Options.OnStatus) only when it changed; container IDs ("proc://<random hex>") are new on every
 // start; time comes from the injected clock, so back-off and grace periods are testable without
-// waiting; Shutdown returns only after every process of every pod has been reaped.
+// waiting; Shutdown returns only after every process of every pod has been reaped; Close reaps the
+// guard.
 package proc

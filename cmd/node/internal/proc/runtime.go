@@ -61,6 +61,7 @@ type Runtime struct {
 	opts   Options
 	log    hclog.Logger
 	runner probes.LocalRunner
+	guard  *guard // kills what exec probes forked should node die; ended by Close
 
 	mu     sync.Mutex
 	pods   map[types.UID]*podRunner
@@ -102,6 +103,7 @@ func New(opts Options) (*Runtime, error) {
 		opts.OnStatus = func(*v1.Pod, v1.PodStatus) {}
 	}
 	r := &Runtime{opts: opts, log: opts.Logger.Named("runtime"), pods: map[types.UID]*podRunner{}, byID: map[string]containerRef{}}
+	r.guard = &guard{exe: opts.Shim[0], log: r.log}
 	r.runner = probes.LocalRunner{Resolve: r.resolve}
 	return r, nil
 }
@@ -251,7 +253,13 @@ func (r *Runtime) resolve(containerID string) (probes.LocalOptions, error) {
 	if !ok {
 		return probes.LocalOptions{}, errors.New("container not found")
 	}
-	return probes.LocalOptions{Env: ref.env, Dir: ref.dir}, nil
+	return probes.LocalOptions{Env: ref.env, Dir: ref.dir, Guard: r.guard.watch}, nil
+}
+
+// Close ends the exec-probe guard process (killing any exec probe still running). Call it once
+// nothing probes any more (after the probe tree stopped); later exec probes run unguarded.
+func (r *Runtime) Close() {
+	r.guard.close()
 }
 
 // Terminate stops a pod: no more restarts; app containers are sent SIGTERM, then SIGKILL after the

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ShimArg {
 		ShimMain(os.Args[2:])
 	}
+	if len(os.Args) > 1 && os.Args[1] == GuardArg {
+		GuardMain()
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -94,6 +97,7 @@ func newTestRuntime(t *testing.T, clk clock.Clock) (*Runtime, *recorder) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
+		rt.Close()
 	})
 	return rt, rec
 }
