@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,11 +28,7 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 	pod := shPod("guarded", v1.RestartPolicyAlways, "exec sleep 300")
 	pod.Spec.Containers[0].WorkingDir = dir
 	require.NoError(t, rt.Run(pod))
-	var cs v1.ContainerStatus
-	require.Eventually(t, func() bool {
-		cs, _ = rec.container(pod.UID, "c")
-		return cs.State.Running != nil
-	}, 10*time.Second, tick)
+	cs := waitRunning(t, rec, pod.UID, "c")
 
 	probeDone := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -46,7 +41,7 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 		parent, child = pidIn(filepath.Join(dir, "parent")), pidIn(filepath.Join(dir, "child"))
 		return parent > 0 && child > 0
 	}, 10*time.Second, tick, "the exec probe never started")
-	require.True(t, pidRunning(child), "the forked child runs while the probe does")
+	require.True(t, alive(child), "the forked child runs while the probe does")
 
 	rt.Close()
 	select {
@@ -55,7 +50,7 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
 		t.Fatal("the exec probe was not killed when the guard saw end-of-file")
 	}
-	require.Eventually(t, func() bool { return !pidRunning(parent) && !pidRunning(child) }, 10*time.Second, tick,
+	require.Eventually(t, func() bool { return !alive(parent) && !alive(child) }, 10*time.Second, tick,
 		"pids %d/%d outlived the guard's end-of-file", parent, child)
 }
 
@@ -67,15 +62,4 @@ func pidIn(path string) int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return pid
-}
-
-// pidRunning reports whether pid is a live (not zombie) process.
-func pidRunning(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }

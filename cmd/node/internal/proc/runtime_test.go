@@ -3,13 +3,12 @@ package proc
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,9 +116,27 @@ func shPod(name string, policy v1.RestartPolicy, script string) *v1.Pod {
 
 const tick = 10 * time.Millisecond
 
+// alive reports whether pid is a live process; a zombie (dead, not yet reaped by whoever inherited
+// it) is not.
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// waitRunning waits until the pod's container runs and returns its status.
+func waitRunning(t *testing.T, rec *recorder, uid types.UID, name string) v1.ContainerStatus {
+	t.Helper()
+	var cs v1.ContainerStatus
+	require.Eventually(t, func() bool {
+		cs, _ = rec.container(uid, name)
+		return cs.State.Running != nil
+	}, 10*time.Second, tick)
+	return cs
 }
 
 func TestContainerRunsToCompletionWithItsLog(t *testing.T) {
@@ -221,11 +238,7 @@ func TestGracePeriodThenSIGKILLAndNothingForkedSurvives(t *testing.T) {
 		}
 		return len(pids) == 3
 	}, 10*time.Second, tick)
-	var cs v1.ContainerStatus
-	require.Eventually(t, func() bool {
-		cs, _ = rec.container(pod.UID, "c")
-		return cs.State.Running != nil
-	}, 10*time.Second, tick)
+	cs := waitRunning(t, rec, pod.UID, "c")
 
 	killed := make(chan error, 1)
 	go func() {
@@ -312,11 +325,7 @@ func TestRunInContainerUsesTheContainersEnvAndDir(t *testing.T) {
 	pod.Spec.Containers[0].WorkingDir = dir
 	pod.Spec.Containers[0].Env = []v1.EnvVar{{Name: "FOO", Value: "bar"}}
 	require.NoError(t, rt.Run(pod))
-	var cs v1.ContainerStatus
-	require.Eventually(t, func() bool {
-		cs, _ = rec.container(pod.UID, "c")
-		return cs.State.Running != nil
-	}, 10*time.Second, tick)
+	cs := waitRunning(t, rec, pod.UID, "c")
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
