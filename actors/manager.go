@@ -207,7 +207,8 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 			continue
 		}
 		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, viewFor(m.statuses[pod.UID], k.Container))
-		pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w }), workerName(k))
+		pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w },
+			actor.WithDispatcher(m.env.cfg.exec.mailboxes)), workerName(k))
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
 			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)

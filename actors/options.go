@@ -45,6 +45,10 @@ type config struct {
 	prober  Prober
 	rand    func() float64
 	policy  supervision.Policy
+
+	// exec runs worker mailboxes and probe attempts; built by Start (not an option), stopped with
+	// the root.
+	exec *executors
 }
 
 // WithRuntime sets the container runtime (required).

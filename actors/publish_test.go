@@ -56,15 +56,17 @@ func newWorkerUnderTest(t *testing.T, pt messages.ProbeType, spec *v1.Probe) *wo
 	require.NoError(t, err)
 	e := &env{cfg: cfg, sys: sys, log: cfg.log, sched: clock.NewScheduler(clk), start: t0}
 	e.panics = logging.PanicStack(e.log)
+	cfg.exec = newExecutors()
 	e.cache = sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &cacheRecorder{} }))
 	pod := testPod("u1", v1.Container{Name: "app"})
 	k := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: pt}
 	w := newWorkerActor(e, k, pod, &pod.Spec.Containers[0], spec, false, messages.ContainerView{})
-	pid := sys.Root.Spawn(e.props(func() actor.Actor { return w }))
+	pid := sys.Root.Spawn(e.props(func() actor.Actor { return w }, actor.WithDispatcher(cfg.exec.mailboxes)))
 	t.Cleanup(func() {
 		require.NoError(t, sys.Root.PoisonFuture(pid).Wait())
 		require.NoError(t, sys.Root.PoisonFuture(e.cache).Wait())
 		e.sched.Stop()
+		cfg.exec.stop()
 	})
 	return &workerUnderTest{t: t, sys: sys, clk: clk, prober: p, pid: pid, cache: e.cache}
 }

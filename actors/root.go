@@ -60,6 +60,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		r.barrier(ctx)
 	case *actor.Stopped:
 		e.sched.Stop()
+		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
 	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:
 		if e.stopping.Load() {

@@ -48,6 +48,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		start:   cfg.clock.Now(),
 	}
 	e.panics = logging.PanicStack(e.log)
+	cfg.exec = newExecutors()
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
 	props := e.props(func() actor.Actor { return root })
@@ -58,6 +59,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	case <-time.After(defaultQueryTimeout):
 		// Only if the parent is stopping and the root never started.
 		e.sched.Stop()
+		cfg.exec.stop()
 		m.unregister(cfg.reg)
 		return nil, fmt.Errorf("actors.Start: root %s did not start within %v", pid, defaultQueryTimeout)
 	}

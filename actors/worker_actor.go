@@ -222,7 +222,7 @@ func (w *workerActor) disarm() {
 	w.timer = clock.Handle{}
 }
 
-// startAttempt runs the prober off the mailbox; its verdict (or panic) comes back as a message.
+// startAttempt runs the prober off the mailbox, on the attempt pool; its verdict (or panic) comes back as a message.
 func (w *workerActor) startAttempt(id messages.ContainerID) {
 	w.gen++
 	gen := w.gen
@@ -232,7 +232,7 @@ func (w *workerActor) startAttempt(id messages.ContainerID) {
 	e, pt, spec := w.env, w.key.Type, w.spec
 	self := w.self
 	target := probes.Target{Container: w.container, ContainerID: string(id), PodIP: w.core.View().PodIP}
-	go func() {
+	e.cfg.exec.attempts.Go(func() {
 		defer close(done)
 		defer func() {
 			if r := recover(); r != nil && ctx.Err() == nil {
@@ -244,7 +244,7 @@ func (w *workerActor) startAttempt(id messages.ContainerID) {
 		if ctx.Err() == nil { // else the worker aborted the attempt and may be gone
 			e.send(self, &attemptDone{gen: gen, verdict: v, start: start})
 		}
-	}()
+	})
 }
 
 // abort cancels the in-flight attempt and waits for its goroutine (probes honour ctx).

@@ -1,0 +1,135 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+func TestMailboxPoolRunsEverything(t *testing.T) {
+	p := newMailboxPool(2)
+	var wg sync.WaitGroup
+	const n = 1000
+	wg.Add(n)
+	for range n {
+		p.Schedule(wg.Done)
+	}
+	wg.Wait()
+	p.Stop()
+	p.Stop() // idempotent
+	done := make(chan struct{})
+	p.Schedule(func() { close(done) }) // after Stop: a goroutine of its own
+	<-done
+}
+
+// Schedule never blocks, even when every pool goroutine is stuck and the queue is full.
+func TestMailboxPoolNeverBlocks(t *testing.T) {
+	p := newMailboxPool(2)
+	release := make(chan struct{})
+	var stuck sync.WaitGroup
+	stuck.Add(2)
+	for range 2 {
+		p.Schedule(func() { stuck.Done(); <-release })
+	}
+	stuck.Wait()
+	for range mailboxQueue {
+		p.Schedule(func() {})
+	}
+	ran := make(chan struct{})
+	p.Schedule(func() { close(ran) }) // the queue is full: it must not wait for the stuck goroutines
+	<-ran
+	close(release)
+	p.Stop()
+}
+
+// Attempts never wait for each other: blocked attempts do not delay a new one, a goroutine that
+// finished an attempt takes the next one, and the pool shrinks back to maxIdle.
+func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
+	const maxIdle = 2
+	p := newAttemptPool(maxIdle)
+	defer p.Stop()
+
+	done := make(chan struct{})
+	p.Go(func() { close(done) })
+	<-done
+	require.Eventually(t, func() bool { return p.Idle() == 1 }, 5*time.Second, time.Millisecond)
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(1)
+	p.Go(func() { started.Done(); <-release })
+	started.Wait()
+	assert.Equal(t, 0, p.Idle(), "the idle goroutine took the attempt (a new goroutine would leave it idle)")
+
+	const blocked = 20
+	started.Add(blocked - 1)
+	for range blocked - 1 {
+		p.Go(func() { started.Done(); <-release })
+	}
+	started.Wait() // all running at once: nothing queued behind a blocked attempt
+	ran := make(chan struct{})
+	p.Go(func() { close(ran) })
+	<-ran
+
+	close(release)
+	require.Eventually(t, func() bool { return p.Idle() == maxIdle }, 5*time.Second, time.Millisecond)
+}
+
+func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
+	p := newAttemptPool(1)
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	started := make(chan struct{})
+	p.Go(func() { close(started); <-release; close(finished) })
+	<-started
+	stopped := make(chan struct{})
+	go func() { p.Stop(); close(stopped) }()
+	close(release)
+	<-stopped
+	select {
+	case <-finished:
+	default:
+		t.Fatal("Stop returned before the busy attempt finished")
+	}
+	done := make(chan struct{})
+	p.Go(func() { close(done) }) // after Stop: a goroutine of its own
+	<-done
+}
+
+// Far more workers than pool goroutines, each with an attempt that blocks until cancelled: the
+// workers still answer, and the tree stops (each stopping worker waits for its attempt).
+func TestBlockedAttemptsDoNotStarveWorkers(t *testing.T) {
+	h := newHarness(t)
+	const pods = 50
+	var keys []messages.ProbeKey
+	for i := range pods {
+		name := fmt.Sprintf("c%d", i)
+		h.prober.set(name, func(ctx context.Context) (probes.Outcome, error) {
+			<-ctx.Done()
+			return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+		})
+		pod := testPod(fmt.Sprintf("slow-%d", i), v1.Container{Name: name, ReadinessProbe: execProbe(1, 1)})
+		h.run(pod)
+		keys = append(keys, messages.ProbeKey{PodUID: pod.UID, Container: name, Type: messages.Readiness})
+	}
+	for _, k := range keys {
+		require.Eventually(t, func() bool { return h.inspect(k).Busy }, 5*time.Second, time.Millisecond)
+	}
+	assert.Equal(t, pods, countAll(h.prober, pods), "one attempt per worker, all in flight at once")
+}
+
+func countAll(p *scriptProber, n int) int {
+	total := 0
+	for i := range n {
+		total += p.count(fmt.Sprintf("c%d", i))
+	}
+	return total
+}
