@@ -44,7 +44,10 @@
 //   - Response headers over 64 KiB fail the probe (ReasonProtocol) instead of being read up to 10 MiB.
 //   - RunLocal (the built-in runner) kills the command's whole process group on timeout and also
 //     after the command exits, so nothing it started outlives the attempt; a program that cannot be
-//     found or executed exits 127/126 (a Failure with the error as output), as in a container.
+//     found or executed exits 127/126 (a Failure with the error as output), as in a container. On
+//     Linux the command also dies if the prober's process does (Pdeathsig SIGKILL, the starting
+//     goroutine locked to its thread until the command is reaped); LocalOptions.Guard lets a helper
+//     process take the command's whole group down in that case.
 //
 // # Invariants
 //
