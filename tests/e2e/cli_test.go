@@ -131,6 +131,9 @@ spec:
 	code, _, stderr = runNode(t, "", "logs", "talker", "-c", "nope", "--server", server)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `container "nope" is not valid for pod default/talker`)
+	code, _, stderr = runNode(t, "", "logs", "nope", "--server", server)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "404 Not Found: pod default/nope not found")
 	code, _, stderr = runNode(t, "", "get", "pods", "--server", "127.0.0.1:1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "cannot reach node")
@@ -138,4 +141,40 @@ spec:
 	code, stdout, _ = runNode(t, "", "version")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "node ")
+}
+
+// TestRunStopsEverythingWhenAPodCannotStart: all pods or none. The second pod cannot start (a file
+// sits where its log directory goes), so node stops the first one, exits 1 and leaves no process.
+func TestRunStopsEverythingWhenAPodCannotStart(t *testing.T) {
+	t.Parallel()
+	m, data := render(t, `
+apiVersion: v1
+kind: Pod
+metadata: {name: first}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    workingDir: {{.Dir}}
+    command: ["sh", "-c", "echo $$$$ > first.pid; exec sleep 600"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: second, uid: second-uid}
+spec:
+  containers: [{name: c, command: ["sleep", "600"]}]
+`, nil)
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "pods"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "pods", "default_second_second-uid"), nil, 0o600))
+	code, stdout, stderr := runNode(t, "", "run", "-f", writeManifest(t, m), "--root-dir", root, "--listen", "127.0.0.1:0")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "start pod default/second: pod log directory: mkdir ")
+	assert.Contains(t, stderr, "stopping the pods already started")
+	assert.Contains(t, stdout, "default/first  c  Started container c", "the first pod was started")
+	assert.Contains(t, stdout, "default/first  c  Stopping container c", "and stopped again")
+	assert.NotContains(t, stdout, "default/second")
+	for _, pid := range readPIDs(filepath.Join(data["Dir"].(string), "first.pid")) {
+		assert.False(t, alive(pid), "the first pod's container %d outlived node", pid)
+	}
 }
