@@ -67,6 +67,10 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: only `node get pods` is supported")
 		return 2
 	}
+	if *output != "" && *output != "json" {
+		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
+		return 2
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := apiGet(ctx, serverURL(*srv), "/pods")
@@ -86,17 +90,12 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 			pods = append(pods, p)
 		}
 	}
-	switch *output {
-	case "json":
+	if *output == "json" {
 		list.Items = pods
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(list)
 		return 0
-	case "":
-	default:
-		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
-		return 2
 	}
 	if len(pods) == 0 {
 		fmt.Fprintln(stderr, "No resources found")
@@ -124,6 +123,10 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 	if len(rest) != 1 {
 		fmt.Fprintln(stderr, "error: expected exactly one pod name")
 		fs.Usage()
+		return 2
+	}
+	if *tail < -1 {
+		fmt.Fprintf(stderr, "error: --tail %d: use a number of lines, or -1 for all\n", *tail)
 		return 2
 	}
 	pod := rest[0]

@@ -169,3 +169,23 @@ func TestClientWithoutServer(t *testing.T) {
 		})
 	}
 }
+
+// Usage errors of the client commands exit 2 with a message, before any request.
+func TestClientUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs"}, "expected exactly one pod name"},
+		{[]string{"logs", "a", "b"}, "expected exactly one pod name"},
+		{[]string{"logs", "a", "--tail", "-5"}, "--tail -5: use a number of lines, or -1 for all"},
+		{[]string{"logs", "a", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"get", "pods", "-o", "yaml", "--server", "127.0.0.1:1"}, `-o "yaml": only json is supported`},
+		{[]string{"get", "nodes"}, "only `node get pods` is supported"},
+	} {
+		var out, errOut bytes.Buffer
+		code := dispatch(tc.args, nil, &out, &errOut)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut.String())
+		assert.Contains(t, errOut.String(), tc.want, "%v", tc.args)
+	}
+}
