@@ -54,7 +54,7 @@ func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 }
 
 func getCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("get", "get pods [--server ADDR] [-n NAMESPACE | -A] [-o wide|json]", stderr)
+	fs := newFlagSet("get", "get pods [--server ADDR] [-n NAMESPACE | -A] [-o json]", stderr)
 	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
 	ns := fs.String("n", "", "only pods in this namespace (default: all)")
 	all := fs.Bool("A", false, "show the NAMESPACE column")
