@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -52,35 +53,46 @@ func TestMailboxPoolNeverBlocks(t *testing.T) {
 }
 
 // Attempts never wait for each other: blocked attempts do not delay a new one, a goroutine that
-// finished an attempt takes the next one, and the pool shrinks back to maxIdle.
+// finished an attempt takes the next one, the pool shrinks back to maxIdle at once and to nothing
+// within two attemptIdleTimeouts at rest (virtual time in a synctest bubble).
 func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
-	const maxIdle = 2
-	p := newAttemptPool(maxIdle)
-	defer p.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		const maxIdle = 2
+		p := newAttemptPool(maxIdle)
+		defer p.Stop()
 
-	done := make(chan struct{})
-	p.Go(func() { close(done) })
-	<-done
-	require.Eventually(t, func() bool { return p.Idle() == 1 }, 5*time.Second, time.Millisecond)
-	release := make(chan struct{})
-	var started sync.WaitGroup
-	started.Add(1)
-	p.Go(func() { started.Done(); <-release })
-	started.Wait()
-	assert.Equal(t, 0, p.Idle(), "the idle goroutine took the attempt (a new goroutine would leave it idle)")
+		p.Go(func() {})
+		synctest.Wait()
+		require.Equal(t, 1, p.Idle())
+		release := make(chan struct{})
+		p.Go(func() { <-release })
+		synctest.Wait()
+		assert.Equal(t, 0, p.Idle(), "the idle goroutine took the attempt (a new goroutine would leave it idle)")
 
-	const blocked = 20
-	started.Add(blocked - 1)
-	for range blocked - 1 {
-		p.Go(func() { started.Done(); <-release })
-	}
-	started.Wait() // all running at once: nothing queued behind a blocked attempt
-	ran := make(chan struct{})
-	p.Go(func() { close(ran) })
-	<-ran
+		const blocked = 20
+		for range blocked - 1 {
+			p.Go(func() { <-release })
+		}
+		ran := make(chan struct{})
+		p.Go(func() { close(ran) })
+		<-ran // while 20 attempts block: nothing queued behind them
 
-	close(release)
-	require.Eventually(t, func() bool { return p.Idle() == maxIdle }, 5*time.Second, time.Millisecond)
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, maxIdle, p.Idle(), "the rest ended as soon as they finished")
+		for range 6 { // one attempt every half timeout: a goroutine that works stays
+			p.Go(func() {})
+			time.Sleep(attemptIdleTimeout / 2)
+			synctest.Wait()
+			require.GreaterOrEqual(t, p.Idle(), 1)
+		}
+		time.Sleep(2 * attemptIdleTimeout)
+		synctest.Wait()
+		assert.Equal(t, 0, p.Idle(), "no goroutine at rest")
+		done := make(chan struct{})
+		p.Go(func() { close(done) }) // and it grows again
+		<-done
+	})
 }
 
 func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
