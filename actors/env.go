@@ -37,14 +37,18 @@ type env struct {
 
 	// supervisor is probeManager's strategy for workers (set when its props are built).
 	supervisor *supervision.Strategy
+	// infra is the root's strategy for its four children: the same back-off, but it never gives up
+	// (without them the tree is no tree; protoactor's default would stop one after 10 panics in 10 s).
+	infra *supervision.Strategy
 
 	// panics logs a panic with its stack before supervision handles it (every actor of the tree).
 	panics actor.ReceiverMiddleware
 }
 
-// props builds an actor's props with the tree's panic logging.
+// props builds an actor's props with the tree's panic logging (and a test's extra middleware).
 func (e *env) props(produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	return actor.PropsFromProducer(produce, append(opts, actor.WithReceiverMiddleware(e.panics))...)
+	mw := append([]actor.ReceiverMiddleware{e.panics}, e.cfg.middleware...)
+	return actor.PropsFromProducer(produce, append(opts, actor.WithReceiverMiddleware(mw...))...)
 }
 
 func (e *env) now() time.Time { return e.cfg.clock.Now() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -45,6 +46,9 @@ type config struct {
 	prober  Prober
 	rand    func() float64
 	policy  supervision.Policy
+
+	// middleware is added to every actor of the tree after the panic logger (tests inject faults).
+	middleware []actor.ReceiverMiddleware
 
 	// exec runs worker mailboxes and probe attempts; built by Start (not an option), stopped with
 	// the root.

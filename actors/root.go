@@ -58,6 +58,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		e.stopping.Store(true)
 		r.barrier(ctx)
+		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
 		e.sched.Stop()
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
@@ -101,7 +102,11 @@ const stopBarrierTimeout = 5 * time.Second
 func (r *rootActor) barrier(ctx actor.Context) {
 	var fs []*actor.Future
 	for _, c := range r.children {
-		fs = append(fs, ctx.RequestFuture(childPID(ctx.Self(), c.name), &actor.Touch{}, stopBarrierTimeout))
+		pid := childPID(ctx.Self(), c.name)
+		if r.env.infra.Waiting(pid) {
+			continue // suspended until its restart: it handles nothing, so it sends nothing
+		}
+		fs = append(fs, ctx.RequestFuture(pid, &actor.Touch{}, stopBarrierTimeout))
 	}
 	for _, f := range fs {
 		if err := f.Wait(); err != nil {

@@ -2,10 +2,12 @@ package actors
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -132,4 +134,46 @@ func TestRemoveDuringBackoff(t *testing.T) {
 	assert.Equal(t, int32(1), panics.Load(), "never restarted")
 	_, ok := h.result(id, messages.Liveness)
 	assert.False(t, ok)
+}
+
+// crash makes the tree actor named target panic (through crashMiddleware).
+type crash struct{ target string }
+
+func crashMiddleware(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+		if m, ok := env.Message.(crash); ok && strings.HasSuffix(c.Self().Id, "/"+m.target) {
+			panic("injected crash of " + m.target)
+		}
+		next(c, env)
+	}
+}
+
+func withMiddleware(mw ...actor.ReceiverMiddleware) Option {
+	return func(c *config) { c.middleware = append(c.middleware, mw...) }
+}
+
+// The tree's own actors are restarted with back-off however often they fail. protoactor's default
+// strategy stops a child after 10 failures in 10 s, which would leave a half-dead tree.
+func TestTreeActorsSurviveRepeatedPanics(t *testing.T) {
+	h := newHarness(t, withMiddleware(crashMiddleware))
+	infra := h.tree.env.infra
+	for _, name := range []string{nameCache, nameStatus, nameSync, nameManager} {
+		pid := childPID(h.tree.PID(), name)
+		for i := 1; i <= 12; i++ {
+			h.sys.Root.Send(pid, crash{name})
+			require.Eventually(t, func() bool { return infra.Waiting(pid) }, 5*time.Second, time.Millisecond,
+				"%s: restart %d scheduled", name, i)
+			h.clk.Advance(h.tree.env.cfg.policy.Max) // the back-off delay never exceeds Max
+			require.False(t, infra.Waiting(pid), "%s: restarted after failure %d", name, i)
+		}
+	}
+
+	// Every actor still does its job: a readiness success reaches the cache and the pod's conditions.
+	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(1, 1)})
+	h.run(pod)
+	h.eventuallyResult(h.rt.ContainerID(pod.UID, "app"), messages.Readiness, messages.Success)
+	require.Eventually(t, func() bool {
+		st := h.status(pod.UID)
+		return len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].Ready
+	}, 5*time.Second, time.Millisecond)
 }

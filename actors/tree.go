@@ -12,6 +12,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/logging"
+	"github.com/probeactor/probeactor/actors/supervision"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -51,7 +52,17 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	cfg.exec = newExecutors()
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
-	props := e.props(func() actor.Actor { return root })
+	infraPolicy := cfg.policy
+	infraPolicy.MaxFailures, infraPolicy.Window = 0, 0 // never give up on the tree's own actors
+	infra, err := supervision.New(infraPolicy,
+		supervision.WithClock(cfg.clock),
+		supervision.WithRand(cfg.rand),
+		supervision.WithLogger(e.log.Named("supervision")))
+	if err != nil {
+		return nil, err
+	}
+	e.infra = infra
+	props := e.props(func() actor.Actor { return root }, actor.WithSupervisor(infra))
 	pid := parent.SpawnPrefix(props, "probeactor")
 	select {
 	case <-ready: // the root has derived its children's PIDs and spawned them

@@ -176,6 +176,15 @@ func (s *Strategy) Tracked() int {
 	return len(s.children)
 }
 
+// Waiting reports whether pid is suspended, waiting for its restart. Its mailbox then holds user
+// messages until the restart (a parent must not wait for such a child to answer).
+func (s *Strategy) Waiting(pid *actor.PID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.children[pid.Id]
+	return c != nil && c.timer != nil
+}
+
 // Pending returns how many children are waiting for a restart.
 func (s *Strategy) Pending() int {
 	s.mu.Lock()

@@ -175,6 +175,9 @@ func (h *harness) failAndExpectDelay(name string, want time.Duration) {
 	require.True(h.t, ok)
 	assert.Equal(h.t, want, next.Sub(h.clk.Now()), "restart delay")
 	assert.Equal(h.t, 1, h.strategy.Pending())
+	for kid, pid := range h.kids {
+		assert.Equal(h.t, kid == name, h.strategy.Waiting(pid), "Waiting(%s)", kid)
+	}
 }
 
 func (h *harness) ping(name string) {
@@ -203,6 +206,7 @@ func TestRestartsWithExponentialBackoffCappedAtMax(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, pong{"a"}, res, "the restarted child processed the queued message")
 		assert.Equal(t, 0, h.strategy.Pending())
+		assert.False(t, h.strategy.Waiting(h.kids["a"]), "restarted")
 	}
 
 	logs := h.logs.String()
