@@ -24,6 +24,11 @@
 //     jitter source are options.
 //   - A worker at rest holds no goroutine and exactly one entry in the shared scheduler; at most one
 //     attempt per worker is in flight, in a goroutine the worker cancels and waits for when it stops.
+//   - Worker mailboxes run on a fixed pool of long-lived goroutines (one per core) and attempts on a
+//     pool that grows on demand and retires idle goroutines; both are owned by the tree and stopped
+//     with it, and scheduling never blocks (a full or stopped pool falls back to a new goroutine).
+//   - The root supervises its four children with the workers' back-off but never gives up on them:
+//     a tree whose cache or status manager was stopped would accept pods and publish nothing.
 //   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
 //   - Nothing blocks on a subscriber: the results cache keeps at most one unacknowledged batch per
 //     subscriber and coalesces the rest to the latest value per key.
