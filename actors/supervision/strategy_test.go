@@ -1,11 +1,9 @@
 package supervision
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,28 +14,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const waitLimit = 10 * time.Second // generous upper bound for an actor round trip; never a sleep
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type (
 	boom     struct{}
@@ -103,7 +85,7 @@ type harness struct {
 	sys        *actor.ActorSystem
 	clk        *clock.Fake
 	strategy   *Strategy
-	logs       *syncBuffer
+	logs       *logtest.Buffer
 	parent     *actor.PID
 	kids       map[string]*actor.PID
 	starts     chan string
@@ -116,7 +98,7 @@ func newHarness(t *testing.T, p Policy) *harness {
 	h := &harness{
 		t:          t,
 		clk:        clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
-		logs:       &syncBuffer{},
+		logs:       &logtest.Buffer{},
 		starts:     make(chan string, 100),
 		terminated: make(chan *actor.PID, 100),
 		gaveUp:     make(chan giveUp, 100),

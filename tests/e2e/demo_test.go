@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
 
 // TestEmbeddedDemo runs `node run` with no manifest, as the README's quick start does, and checks
@@ -17,7 +19,7 @@ import (
 func TestEmbeddedDemo(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	n.cmd = exec.Command(nodeBin, "run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", t.TempDir())
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
 	require.NoError(t, n.cmd.Start())

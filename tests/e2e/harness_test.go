@@ -24,6 +24,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
 
 // nodeBin is the node binary built once by TestMain.
@@ -67,32 +69,14 @@ const (
 	timeout = 40 * time.Second
 )
 
-// syncBuffer is a goroutine-safe output capture.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // node is one running `node run`.
 type node struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	base    string
 	rootDir string
-	stdout  *syncBuffer
-	stderr  *syncBuffer
+	stdout  *logtest.Buffer
+	stderr  *logtest.Buffer
 	done    chan struct{}
 	waitErr error
 	stopped bool
@@ -133,7 +117,7 @@ func writeManifest(t *testing.T, content string) string {
 func startNode(t *testing.T, manifest string, flags ...string) *node {
 	t.Helper()
 	port := freePort(t)
-	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), rootDir: t.TempDir(), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), rootDir: t.TempDir(), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	args := append([]string{"run", "-f", writeManifest(t, manifest), "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", n.rootDir,
 		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug"}, flags...)
 	n.cmd = exec.Command(nodeBin, args...)

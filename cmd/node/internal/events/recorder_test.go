@@ -1,9 +1,7 @@
 package events
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,27 +11,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/messages"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func ev(at time.Time, reason, msg string) messages.Event {
 	return messages.Event{Time: at, Type: v1.EventTypeWarning, Reason: reason, Message: msg,
@@ -41,7 +23,7 @@ func ev(at time.Time, reason, msg string) messages.Event {
 }
 
 func TestAggregatesCountsAndPrintsEveryOccurrence(t *testing.T) {
-	var out syncBuffer
+	var out logtest.Buffer
 	r := New(&out)
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	r.Event(ev(t0, "Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500"))
