@@ -128,7 +128,7 @@ func (p *scriptProber) Probe(ctx context.Context, spec *v1.Probe, t probes.Targe
 	f := p.scripts[t.Container.Name]
 	p.calls[t.Container.Name]++
 	for _, pt := range messages.ProbeTypes {
-		if probeOf(t.Container, pt) == spec {
+		if pt.Spec(t.Container) == spec {
 			p.calls[t.Container.Name+"/"+pt.String()]++
 		}
 	}

@@ -143,19 +143,6 @@ func workerName(k messages.ProbeKey) string {
 	return fmt.Sprintf("%s.%s.%s", k.PodUID, k.Container, strings.ToLower(k.Type.String()))
 }
 
-func probeOf(c *v1.Container, t messages.ProbeType) *v1.Probe {
-	switch t {
-	case messages.Liveness:
-		return c.LivenessProbe
-	case messages.Readiness:
-		return c.ReadinessProbe
-	case messages.Startup:
-		return c.StartupProbe
-	default:
-		return nil
-	}
-}
-
 // podProbe is one probe of a pod that kubelet's AddPod runs a worker for.
 type podProbe struct {
 	key       messages.ProbeKey
@@ -171,7 +158,7 @@ func podProbes(pod *v1.Pod) []podProbe {
 	var out []podProbe
 	add := func(c *v1.Container, sidecar bool) {
 		for _, t := range messages.ProbeTypes {
-			if spec := probeOf(c, t); spec != nil {
+			if spec := t.Spec(c); spec != nil {
 				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t},
 					container: c, spec: spec, sidecar: sidecar})
 			}

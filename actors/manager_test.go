@@ -203,7 +203,7 @@ func TestPodProbes(t *testing.T) {
 			sidecars := 0
 			for _, pp := range podProbes(pod) {
 				got = append(got, pp.key)
-				assert.Same(t, probeOf(pp.container, pp.key.Type), pp.spec)
+				assert.Same(t, pp.key.Type.Spec(pp.container), pp.spec)
 				if pp.sidecar {
 					sidecars++
 				}

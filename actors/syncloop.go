@@ -148,16 +148,8 @@ func GracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Durat
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		gp = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 	}
-	if c != nil {
-		var p *v1.Probe
-		switch pt {
-		case messages.Liveness:
-			p = c.LivenessProbe
-		case messages.Startup:
-			p = c.StartupProbe
-		default:
-		}
-		if p != nil && p.TerminationGracePeriodSeconds != nil {
+	if c != nil && pt != messages.Readiness { // readiness probes may not set a grace period
+		if p := pt.Spec(c); p != nil && p.TerminationGracePeriodSeconds != nil {
 			gp = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
 		}
 	}

@@ -3,6 +3,7 @@ package messages
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -30,6 +31,20 @@ func (t ProbeType) String() string {
 		return "Startup"
 	default:
 		return "UNKNOWN"
+	}
+}
+
+// Spec returns the container's probe of this type (nil when the container has none).
+func (t ProbeType) Spec(c *v1.Container) *v1.Probe {
+	switch t {
+	case Liveness:
+		return c.LivenessProbe
+	case Readiness:
+		return c.ReadinessProbe
+	case Startup:
+		return c.StartupProbe
+	default:
+		return nil
 	}
 }
 

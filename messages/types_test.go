@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	v1 "k8s.io/api/core/v1"
 )
 
 // The names are part of kubelet's surface: metric labels (probe_type), event messages
@@ -34,4 +35,14 @@ func TestKubeletValues(t *testing.T) {
 	var zero Result
 	assert.Equal(t, Success, zero)
 	assert.Equal(t, []ProbeType{Startup, Readiness, Liveness}, ProbeTypes, "AddPod's creation order")
+}
+
+func TestSpec(t *testing.T) {
+	l, r, s := &v1.Probe{PeriodSeconds: 1}, &v1.Probe{PeriodSeconds: 2}, &v1.Probe{PeriodSeconds: 3}
+	c := &v1.Container{LivenessProbe: l, ReadinessProbe: r, StartupProbe: s}
+	assert.Same(t, l, Liveness.Spec(c))
+	assert.Same(t, r, Readiness.Spec(c))
+	assert.Same(t, s, Startup.Spec(c))
+	assert.Nil(t, ProbeType(666).Spec(c))
+	assert.Nil(t, Liveness.Spec(&v1.Container{}))
 }

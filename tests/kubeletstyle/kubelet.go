@@ -210,7 +210,7 @@ func (k *Kubelet) handleProbeSync(u Update, pt messages.ProbeType) {
 	}
 	req := messages.KillContainer{
 		Pod: pod, Container: cs.Name, ContainerID: u.ContainerID, Probe: pt,
-		Message: msg, GracePeriod: gracePeriod(pod, probeSpec(spec, pt)), Restart: restart,
+		Message: msg, GracePeriod: gracePeriod(pod, pt.Spec(spec)), Restart: restart,
 	}
 	k.killWG.Add(1)
 	go func() {

@@ -43,7 +43,7 @@ func (m *probeManager) AddPod(pod *v1.Pod) {
 	}
 	for _, c := range probedContainers(pod) {
 		for _, pt := range messages.ProbeTypes {
-			if probeSpec(c, pt) == nil {
+			if pt.Spec(c) == nil {
 				continue
 			}
 			k := probeKey{podUID: pod.UID, container: c.Name, probeType: pt}
@@ -212,17 +212,4 @@ func probedContainers(pod *v1.Pod) []*v1.Container {
 		}
 	}
 	return cs
-}
-
-func probeSpec(c *v1.Container, pt messages.ProbeType) *v1.Probe {
-	switch pt {
-	case messages.Liveness:
-		return c.LivenessProbe
-	case messages.Readiness:
-		return c.ReadinessProbe
-	case messages.Startup:
-		return c.StartupProbe
-	default:
-		return nil
-	}
 }
