@@ -264,6 +264,15 @@ func (h *harness) tick(k messages.ProbeKey, d time.Duration) *workerInfo {
 	return h.idle(k)
 }
 
+// settled waits until the pt worker of the pod's container has published Success for the
+// container's current ID and has no run in progress, and returns that ID and the worker's state.
+func (h *harness) settled(pod *v1.Pod, container string, pt messages.ProbeType) (messages.ContainerID, *workerInfo) {
+	h.t.Helper()
+	id := h.rt.ContainerID(pod.UID, container)
+	h.eventuallyResult(id, pt, messages.Success)
+	return id, h.idle(messages.ProbeKey{PodUID: pod.UID, Container: container, Type: pt})
+}
+
 // run starts a pod in the fake runtime and, once statusManager has its status, adds it to the tree
 // (as kubelet's SyncPod: the status is known before the workers start).
 func (h *harness) run(pod *v1.Pod) {

@@ -143,9 +143,7 @@ func TestWorkerPublishesAgainAfterGiveUp(t *testing.T) {
 	pod := testPod("again", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
 	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness}
 	h.run(pod)
-	id := h.rt.ContainerID(pod.UID, "c")
-	h.eventuallyResult(id, messages.Liveness, messages.Success)
-	h.idle(key)
+	id, _ := h.settled(pod, "c", messages.Liveness)
 
 	var panics atomic.Int32
 	h.prober.set("c", panicky(&panics))

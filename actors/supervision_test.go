@@ -32,9 +32,7 @@ func TestHandleCrash(t *testing.T) {
 	pod := testPod("crash", v1.Container{Name: "c", ReadinessProbe: execProbe(10, 1)})
 	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
 	h.run(pod)
-	id := h.rt.ContainerID(pod.UID, "c")
-	h.eventuallyResult(id, messages.Readiness, messages.Success)
-	h.idle(key)
+	id, _ := h.settled(pod, "c", messages.Readiness)
 
 	var panics atomic.Int32
 	h.prober.set("c", panicky(&panics))
@@ -74,9 +72,8 @@ func TestSupervisionGivesUp(t *testing.T) {
 	pod := testPod("giveup", v1.Container{Name: "bad", LivenessProbe: execProbe(1, 1)},
 		v1.Container{Name: "good", LivenessProbe: execProbe(1, 1)})
 	h.run(pod)
-	bad, good := h.rt.ContainerID(pod.UID, "bad"), h.rt.ContainerID(pod.UID, "good")
-	h.eventuallyResult(bad, messages.Liveness, messages.Success)
-	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "bad", Type: messages.Liveness})
+	bad, _ := h.settled(pod, "bad", messages.Liveness)
+	good := h.rt.ContainerID(pod.UID, "good")
 
 	var panics atomic.Int32
 	h.prober.set("bad", panicky(&panics))
@@ -117,9 +114,7 @@ func TestRemoveDuringBackoff(t *testing.T) {
 	h := newHarness(t, WithSupervision(policy))
 	pod := testPod("backoff", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
 	h.run(pod)
-	id := h.rt.ContainerID(pod.UID, "c")
-	h.eventuallyResult(id, messages.Liveness, messages.Success)
-	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness})
+	id, _ := h.settled(pod, "c", messages.Liveness)
 
 	var panics atomic.Int32
 	h.prober.set("c", panicky(&panics))

@@ -129,11 +129,9 @@ func TestKillOncePerContainerID(t *testing.T) {
 		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
 			Type: pt, Result: messages.Failure})
 	}
-	id1 := h.rt.ContainerID(pod.UID, "c")
 	// Let the worker publish its own first result and go idle (its next probe is 100 s away), so
 	// that only the injected results below change the cache.
-	h.eventuallyResult(id1, messages.Liveness, messages.Success)
-	h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness})
+	id1, _ := h.settled(pod, "c", messages.Liveness)
 	fail(id1, messages.Startup)
 	fail(id1, messages.Liveness)
 	h.eventuallyResult(id1, messages.Liveness, messages.Failure)

@@ -19,9 +19,7 @@ func TestLivenessFailureKillsAndRestarts(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "app", LivenessProbe: execProbe(1, 2)})
 	key := messages.ProbeKey{PodUID: pod.UID, Container: "app", Type: messages.Liveness}
 	h.run(pod)
-	id1 := h.rt.ContainerID(pod.UID, "app")
-	h.eventuallyResult(id1, messages.Liveness, messages.Success)
-	info := h.idle(key)
+	id1, info := h.settled(pod, "app", messages.Liveness)
 	assert.Equal(t, 1, info.ResultRun)
 	assert.Equal(t, 1, h.prober.count("app"), "first probe at once")
 
