@@ -48,6 +48,7 @@ type runConfig struct {
 	logFormat      string
 	backoffInitial time.Duration
 	backoffMax     time.Duration
+	profiling      bool
 	logOutput      io.Writer
 	cleanup        func() // removes the demo's scratch directory
 }
@@ -64,6 +65,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", proc.DefaultInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max)")
 	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", proc.DefaultMaxBackoff, "CrashLoopBackOff: longest delay between restarts (reset after a run of twice this)")
+	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -239,15 +241,13 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 		return fmt.Errorf("start probe tree: %w", err)
 	}
 
-	srv := &http.Server{
-		Handler: server.New(server.Options{
-			Source:  n,
-			Metrics: prometheus.Gatherers{mainReg, probeReg},
-			Probes:  probeReg,
-			Logger:  log.Named("http"),
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	srv := server.New(server.Options{
+		Source:    n,
+		Metrics:   prometheus.Gatherers{mainReg, probeReg},
+		Probes:    probeReg,
+		Logger:    log.Named("http"),
+		Profiling: cfg.profiling,
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // ends with srv.Shutdown
 
@@ -348,9 +348,20 @@ func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
 	return out, nil
 }
 
-// LogPath implements server.Source.
-func (n *node) LogPath(uid types.UID, container string, previous bool) (string, error) {
-	return n.rt.LogPath(uid, container, previous)
+// LogPath implements server.Source: the runtime's log file, running while that is the container's
+// current instance and it runs.
+func (n *node) LogPath(uid types.UID, container string, previous bool) (string, bool, error) {
+	path, err := n.rt.LogPath(uid, container, previous)
+	if err != nil || previous {
+		return path, false, err
+	}
+	st, _ := n.rt.Status(uid)
+	for _, cs := range append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
+		if cs.Name == container {
+			return path, cs.State.Running != nil, nil
+		}
+	}
+	return path, false, nil
 }
 
 // Events implements server.Source.

@@ -1,15 +1,14 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"os"
-	"strconv"
+	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -18,40 +17,127 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // DefaultListen is kubelet's read-only port, on loopback only.
 const DefaultListen = "127.0.0.1:10255"
 
+// Defaults of the limits in Options.
+const (
+	DefaultMaxHeaderBytes    = 64 << 10 // Go's default is 1 MiB; no request to this API needs more than a few hundred bytes
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultWriteStall        = 10 * time.Second
+	DefaultMaxFollows        = 16
+	DefaultFollowPoll        = 250 * time.Millisecond
+)
+
 // Source is what the server shows.
 type Source interface {
 	// Pods returns every pod with its current status, sorted by namespace and name.
 	Pods(ctx context.Context) ([]v1.Pod, error)
-	// LogPath returns the log file of a container's current (or previous) run.
-	LogPath(uid types.UID, container string, previous bool) (string, error)
+	// LogPath returns the log file of a container's current (or previous) run, and whether that run
+	// is still running (its log may still grow: a follow goes on while it is).
+	LogPath(uid types.UID, container string, previous bool) (path string, running bool, err error)
 	// Events returns the recorded events.
 	Events() v1.EventList
 }
 
-// Options configure the handler.
+// Options configure the server. Zero limits take the defaults above.
 type Options struct {
 	Source  Source
 	Metrics prometheus.Gatherer // everything, served at /metrics
 	Probes  prometheus.Gatherer // the prober's series, served at /metrics/probes
 	Logger  hclog.Logger
-	// FollowPoll is how often a followed log is checked for new output (default 250 ms).
+	// Profiling serves Go's profiles at /debug/pprof/ (kubelet's enableProfilingHandler); off, those
+	// paths are 404 like any unknown path.
+	Profiling bool
+
+	// MaxHeaderBytes caps a request's header (431 beyond it).
+	MaxHeaderBytes int
+	// ReadHeaderTimeout is how long a client may take to send a request's header (slowloris).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no next request for this long.
+	IdleTimeout time.Duration
+	// WriteStall ends a response (and its connection) when one write to the client cannot proceed
+	// for this long: a client that stops reading holds nothing longer than that.
+	WriteStall time.Duration
+	// MaxFollows caps concurrent follow=true log streams (429 beyond it).
+	MaxFollows int
+	// FollowPoll is how often a followed log is checked for new output.
 	FollowPoll time.Duration
+	// Now is the clock for sinceSeconds (default time.Now).
+	Now func() time.Time
 }
 
-// New returns the handler.
-func New(opts Options) http.Handler {
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
 	}
-	if opts.FollowPoll <= 0 {
-		opts.FollowPoll = 250 * time.Millisecond
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
-	s := &server{opts: opts}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.WriteStall <= 0 {
+		o.WriteStall = DefaultWriteStall
+	}
+	if o.MaxFollows <= 0 {
+		o.MaxFollows = DefaultMaxFollows
+	}
+	if o.FollowPoll <= 0 {
+		o.FollowPoll = DefaultFollowPoll
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Server is node's status API: the routes below behind an http.Server that enforces Options' limits.
+type Server struct {
+	http   *http.Server
+	cancel context.CancelFunc // ends every request's context: in-flight follows return at Shutdown
+}
+
+// New returns a Server; Serve starts it.
+func New(opts Options) *Server {
+	opts.setDefaults()
+	base, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{
+		Handler:           handler(opts),
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		// No ReadTimeout or WriteTimeout: they would cut a long follow. Bodies are refused, and
+		// every write has its own deadline (WriteStall).
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    opts.Logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
+	}
+	srv.RegisterOnShutdown(cancel)
+	return &Server{http: srv, cancel: cancel}
+}
+
+// Serve accepts connections on ln until Shutdown; it returns http.ErrServerClosed after Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
+
+// Shutdown ends in-flight log follows, closes the listener and idle connections and waits (until ctx
+// ends) for the requests still running.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancel()
+	return s.http.Shutdown(ctx)
+}
+
+// routes lists the paths for the 404 message.
+const routes = "/pods, /pods/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz"
+
+// handler is every route behind the request guards.
+func handler(opts Options) http.Handler {
+	s := &server{opts: opts, follows: make(chan struct{}, opts.MaxFollows)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("GET /pods", s.pods)
@@ -61,18 +147,66 @@ func New(opts Options) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("GET /metrics/probes", promhttp.HandlerFor(opts.Probes, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.logs)
+	if opts.Profiling {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // also every named profile: heap, goroutine, ...
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, fmt.Sprintf("method %s not allowed: node's API is read-only", r.Method), http.StatusMethodNotAllowed)
+			http.Error(w, fmt.Sprintf("method %q not allowed: node's API is read-only", r.Method), http.StatusMethodNotAllowed)
 			return
 		}
-		http.Error(w, fmt.Sprintf("404 page not found: %s (try /pods, /pods/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz)", r.URL.Path), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("404 page not found: %q (try %s)", r.URL.Path, routes), http.StatusNotFound)
 	})
-	return mux
+	return guard(opts.WriteStall, mux)
 }
 
-type server struct{ opts Options }
+// guard refuses request bodies (the API is read-only: nothing a client sends is read or kept) and
+// puts a deadline on every write, so a client that stops reading frees its handler within WriteStall.
+func guard(stall time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/") { // "*", or an absolute URL without a path
+			http.Error(w, fmt.Sprintf("request target %q is not a path such as /pods", r.RequestURI), http.StatusBadRequest)
+			return
+		}
+		if r.ContentLength != 0 { // -1: chunked, length unknown
+			w.Header().Set("Connection", "close") // the unread body is not drained
+			http.Error(w, "request body not allowed: node's API is read-only and takes no body", http.StatusRequestEntityTooLarge)
+			return
+		}
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall}, r)
+	})
+}
+
+// deadlineWriter sets the connection's write deadline before each write and flush.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.stall))
+	return d.ResponseWriter.Write(p)
+}
+
+// Flush implements http.Flusher (promhttp and the log follow flush).
+func (d *deadlineWriter) Flush() {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.stall))
+	_ = d.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+type server struct {
+	opts    Options
+	follows chan struct{} // one token per running follow=true stream
+}
 
 func (s *server) writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -92,6 +226,21 @@ func (s *server) pods(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: pods})
 }
 
+// checkNames answers 400 for a namespace, pod or container name no pod can have (node validates
+// manifests with the same rules), without looking anything up.
+func checkNames(w http.ResponseWriter, namespace, pod, container string) bool {
+	check := func(what, value string, rule func(string) []string) bool {
+		if msgs := rule(value); len(msgs) > 0 {
+			http.Error(w, fmt.Sprintf("invalid %s name %q: %s", what, value, msgs[0]), http.StatusBadRequest)
+			return false
+		}
+		return true
+	}
+	return check("namespace", namespace, validation.IsDNS1123Label) &&
+		check("pod", pod, validation.IsDNS1123Subdomain) &&
+		(container == "" || check("container", container, validation.IsDNS1123Label))
+}
+
 func (s *server) find(w http.ResponseWriter, r *http.Request, namespace, name string) (v1.Pod, bool) {
 	pods, err := s.opts.Source.Pods(r.Context())
 	if err != nil {
@@ -103,176 +252,20 @@ func (s *server) find(w http.ResponseWriter, r *http.Request, namespace, name st
 			return p, true
 		}
 	}
-	http.Error(w, fmt.Sprintf("pod %s/%s not found", namespace, name), http.StatusNotFound)
+	http.Error(w, fmt.Sprintf("pod %s/%s not found on this node", namespace, name), http.StatusNotFound)
 	return v1.Pod{}, false
 }
 
 func (s *server) pod(w http.ResponseWriter, r *http.Request) {
-	if p, ok := s.find(w, r, r.PathValue("namespace"), r.PathValue("name")); ok {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	if !checkNames(w, ns, name, "") {
+		return
+	}
+	if p, ok := s.find(w, r, ns, name); ok {
 		s.writeJSON(w, p)
 	}
 }
 
 func (s *server) events(w http.ResponseWriter, _ *http.Request) {
 	s.writeJSON(w, s.opts.Source.Events())
-}
-
-// logOptions are kubelet's containerLogs query parameters that node supports.
-type logOptions struct {
-	previous, follow bool
-	tailLines        int64 // -1: all
-	limitBytes       int64 // 0: no limit
-}
-
-func parseLogOptions(q map[string][]string) (logOptions, error) {
-	o := logOptions{tailLines: -1}
-	get := func(k string) (string, bool) {
-		v, ok := q[k]
-		if !ok || len(v) == 0 {
-			return "", false
-		}
-		return v[0], true
-	}
-	for _, b := range []struct {
-		name string
-		dst  *bool
-	}{{"previous", &o.previous}, {"follow", &o.follow}} {
-		if v, ok := get(b.name); ok {
-			parsed, err := strconv.ParseBool(v)
-			if err != nil {
-				return o, fmt.Errorf("query parameter %s=%q: must be true or false", b.name, v)
-			}
-			*b.dst = parsed
-		}
-	}
-	if v, ok := get("tailLines"); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return o, fmt.Errorf("query parameter tailLines=%q: must be a non-negative integer", v)
-		}
-		o.tailLines = n
-	}
-	if v, ok := get("limitBytes"); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return o, fmt.Errorf("query parameter limitBytes=%q: must be a positive integer", v)
-		}
-		o.limitBytes = n
-	}
-	for k := range q {
-		switch k {
-		case "previous", "follow", "tailLines", "limitBytes":
-		default:
-			return o, fmt.Errorf("unsupported query parameter %q (supported: previous, follow, tailLines, limitBytes)", k)
-		}
-	}
-	return o, nil
-}
-
-func (s *server) logs(w http.ResponseWriter, r *http.Request) {
-	opts, err := parseLogOptions(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	p, ok := s.find(w, r, r.PathValue("namespace"), r.PathValue("pod"))
-	if !ok {
-		return
-	}
-	path, err := s.opts.Source.LogPath(p.UID, r.PathValue("container"), opts.previous)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			http.Error(w, fmt.Sprintf("no log for container %q yet", r.PathValue("container")), http.StatusNotFound)
-			return
-		}
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	defer f.Close()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if opts.tailLines >= 0 {
-		if err := seekTail(f, opts.tailLines); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-	}
-	var out io.Writer = w
-	var lw *limitedWriter
-	if opts.limitBytes > 0 {
-		lw = &limitedWriter{w: w, left: opts.limitBytes}
-		out = lw
-	}
-	if _, err := io.Copy(out, f); err != nil {
-		return
-	}
-	if !opts.follow {
-		return
-	}
-	flusher, _ := w.(http.Flusher)
-	t := time.NewTicker(s.opts.FollowPoll)
-	defer t.Stop()
-	for {
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if lw != nil && lw.left <= 0 {
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-t.C:
-			if _, err := io.Copy(out, f); err != nil {
-				return
-			}
-		}
-	}
-}
-
-// seekTail positions f at the start of its last n lines.
-func seekTail(f *os.File, n int64) error {
-	var starts []int64 // start offsets of the last n lines seen
-	var pos int64
-	br := bufio.NewReader(f)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			starts = append(starts, pos)
-			if int64(len(starts)) > n {
-				starts = starts[1:]
-			}
-			pos += int64(len(line))
-		}
-		if err != nil {
-			break
-		}
-	}
-	start := pos
-	if len(starts) > 0 {
-		start = starts[0]
-	}
-	_, err := f.Seek(start, io.SeekStart)
-	return err
-}
-
-type limitedWriter struct {
-	w    io.Writer
-	left int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.left <= 0 {
-		return len(p), nil
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.w.Write(p)
-	l.left -= int64(n)
-	return n, err
 }

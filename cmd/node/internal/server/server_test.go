@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -23,27 +26,37 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type fakeSource struct {
-	pods []v1.Pod
-	logs map[string]string // "<uid>/<container>/<previous>" → path
+	pods    []v1.Pod
+	logs    map[string]string // "<uid>/<container>[/previous]" → path
+	stopped atomic.Bool       // the current runs have ended
 }
 
 func (f *fakeSource) Pods(context.Context) ([]v1.Pod, error) { return f.pods, nil }
 func (f *fakeSource) Events() v1.EventList {
 	return v1.EventList{Items: []v1.Event{{Reason: "Unhealthy", Count: 3}}}
 }
-func (f *fakeSource) LogPath(uid types.UID, c string, prev bool) (string, error) {
+func (f *fakeSource) LogPath(uid types.UID, c string, prev bool) (string, bool, error) {
 	key := string(uid) + "/" + c
 	if prev {
 		key += "/previous"
 	}
 	p, ok := f.logs[key]
 	if !ok {
-		return "", errors.New(`container "` + c + `" is not valid for pod`)
+		return "", false, errors.New(`container "` + c + `" is not valid for pod`)
 	}
-	return p, nil
+	return p, !prev && !f.stopped.Load(), nil
 }
 
-func newTestServer(t *testing.T) *httptest.Server {
+// testEnv is a fake source with one pod "default/web", container "app": current log "one\ntwo\nthree\n",
+// previous log "before\n".
+type testEnv struct {
+	src      *fakeSource
+	cur      string // the current log file
+	reg      *prometheus.Registry
+	baseOpts Options
+}
+
+func newEnv(t testing.TB) *testEnv {
 	dir := t.TempDir()
 	cur := filepath.Join(dir, "1.log")
 	prev := filepath.Join(dir, "0.log")
@@ -57,9 +70,32 @@ func newTestServer(t *testing.T) *httptest.Server {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "prober_probe_total", Help: "h"}, []string{"probe_type"})
 	reg.MustRegister(c)
 	c.WithLabelValues("Liveness").Inc()
-	srv := httptest.NewServer(New(Options{Source: src, Metrics: reg, Probes: reg}))
-	t.Cleanup(srv.Close)
-	return srv
+	return &testEnv{src: src, cur: cur, reg: reg, baseOpts: Options{Source: src, Metrics: reg, Probes: reg, FollowPoll: 5 * time.Millisecond}}
+}
+
+// start serves opts (Source and registries from the env unless set) on a loopback port with the
+// real http.Server configuration, and returns its base URL; the server is shut down at cleanup.
+func (e *testEnv) start(t testing.TB, opts Options) (string, *Server) {
+	t.Helper()
+	if opts.Source == nil {
+		opts.Source, opts.Metrics, opts.Probes = e.baseOpts.Source, e.baseOpts.Metrics, e.baseOpts.Probes
+	}
+	if opts.FollowPoll == 0 {
+		opts.FollowPoll = e.baseOpts.FollowPoll
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := New(opts)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }() // ends with Shutdown below
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, srv.Shutdown(ctx))
+		assert.ErrorIs(t, <-served, http.ErrServerClosed)
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return "http://" + ln.Addr().String(), srv
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -73,7 +109,10 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestRoutes(t *testing.T) {
-	srv := newTestServer(t)
+	env := newEnv(t)
+	base, _ := env.start(t, Options{})
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(env.src.logs["u1/app/previous"], old, old))
 	cases := []struct {
 		path     string
 		code     int
@@ -83,24 +122,48 @@ func TestRoutes(t *testing.T) {
 		{"/pods", 200, `"kind": "PodList"`},
 		{"/pods/default/web", 200, `"phase": "Running"`},
 		{"/pods/default/nope", 404, "pod default/nope not found"},
+		{"/pods/Default/web", 400, `invalid namespace name "Default": a lowercase RFC 1123 label must consist of`},
+		{"/pods/default/we%20b", 400, `invalid pod name "we b": a lowercase RFC 1123 subdomain`},
 		{"/events", 200, `"reason": "Unhealthy"`},
 		{"/metrics", 200, `prober_probe_total{probe_type="Liveness"} 1`},
 		{"/metrics/probes", 200, `prober_probe_total`},
 		{"/containerLogs/default/web/app", 200, "one\ntwo\nthree\n"},
 		{"/containerLogs/default/web/app?tailLines=2", 200, "two\nthree\n"},
 		{"/containerLogs/default/web/app?tailLines=0", 200, ""},
+		{"/containerLogs/default/web/app?tail=1", 200, "three\n"},
+		{"/containerLogs/default/web/app?tailLines=1&tail=all", 200, "one\ntwo\nthree\n"},
 		{"/containerLogs/default/web/app?limitBytes=5", 200, "one\nt"},
+		{"/containerLogs/default/web/app?tailLines=2&limitBytes=4", 200, "two\n"},
 		{"/containerLogs/default/web/app?previous=true", 200, "before\n"},
-		{"/containerLogs/default/web/app?tailLines=-1", 400, "tailLines"},
-		{"/containerLogs/default/web/app?previous=maybe", 400, "previous"},
+		{"/containerLogs/default/web/app?sinceSeconds=60", 200, "one\ntwo\nthree\n"},
+		{"/containerLogs/default/web/app?previous=true&sinceSeconds=60", 200, ""},
+		{"/containerLogs/default/web/app?previous=true&sinceSeconds=7200", 200, "before\n"},
+		{"/containerLogs/default/web/app?previous=true&sinceTime=" + old.Add(-time.Second).UTC().Format(time.RFC3339), 200, "before\n"},
+		{"/containerLogs/default/web/app?previous=true&sinceTime=" + old.Add(time.Minute).UTC().Format(time.RFC3339), 200, ""},
+		{"/containerLogs/default/web/app?follow=true", 200, "one\ntwo\nthree\n"}, // the run has ended (stopped below): the follow ends too
+		{"/containerLogs/default/web/app?previous=true&follow=true", 200, "before\n"},
+		{"/containerLogs/default/web/app?tailLines=-1", 422, "tailLines: Invalid value: -1: must be greater than or equal to 0"},
+		{"/containerLogs/default/web/app?limitBytes=0", 422, "limitBytes: Invalid value: 0: must be greater than 0"},
+		{"/containerLogs/default/web/app?sinceSeconds=0", 422, "sinceSeconds: Invalid value: 0: must be greater than 0"},
+		{"/containerLogs/default/web/app?sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z", 422, "at most one of `sinceTime` or `sinceSeconds` may be specified"},
+		{"/containerLogs/default/web/app?tailLines=x", 400, `query parameter tailLines="x": must be an integer`},
+		{"/containerLogs/default/web/app?tail=some", 400, `query parameter tailLines="some": must be an integer`},
+		{"/containerLogs/default/web/app?sinceTime=yesterday", 400, `query parameter sinceTime="yesterday": must be an RFC 3339 time`},
+		{"/containerLogs/default/web/app?previous=maybe", 400, `query parameter previous="maybe": must be true or false`},
 		{"/containerLogs/default/web/app?since=1", 400, `unsupported query parameter "since"`},
 		{"/containerLogs/default/web/nope", 400, `container "nope" is not valid`},
-		{"/containerLogs/default/nope/app", 404, "not found"},
-		{"/nothing", 404, "try /pods"},
+		{"/containerLogs/default/web/App", 400, `invalid container name "App"`},
+		{"/containerLogs/default/nope/app", 404, "pod default/nope not found"},
+		{"/nothing", 404, `404 page not found: "/nothing" (try /pods`},
+		{"/debug/pprof/", 404, "404 page not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
-			code, body := get(t, srv.URL+tc.path)
+			if strings.Contains(tc.path, "follow=true") && !strings.Contains(tc.path, "previous=true") {
+				env.src.stopped.Store(true) // else the follow goes on
+				defer env.src.stopped.Store(false)
+			}
+			code, body := get(t, base+tc.path)
 			assert.Equal(t, tc.code, code, body)
 			if tc.contains == "" {
 				assert.Empty(t, body)
@@ -109,17 +172,76 @@ func TestRoutes(t *testing.T) {
 			}
 		})
 	}
-	resp, err := http.Post(srv.URL+"/pods", "application/json", nil)
+	resp, err := http.Post(base+"/pods", "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
 
 func TestPodsDecodeAsAPodList(t *testing.T) {
-	srv := newTestServer(t)
-	_, body := get(t, srv.URL+"/pods")
+	env := newEnv(t)
+	base, _ := env.start(t, Options{})
+	_, body := get(t, base+"/pods")
 	var list v1.PodList
 	require.NoError(t, json.Unmarshal([]byte(body), &list))
 	require.Len(t, list.Items, 1)
 	assert.Equal(t, "web", list.Items[0].Name)
+}
+
+func TestTailOffset(t *testing.T) {
+	long := strings.Repeat("x", 100<<10) // lines longer than the read block
+	cases := []struct {
+		text string
+		n    int64
+		want string
+	}{
+		{"", 3, ""},
+		{"one\ntwo\nthree\n", 0, ""},
+		{"one\ntwo\nthree\n", 1, "three\n"},
+		{"one\ntwo\nthree\n", 2, "two\nthree\n"},
+		{"one\ntwo\nthree\n", 3, "one\ntwo\nthree\n"},
+		{"one\ntwo\nthree\n", 99, "one\ntwo\nthree\n"},
+		{"one\ntwo", 1, "two"},
+		{"one\ntwo", 2, "one\ntwo"},
+		{"\n\n\n", 2, "\n\n"},
+		{long + "\n" + long + "\nend", 2, long + "\nend"},
+		{long + "\n" + long + "\n", 1, long + "\n"},
+	}
+	for _, tc := range cases {
+		off, err := tailOffset(strings.NewReader(tc.text), int64(len(tc.text)), tc.n)
+		require.NoError(t, err)
+		got := tc.text[off:]
+		assert.Equal(t, len(tc.want), len(got), "%q (%d bytes) tail %d", tc.text[:min(len(tc.text), 20)], len(tc.text), tc.n)
+		assert.True(t, got == tc.want)
+	}
+}
+
+// A follow streams what the container writes and ends when its run ends.
+func TestFollow(t *testing.T) {
+	env := newEnv(t)
+	base, _ := env.start(t, Options{})
+	resp, err := http.Get(base + "/containerLogs/default/web/app?follow=true&tailLines=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	buf := make([]byte, 64)
+	n, err := io.ReadAtLeast(resp.Body, buf, len("three\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "three\n", string(buf[:n]))
+
+	f, err := os.OpenFile(env.cur, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("four\n")
+	require.NoError(t, err)
+	n, err = io.ReadAtLeast(resp.Body, buf, len("four\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "four\n", string(buf[:n]))
+
+	_, err = f.WriteString("last\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	env.src.stopped.Store(true)
+	rest, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "the response ends once the run has")
+	assert.Equal(t, "last\n", string(rest))
 }
