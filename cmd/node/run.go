@@ -27,6 +27,7 @@ import (
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/messages"
@@ -296,12 +297,10 @@ func run(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) erro
 // containers are killed with their grace periods (readiness keeps probing meanwhile), then the pod's
 // workers are removed.
 func (n *node) terminatePods(pods []*v1.Pod) {
-	maxGrace := proc.DefaultGracePeriod
+	maxGrace := podapi.DefaultGracePeriod
 	for _, pod := range pods {
 		n.tree.StopLivenessAndStartup(pod)
-		if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-			maxGrace = max(maxGrace, time.Duration(*g)*time.Second)
-		}
+		maxGrace = max(maxGrace, podapi.GracePeriod(pod))
 	}
 	// Apps and then sidecars each get their grace period; allow for both and some slack.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*maxGrace+10*time.Second)
@@ -356,12 +355,8 @@ func (n *node) LogPath(uid types.UID, container string, previous bool) (string, 
 		return path, false, err
 	}
 	st, _ := n.rt.Status(uid)
-	for _, cs := range append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
-		if cs.Name == container {
-			return path, cs.State.Running != nil, nil
-		}
-	}
-	return path, false, nil
+	cs, ok := podapi.ContainerStatus(&st, container)
+	return path, ok && cs.State.Running != nil, nil
 }
 
 // Events implements server.Source.

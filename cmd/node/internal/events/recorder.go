@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -160,9 +161,9 @@ func (r *Recorder) print() {
 // Line formats one event for a terminal:
 // "22:04:05  Warning  Unhealthy  default/web  app  Liveness probe failed: ...".
 func Line(e messages.Event) string {
-	container := "-"
-	if i := strings.IndexByte(e.FieldPath, '{'); i >= 0 && strings.HasSuffix(e.FieldPath, "}") {
-		container = e.FieldPath[i+1 : len(e.FieldPath)-1]
+	container := podapi.FieldPathContainer(e.FieldPath)
+	if container == "" {
+		container = "-"
 	}
 	msg := strings.ReplaceAll(strings.TrimSpace(e.Message), "\n", `\n`)
 	return fmt.Sprintf("%s  %-7s  %-12s  %s/%s  %s  %s", e.Time.Format("15:04:05"), e.Type, e.Reason, e.Pod.Namespace, e.Pod.Name, container, msg)

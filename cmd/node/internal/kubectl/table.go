@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 )
 
 // PrintPods writes the table. withNamespace adds kubectl's NAMESPACE column (-A).
@@ -41,10 +42,8 @@ func readyCount(p *v1.Pod) (ready, total int) {
 			continue
 		}
 		total++
-		for _, cs := range p.Status.InitContainerStatuses {
-			if cs.Name == p.Spec.InitContainers[i].Name && cs.Ready && cs.State.Running != nil {
-				ready++
-			}
+		if cs, ok := podapi.FindStatus(p.Status.InitContainerStatuses, p.Spec.InitContainers[i].Name); ok && cs.Ready && cs.State.Running != nil {
+			ready++
 		}
 	}
 	return ready, total
@@ -53,12 +52,10 @@ func readyCount(p *v1.Pod) (ready, total int) {
 func restarts(p *v1.Pod, now time.Time) string {
 	var n int32
 	var last time.Time
-	for _, list := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for _, cs := range list {
-			n += cs.RestartCount
-			if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(last) {
-				last = t.FinishedAt.Time
-			}
+	for _, cs := range podapi.AllContainerStatuses(&p.Status) {
+		n += cs.RestartCount
+		if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(last) {
+			last = t.FinishedAt.Time
 		}
 	}
 	if n > 0 && !last.IsZero() {

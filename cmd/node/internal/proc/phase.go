@@ -7,19 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 )
 
 // PodIP is every pod's IP: containers are local processes on the host network.
 const PodIP = "127.0.0.1"
-
-func statusByName(list []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
-	for _, s := range list {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return v1.ContainerStatus{}, false
-}
 
 // phase is kubelet's getPhase (1.29+, with sidecars) for a pod that is not being deleted.
 // started says which sidecars have passed their startup probe.
@@ -31,7 +23,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 		if podstatus.IsRestartable(c) {
 			continue
 		}
-		s, ok := statusByName(initStatuses, c.Name)
+		s, ok := podapi.FindStatus(initStatuses, c.Name)
 		switch {
 		case !ok:
 			pendingInit++
@@ -59,7 +51,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 		if !podstatus.IsRestartable(c) {
 			continue
 		}
-		s, ok := statusByName(initStatuses, c.Name)
+		s, ok := podapi.FindStatus(initStatuses, c.Name)
 		switch {
 		case !ok:
 			unknown++
@@ -81,7 +73,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 	}
 	anyAppStarted := false
 	for _, c := range spec.Containers {
-		s, ok := statusByName(statuses, c.Name)
+		s, ok := podapi.FindStatus(statuses, c.Name)
 		if ok && (s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil) {
 			anyAppStarted = true
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -60,10 +62,7 @@ func (s *sim) advance(d time.Duration) { s.now = s.now.Add(d) }
 
 func (s *sim) state(name string) v1.ContainerStatus {
 	st := s.p.status()
-	if cs, ok := statusByName(st.ContainerStatuses, name); ok {
-		return cs
-	}
-	cs, ok := statusByName(st.InitContainerStatuses, name)
+	cs, ok := podapi.ContainerStatus(&st, name)
 	require.True(s.t, ok, name)
 	return cs
 }

@@ -21,17 +21,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
 
-// Defaults kubelet uses.
+// CrashLoopBackOff defaults kubelet uses.
 const (
 	DefaultInitialBackoff = 10 * time.Second
 	DefaultMaxBackoff     = 5 * time.Minute
-	DefaultGracePeriod    = 30 * time.Second
-	// minimumGracePeriod is kubelet's floor for a kill's grace period (minimumGracePeriodInSeconds).
-	minimumGracePeriod = 2 * time.Second
 )
 
 // EventSink receives the runtime's events (Started, Killing, BackOff, Failed). It must not block.
@@ -188,10 +186,7 @@ func (r *Runtime) LogPath(uid types.UID, container string, previous bool) (strin
 	r.mu.Lock()
 	pr := r.pods[uid]
 	r.mu.Unlock()
-	for _, cs := range append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
-		if cs.Name != container {
-			continue
-		}
+	if cs, ok := podapi.ContainerStatus(&st, container); ok {
 		n := int(cs.RestartCount)
 		if cs.State.Waiting != nil && cs.ContainerID == "" {
 			return "", fmt.Errorf("container %q in pod %s/%s is waiting to start: %s", container, pr.pod.Namespace, pr.pod.Name, cs.State.Waiting.Reason)
@@ -383,7 +378,7 @@ func (pr *podRunner) sync() {
 		for _, name := range pl.Stop {
 			if r, ok := pr.procs[name]; ok && r.timer == nil {
 				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
-				pr.beginKill(r, pr.podGrace())
+				pr.beginKill(r, podapi.GracePeriod(pr.pod))
 			}
 		}
 		pr.setWake(pl.WakeAt)
@@ -528,7 +523,7 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 		// The caller (the actor core's syncLoop) records kubelet's Killing event itself.
 		grace := req.GracePeriod
 		if grace <= 0 {
-			grace = pr.podGrace()
+			grace = podapi.GracePeriod(pr.pod)
 		}
 		pr.beginKill(r, grace)
 	}
@@ -537,17 +532,10 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 
 // beginKill sends SIGTERM now and SIGKILL after grace (at least kubelet's 2 s floor).
 func (pr *podRunner) beginKill(r *running, grace time.Duration) {
-	grace = max(grace, minimumGracePeriod)
+	grace = max(grace, podapi.MinimumGracePeriod)
 	r.proc.terminate()
 	proc := r.proc
 	r.timer = pr.rt.opts.Clock.AfterFunc(grace, proc.kill)
-}
-
-func (pr *podRunner) podGrace() time.Duration {
-	if g := pr.pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return time.Duration(*g) * time.Second
-	}
-	return DefaultGracePeriod
 }
 
 // terminate begins the pod's termination: app (and regular init) containers first.
@@ -561,7 +549,7 @@ func (pr *podRunner) terminate() {
 	for name, r := range pr.procs {
 		if pr.state.byName[name].kind != kindSidecar && r.timer == nil {
 			pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
-			pr.beginKill(r, pr.podGrace())
+			pr.beginKill(r, podapi.GracePeriod(pr.pod))
 		}
 	}
 	pr.maybeStopSidecars()
@@ -581,7 +569,7 @@ func (pr *podRunner) maybeStopSidecars() {
 	for name, r := range pr.procs {
 		if r.timer == nil {
 			pr.event(kindSidecar, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
-			pr.beginKill(r, pr.podGrace())
+			pr.beginKill(r, podapi.GracePeriod(pr.pod))
 		}
 	}
 }
@@ -590,10 +578,6 @@ func (pr *podRunner) event(k kind, container, typ, reason, msg string) {
 	if pr.rt.opts.Events == nil {
 		return
 	}
-	field := "spec.containers{" + container + "}"
-	if k != kindApp {
-		field = "spec.initContainers{" + container + "}"
-	}
 	pr.rt.opts.Events.Event(messages.Event{
 		Time:      pr.rt.opts.Clock.Now(),
 		Type:      typ,
@@ -601,6 +585,6 @@ func (pr *podRunner) event(k kind, container, typ, reason, msg string) {
 		Message:   msg,
 		Pod:       types.NamespacedName{Namespace: pr.pod.Namespace, Name: pr.pod.Name},
 		PodUID:    pr.pod.UID,
-		FieldPath: field,
+		FieldPath: podapi.FieldPath(container, k != kindApp),
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -61,7 +62,7 @@ func (r *recorder) reasons(container string) []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		if strings.HasSuffix(e.FieldPath, "{"+container+"}") {
+		if podapi.FieldPathContainer(e.FieldPath) == container {
 			out = append(out, e.Reason+": "+e.Message)
 		}
 	}
@@ -72,10 +73,7 @@ func (r *recorder) container(uid types.UID, name string) (v1.ContainerStatus, v1
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.statuses[uid]
-	cs, ok := statusByName(st.ContainerStatuses, name)
-	if !ok {
-		cs, _ = statusByName(st.InitContainerStatuses, name)
-	}
+	cs, _ := podapi.ContainerStatus(&st, name)
 	return cs, st.Phase
 }
 

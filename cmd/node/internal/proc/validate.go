@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
 )
 
 // SetDefaults fills what the API server would (namespace, UID, restart policy, grace period) so a
@@ -22,7 +24,7 @@ func SetDefaults(pod *v1.Pod) {
 		pod.Spec.RestartPolicy = v1.RestartPolicyAlways
 	}
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
-		g := int64(DefaultGracePeriod.Seconds())
+		g := int64(podapi.DefaultGracePeriod.Seconds())
 		pod.Spec.TerminationGracePeriodSeconds = &g
 	}
 }
