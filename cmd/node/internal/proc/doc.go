@@ -3,7 +3,8 @@
 // It owns, per pod, a pure decision core (podState: kubelet's init-container ordering, sidecars,
 // restart policies and CrashLoopBackOff back-off, and the v1.PodStatus those imply — phase, container
 // states, restart counts, lastState, the Initialized condition) and a thin shell (podRunner: one
-// goroutine per pod that starts and kills processes, arms timers and publishes status changes).
+// goroutine per pod that starts and kills processes, arms timers and publishes status changes; the
+// rest of the runtime talks to it only through the named messages in pod_messages.go).
 // Runtime implements the actor core's Runtime interface: KillContainer for liveness/startup kills and
 // RunInContainer for exec probes (run locally with the container's env and working directory).
 //

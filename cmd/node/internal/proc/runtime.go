@@ -54,7 +54,7 @@ type Options struct {
 
 // Runtime runs pods as local processes. It implements actors.Runtime (KillContainer and
 // RunInContainer). Each pod has one goroutine that owns its podState and processes; everything else
-// talks to it through closures posted to its inbox.
+// talks to it through the podMessage values posted to its inbox.
 type Runtime struct {
 	opts   Options
 	log    hclog.Logger
@@ -133,7 +133,7 @@ func (r *Runtime) Run(pod *v1.Pod) error {
 		dir:   dir,
 		log:   r.log.With("pod", pod.Namespace+"/"+pod.Name),
 		state: newPodState(pod, r.opts.Clock.Now(), r.opts.InitialBackoff, r.opts.MaxBackoff),
-		inbox: make(chan func(), 16),
+		inbox: make(chan podMessage, 16),
 		procs: map[string]*running{},
 		done:  make(chan struct{}),
 	}
@@ -215,7 +215,7 @@ func (r *Runtime) KillContainer(ctx context.Context, req messages.KillContainer)
 		return fmt.Errorf("kill container %q: %w %s", req.Container, ErrUnknownPod, req.Pod.UID)
 	}
 	done := make(chan (<-chan struct{}), 1)
-	if !pr.post(func() { done <- pr.kill(req) }) {
+	if !pr.post(killContainer{req: req, reply: done}) {
 		return nil // the pod is gone, and so is the container
 	}
 	var exited <-chan struct{}
@@ -267,7 +267,7 @@ func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
 	if !ok {
 		return ErrUnknownPod
 	}
-	pr.post(pr.terminate)
+	pr.post(terminatePod{})
 	select {
 	case <-pr.done:
 		return nil
@@ -317,7 +317,7 @@ type podRunner struct {
 	pod   *v1.Pod
 	dir   string
 	log   hclog.Logger
-	inbox chan func()
+	inbox chan podMessage
 	done  chan struct{} // closed when the loop has ended (pod terminated, all reaped)
 
 	// owned by loop()
@@ -332,21 +332,23 @@ type podRunner struct {
 	last v1.PodStatus // last pushed status (read by Status)
 }
 
-// post runs f on the pod's goroutine; false if the pod has finished.
-func (pr *podRunner) post(f func()) bool {
+// post hands m to the pod's goroutine; false if the pod has finished.
+func (pr *podRunner) post(m podMessage) bool {
 	select {
-	case pr.inbox <- f:
+	case pr.inbox <- m:
 		return true
 	case <-pr.done:
 		return false
 	}
 }
 
+// loop is the pod's goroutine: it handles one message at a time, then (unless terminating) runs
+// the core's decision again.
 func (pr *podRunner) loop() {
 	defer close(pr.done)
 	pr.sync()
-	for f := range pr.inbox {
-		f()
+	for m := range pr.inbox {
+		pr.handle(m)
 		if pr.terminating && len(pr.procs) == 0 {
 			pr.stopWake()
 			pr.publish()
@@ -358,6 +360,22 @@ func (pr *podRunner) loop() {
 			continue
 		}
 		pr.sync()
+	}
+}
+
+// handle carries out one message.
+func (pr *podRunner) handle(m podMessage) {
+	switch m := m.(type) {
+	case killContainer:
+		m.reply <- pr.kill(m.req)
+	case terminatePod:
+		pr.terminate()
+	case containerExited:
+		pr.exited(m.name, m.id, m.exit)
+	case wakeUp:
+		pr.wakeAt = time.Time{}
+	default:
+		pr.log.Error("pod goroutine ignores an unknown message", "type", fmt.Sprintf("%T", m))
 	}
 }
 
@@ -415,9 +433,7 @@ func (pr *podRunner) setWake(at time.Time) {
 	}
 	pr.stopWake()
 	pr.wakeAt = at
-	pr.wake = pr.rt.opts.Clock.AfterFunc(at.Sub(pr.rt.opts.Clock.Now()), func() {
-		pr.post(func() { pr.wakeAt = time.Time{} })
-	})
+	pr.wake = pr.rt.opts.Clock.AfterFunc(at.Sub(pr.rt.opts.Clock.Now()), func() { pr.post(wakeUp{}) })
 }
 
 func (pr *podRunner) stopWake() {
@@ -490,7 +506,7 @@ func (pr *podRunner) start(name string) {
 	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Started container "+name)
 	go func() { // ends when the instance has exited and the pod heard about it (or has finished)
 		<-proc.done
-		pr.post(func() { pr.exited(name, id, proc.exit) })
+		pr.post(containerExited{name: name, id: id, exit: proc.exit})
 	}()
 }
 

@@ -1,0 +1,34 @@
+package proc
+
+import "github.com/probeactor/probeactor/messages"
+
+// podMessage is what a pod's goroutine receives on its inbox: one of the types below (a sealed
+// sum; podRunner.handle has a default for anything else). Only that goroutine acts on them, so the
+// pod's state, processes and timers need no lock.
+type podMessage interface{ podMessage() }
+
+// killContainer (Runtime.KillContainer → pod): a liveness or startup probe failed; begin killing
+// the instance req.ContainerID. reply receives the instance's done channel, or nil when that
+// instance is not running (any more).
+type killContainer struct {
+	req   messages.KillContainer
+	reply chan<- (<-chan struct{}) // buffered (1): the pod never blocks on it
+}
+
+// terminatePod (Runtime.Terminate → pod): stop restarting and kill every container, apps first.
+type terminatePod struct{}
+
+// containerExited (an instance's watcher goroutine → pod): instance id of container name ended.
+type containerExited struct {
+	name, id string
+	exit     shimMessage
+}
+
+// wakeUp (the pod's timer → pod): a back-off expired or a sidecar's startup is due for another
+// look; decide again.
+type wakeUp struct{}
+
+func (killContainer) podMessage()   {}
+func (terminatePod) podMessage()    {}
+func (containerExited) podMessage() {}
+func (wakeUp) podMessage()          {}
