@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/actors/podstatus"
 )
 
 // kind says how a container takes part in the pod's lifecycle.
@@ -84,7 +86,7 @@ func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Dur
 		p.byName[c.Name] = rec
 	}
 	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+		if podstatus.IsRestartable(&c) {
 			add(c, kindSidecar)
 		} else {
 			add(c, kindInit)
@@ -160,122 +162,6 @@ func (p *podState) wantsRestart(c *container) bool {
 	default:
 		return true
 	}
-}
-
-// decide is one kubelet SyncPod for this pod: what to start, stop and when to look again.
-func (p *podState) decide(now time.Time) plan {
-	var pl plan
-	if p.terminating {
-		return pl
-	}
-	// restart starts c now or puts it in CrashLoopBackOff; it reports whether c was started.
-	restart := func(c *container) bool {
-		exit := c.current.exit.FinishedAt
-		if in, until := c.backoff.inBackoff(exit, now); in {
-			c.backoffUntil = until
-			if pl.WakeAt.IsZero() || until.Before(pl.WakeAt) {
-				pl.WakeAt = until
-			}
-			if !c.backoffShown.Equal(exit) {
-				c.backoffShown = exit
-				pl.Events = append(pl.Events, event{Type: v1.EventTypeWarning, Reason: "BackOff", Container: c.spec.Name, Kind: c.kind,
-					Message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, p.podRef())})
-			}
-			return false
-		}
-		c.backoff.next(exit, now)
-		pl.Start = append(pl.Start, c.spec.Name)
-		return true
-	}
-
-	initDone := true
-	if !p.initFailed {
-	initLoop:
-		for _, c := range p.containers {
-			switch {
-			case c.kind == kindApp:
-				break initLoop
-			case c.kind == kindSidecar:
-				switch {
-				case c.current == nil:
-					pl.Start = append(pl.Start, c.spec.Name)
-					initDone = false
-					break initLoop
-				case c.current.exited:
-					if p.anyAppStarted() {
-						continue // once the app runs, the app section below decides about sidecars
-					}
-					restart(c)
-					initDone = false
-					break initLoop
-				case !c.started && !p.anyAppStarted():
-					initDone = false // wait for its startup probe
-					break initLoop
-				}
-			default: // regular init container
-				switch {
-				case c.current == nil:
-					pl.Start = append(pl.Start, c.spec.Name)
-					initDone = false
-					break initLoop
-				case !c.current.exited:
-					initDone = false
-					break initLoop
-				case c.current.exit.Code == 0:
-					continue
-				case p.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !c.forceRestart:
-					p.initFailed = true
-					initDone = false
-					break initLoop
-				default:
-					restart(c)
-					initDone = false
-					break initLoop
-				}
-			}
-		}
-	}
-	if p.initFailed {
-		initDone = false
-		for _, c := range p.containers {
-			if c.running() {
-				pl.Stop = append(pl.Stop, c.spec.Name)
-			}
-		}
-		return pl
-	}
-	if !initDone {
-		return pl
-	}
-
-	appActive := false // some app container runs or will run again
-	for _, c := range p.containers {
-		if c.kind != kindApp {
-			continue
-		}
-		switch {
-		case c.current == nil:
-			pl.Start = append(pl.Start, c.spec.Name)
-			appActive = true
-		case !c.current.exited:
-			appActive = true
-		case p.wantsRestart(c):
-			restart(c)
-			appActive = true
-		}
-	}
-	for _, c := range p.containers {
-		if c.kind != kindSidecar {
-			continue
-		}
-		switch {
-		case !appActive && c.running():
-			pl.Stop = append(pl.Stop, c.spec.Name) // the pod is done: sidecars go too
-		case appActive && c.current != nil && c.current.exited:
-			restart(c) // sidecars are restarted whenever they exit while the app runs
-		}
-	}
-	return pl
 }
 
 func (p *podState) anyAppStarted() bool {

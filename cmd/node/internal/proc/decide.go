@@ -1,0 +1,158 @@
+package proc
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// decide is one kubelet SyncPod for this pod: what to start, stop and when to look again. Three
+// decisions, in kubelet's order: the init containers (sidecars among them) until initialization is
+// complete, then the app containers, then the sidecars while (or once no longer) the app runs.
+func (p *podState) decide(now time.Time) plan {
+	var pl plan
+	if p.terminating {
+		return pl
+	}
+	if !p.decideInit(now, &pl) {
+		return pl
+	}
+	appActive := p.decideApps(now, &pl)
+	p.decideSidecars(now, appActive, &pl)
+	return pl
+}
+
+// decideInit walks the init containers in spec order and reports whether initialization is
+// complete (the app containers may start). It stops at the first one that is not done: a regular
+// init container must have exited 0 (decideInitContainer), a sidecar must run and have passed its
+// startup probe (decideSidecarDuringInit). A regular init container that failed under
+// restartPolicy Never fails the pod for good: every running container is stopped, nothing starts.
+func (p *podState) decideInit(now time.Time, pl *plan) bool {
+	complete := !p.initFailed
+	if complete {
+	walk:
+		for _, c := range p.containers {
+			var next bool
+			switch c.kind {
+			case kindApp:
+				break walk
+			case kindSidecar:
+				next = p.decideSidecarDuringInit(c, now, pl)
+			default:
+				next = p.decideInitContainer(c, now, pl)
+			}
+			if !next {
+				complete = false
+				break walk
+			}
+		}
+	}
+	if p.initFailed {
+		for _, c := range p.containers {
+			if c.running() {
+				pl.Stop = append(pl.Stop, c.spec.Name)
+			}
+		}
+		return false
+	}
+	return complete
+}
+
+// decideInitContainer is kubelet's decision for one regular init container; it reports whether
+// the next init container may be looked at (this one completed).
+func (p *podState) decideInitContainer(c *container, now time.Time, pl *plan) (next bool) {
+	switch {
+	case c.current == nil:
+		pl.Start = append(pl.Start, c.spec.Name)
+		return false
+	case !c.current.exited:
+		return false
+	case c.current.exit.Code == 0:
+		return true
+	case p.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !c.forceRestart:
+		p.initFailed = true
+		return false
+	default:
+		p.restart(c, now, pl)
+		return false
+	}
+}
+
+// decideSidecarDuringInit is the decision for a sidecar met while walking the init containers; it
+// reports whether the next init container may be looked at: the sidecar runs and has started (or
+// the app has already started, as after a restart of the pod's app).
+func (p *podState) decideSidecarDuringInit(c *container, now time.Time, pl *plan) (next bool) {
+	switch {
+	case c.current == nil:
+		pl.Start = append(pl.Start, c.spec.Name)
+		return false
+	case c.current.exited:
+		if p.anyAppStarted() {
+			return true // once the app runs, decideSidecars restarts it
+		}
+		p.restart(c, now, pl)
+		return false
+	case !c.started && !p.anyAppStarted():
+		return false // wait for its startup probe
+	default:
+		return true
+	}
+}
+
+// decideApps starts app containers not yet started and restarts exited ones the restart policy (or
+// a probe kill) wants back. It reports whether some app container runs or will run again.
+func (p *podState) decideApps(now time.Time, pl *plan) (appActive bool) {
+	for _, c := range p.containers {
+		if c.kind != kindApp {
+			continue
+		}
+		switch {
+		case c.current == nil:
+			pl.Start = append(pl.Start, c.spec.Name)
+			appActive = true
+		case !c.current.exited:
+			appActive = true
+		case p.wantsRestart(c):
+			p.restart(c, now, pl)
+			appActive = true
+		}
+	}
+	return appActive
+}
+
+// decideSidecars is the decision for sidecars after initialization: while the app is active they are
+// restarted whenever they exit (whatever the restart policy); once it is not, they are stopped.
+func (p *podState) decideSidecars(now time.Time, appActive bool, pl *plan) {
+	for _, c := range p.containers {
+		if c.kind != kindSidecar {
+			continue
+		}
+		switch {
+		case !appActive && c.running():
+			pl.Stop = append(pl.Stop, c.spec.Name) // the pod is done: sidecars go too
+		case appActive && c.current != nil && c.current.exited:
+			p.restart(c, now, pl)
+		}
+	}
+}
+
+// restart starts the exited container c now, or puts it in CrashLoopBackOff: then pl wakes the pod
+// when the back-off ends, and carries one BackOff event per exit.
+func (p *podState) restart(c *container, now time.Time, pl *plan) {
+	exit := c.current.exit.FinishedAt
+	if in, until := c.backoff.inBackoff(exit, now); in {
+		c.backoffUntil = until
+		if pl.WakeAt.IsZero() || until.Before(pl.WakeAt) {
+			pl.WakeAt = until
+		}
+		if !c.backoffShown.Equal(exit) {
+			c.backoffShown = exit
+			pl.Events = append(pl.Events, event{Type: v1.EventTypeWarning, Reason: "BackOff", Container: c.spec.Name, Kind: c.kind,
+				Message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, p.podRef())})
+		}
+		return
+	}
+	c.backoff.next(exit, now)
+	pl.Start = append(pl.Start, c.spec.Name)
+}
