@@ -2,8 +2,13 @@
 // does (the probeactor actor core), restarts them on liveness/startup failure and serves their
 // status on kubelet's read-only HTTP paths.
 //
+// `node run` reads like its life: run.go parses flags and loads pods, build.go constructs the node
+// (listener, runtime, probe tree, API; nothing runs yet), serve.go serves the API and starts the
+// pods (all or none), shutdown.go takes everything down in dependency order, and source.go is what
+// the API and the runtime ask the node.
+//
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
-//	         [--crashloop-backoff-max D]
+//	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	node validate -f FILE...
 //	node get pods [--server ADDR] [-n NS | -A]
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]

@@ -13,9 +13,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The test binary doubles as the container shim and the exec-probe guard, as the node binary
+	// does (TestNodeLifecycle).
+	if len(os.Args) > 1 && os.Args[1] == proc.ShimArg {
+		proc.ShimMain(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == proc.GuardArg {
+		proc.GuardMain()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestParseInterspersed(t *testing.T) {
 	fs := newFlagSet("logs", "", &bytes.Buffer{})

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors"
+	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/logging"
+	"github.com/probeactor/probeactor/cmd/node/internal/events"
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/cmd/node/internal/server"
+)
+
+// The process runtime is the actor core's container runtime, and node is the HTTP server's source.
+var (
+	_ actors.Runtime = (*proc.Runtime)(nil)
+	_ server.Source  = (*node)(nil)
+)
+
+// node is everything `node run` runs: the listener and HTTP API, the event recorder, the process
+// runtime, and the probe tree in its actor system. buildNode makes it, serve runs it, shutdown takes
+// it down.
+type node struct {
+	log     hclog.Logger
+	rootDir string
+	ln      net.Listener
+	http    *server.Server
+	rec     *events.Recorder
+	rt      *proc.Runtime
+	sys     *actor.ActorSystem
+	tree    *actors.Tree
+
+	serveErr chan error // the HTTP server's end (buffered: Serve's goroutine never blocks on it)
+}
+
+// buildNode constructs the node without starting any container or serving any request. The listener
+// comes first, so an address in use fails node before anything else exists. On error, whatever was
+// built is taken down again.
+func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error) {
+	n := &node{log: log, rootDir: cfg.rootDir, serveErr: make(chan error, 1)}
+	fail := func(err error) (*node, error) {
+		n.shutdown(nil)
+		return nil, err
+	}
+	var err error
+	if n.ln, err = net.Listen("tcp", cfg.listen); err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", cfg.listen, err)
+	}
+	n.rec = events.New(stdout)
+
+	probeReg := prometheus.NewRegistry()
+	mainReg := prometheus.NewRegistry()
+	mainReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	n.rt, err = proc.New(proc.Options{
+		RootDir:        cfg.rootDir,
+		Clock:          clock.Real(),
+		Logger:         log,
+		Events:         n.rec,
+		OnStatus:       func(pod *v1.Pod, st v1.PodStatus) { n.tree.SetPodStatus(pod, st) },
+		SidecarStarted: n.sidecarStarted,
+		InitialBackoff: cfg.backoffInitial,
+		MaxBackoff:     cfg.backoffMax,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	// protoactor's own chatter (system started, dead letters at shutdown) only from warn on, unless
+	// debugging.
+	actorLog := hclog.New(&hclog.LoggerOptions{Name: "node", Level: max(log.GetLevel(), hclog.Warn), Output: cfg.logOutput, JSONFormat: cfg.logFormat == "json"})
+	if log.GetLevel() <= hclog.Debug {
+		actorLog = log
+	}
+	n.sys = actor.NewActorSystem(logging.SystemOption(actorLog))
+	n.tree, err = actors.Start(n.sys.Root,
+		actors.WithRuntime(n.rt),
+		actors.WithLogger(log),
+		actors.WithRegistry(probeReg),
+		actors.WithEventSink(n.rec),
+	)
+	if err != nil {
+		return fail(fmt.Errorf("start probe tree: %w", err))
+	}
+	n.http = server.New(server.Options{
+		Source:    n,
+		Metrics:   prometheus.Gatherers{mainReg, probeReg},
+		Probes:    probeReg,
+		Logger:    log.Named("http"),
+		Profiling: cfg.profiling,
+	})
+	return n, nil
+}

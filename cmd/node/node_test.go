@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+)
+
+// syncBuffer is a bytes.Buffer safe for the recorder's printer and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestNodeLifecycle builds a node with one pod, serves it until its context ends and shuts it down:
+// the API answers (profiles included with --profiling), the container runs, and after shutdown the
+// container process is gone, its Killing event was printed, and no goroutine is left (goleak).
+func TestNodeLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "pod.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: app
+    command: ["sh", "-c", "echo $$$$ > pid; echo hello; exec sleep 300"]
+    workingDir: `+dir+`
+    readinessProbe:
+      exec: {command: ["true"]}
+      periodSeconds: 1
+`), 0o600))
+	var stderr bytes.Buffer
+	pods, err := loadPods([]string{manifest}, nil, &stderr, time.Now())
+	require.NoError(t, err, stderr.String())
+
+	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard, profiling: true,
+		backoffInitial: 10 * time.Second, backoffMax: time.Minute}
+	var stdout syncBuffer
+	n, err := buildNode(cfg, hclog.NewNullLogger(), &stdout)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type served struct {
+		started []*v1.Pod
+		err     error
+	}
+	done := make(chan served, 1)
+	go func() { // ends when ctx is cancelled below
+		started, err := n.serve(ctx, pods)
+		done <- served{started, err}
+	}()
+
+	base := "http://" + n.ln.Addr().String()
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	getPod := func() (v1.Pod, error) {
+		var p v1.Pod
+		resp, err := client.Get(base + "/pods/default/web")
+		if err != nil {
+			return p, err
+		}
+		defer resp.Body.Close()
+		return p, json.NewDecoder(resp.Body).Decode(&p)
+	}
+	require.Eventually(t, func() bool {
+		p, err := getPod()
+		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
+	}, 20*time.Second, 20*time.Millisecond, "the container runs and is ready")
+	resp, err := client.Get(base + "/debug/pprof/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "--profiling serves /debug/pprof/")
+	resp, err = client.Get(base + "/containerLogs/default/web/app")
+	require.NoError(t, err)
+	logText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, "hello\n", string(logText))
+	pidText, err := os.ReadFile(filepath.Join(dir, "pid"))
+	require.NoError(t, err)
+
+	cancel()
+	s := <-done
+	require.NoError(t, s.err)
+	require.Len(t, s.started, 1)
+	n.shutdown(s.started)
+
+	_, err = os.Stat("/proc/" + strings.TrimSpace(string(pidText)))
+	assert.True(t, os.IsNotExist(err), "the container process is gone after shutdown")
+	assert.Contains(t, stdout.String(), "Stopping container app", "Killing event printed before the recorder closed")
+	_, err = client.Get(base + "/healthz")
+	assert.Error(t, err, "the API is down")
+}

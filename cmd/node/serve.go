@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// serve starts the HTTP API, then the pods — all or none: a pod that cannot start ends serving with
+// its error, and the pods already started are returned to be shut down — and waits until ctx ends
+// (SIGINT/SIGTERM) or the API fails. It returns the pods it started.
+func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
+	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
+	for _, pod := range pods {
+		n.tree.AddPod(pod)
+		started = append(started, pod)
+		if err := n.rt.Run(pod); err != nil {
+			err = fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			n.log.Error("stopping the pods already started", "error", err)
+			return started, err
+		}
+	}
+	n.log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", n.rootDir)
+	select {
+	case <-ctx.Done():
+		n.log.Info("shutting down: stopping liveness and startup probes, killing containers with their grace periods")
+		return started, nil
+	case err := <-n.serveErr:
+		return started, fmt.Errorf("http server: %w", err)
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// What node answers from its runtime and tree: the HTTP API's Source, and the runtime's question
+// about sidecars.
+
+// sidecarStarted asks the tree whether a sidecar's startup probe has succeeded.
+func (n *node) sidecarStarted(ctx context.Context, _ *v1.Pod, containerID string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	res, ok, err := n.tree.Result(ctx, messages.ContainerID(containerID), messages.Startup)
+	return err == nil && ok && res == messages.Success
+}
+
+// Pods implements server.Source: every pod with the statusManager's probe-adjusted status (the
+// runtime's own view until the statusManager has one).
+func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
+	specs := n.rt.Pods()
+	out := make([]v1.Pod, 0, len(specs))
+	for _, spec := range specs {
+		pod := *spec.DeepCopy()
+		pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, ok, err := n.tree.PodStatus(qctx, pod.UID)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("pod status of %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		if !ok {
+			st, _ = n.rt.Status(pod.UID)
+		}
+		if st.Phase == "" {
+			st.Phase = v1.PodPending // accepted, nothing started yet
+		}
+		pod.Status = st
+		out = append(out, pod)
+	}
+	return out, nil
+}
+
+// LogPath implements server.Source: the runtime's log file, running while that is the container's
+// current instance and it runs.
+func (n *node) LogPath(uid types.UID, container string, previous bool) (string, bool, error) {
+	path, err := n.rt.LogPath(uid, container, previous)
+	if err != nil || previous {
+		return path, false, err
+	}
+	st, _ := n.rt.Status(uid)
+	cs, ok := podapi.ContainerStatus(&st, container)
+	return path, ok && cs.State.Running != nil, nil
+}
+
+// Events implements server.Source.
+func (n *node) Events() v1.EventList { return n.rec.List() }
