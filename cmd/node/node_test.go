@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the recorder's printer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNodeLifecycle builds a node with one pod, serves it until its context ends and shuts it down:
 // the API answers (profiles included with --profiling), the container runs, and after shutdown the
@@ -63,7 +46,7 @@ spec:
 
 	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard, profiling: true,
 		backoffInitial: 10 * time.Second, backoffMax: time.Minute}
-	var stdout syncBuffer
+	var stdout logtest.Buffer
 	n, err := buildNode(cfg, hclog.NewNullLogger(), &stdout)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
