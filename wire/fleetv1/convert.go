@@ -1,0 +1,253 @@
+package fleetv1
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// FromProbeType converts a probe type to its wire form.
+func FromProbeType(t messages.ProbeType) ProbeType {
+	switch t {
+	case messages.Liveness:
+		return ProbeType_PROBE_TYPE_LIVENESS
+	case messages.Readiness:
+		return ProbeType_PROBE_TYPE_READINESS
+	case messages.Startup:
+		return ProbeType_PROBE_TYPE_STARTUP
+	default:
+		return ProbeType_PROBE_TYPE_UNSPECIFIED
+	}
+}
+
+// ToProbeType converts a wire probe type back; unspecified or unknown values are an error.
+func ToProbeType(t ProbeType) (messages.ProbeType, error) {
+	switch t {
+	case ProbeType_PROBE_TYPE_LIVENESS:
+		return messages.Liveness, nil
+	case ProbeType_PROBE_TYPE_READINESS:
+		return messages.Readiness, nil
+	case ProbeType_PROBE_TYPE_STARTUP:
+		return messages.Startup, nil
+	default:
+		return 0, fmt.Errorf("probe type %d: not liveness, readiness or startup", int32(t))
+	}
+}
+
+// FromResult converts a probe result to its wire form.
+func FromResult(r messages.Result) Result {
+	switch r {
+	case messages.Unknown:
+		return Result_RESULT_UNKNOWN
+	case messages.Success:
+		return Result_RESULT_SUCCESS
+	case messages.Failure:
+		return Result_RESULT_FAILURE
+	default:
+		return Result_RESULT_UNSPECIFIED
+	}
+}
+
+// ToResult converts a wire result back; unspecified or unknown values are an error.
+func ToResult(r Result) (messages.Result, error) {
+	switch r {
+	case Result_RESULT_UNKNOWN:
+		return messages.Unknown, nil
+	case Result_RESULT_SUCCESS:
+		return messages.Success, nil
+	case Result_RESULT_FAILURE:
+		return messages.Failure, nil
+	default:
+		return 0, fmt.Errorf("result %d: not unknown, success or failure", int32(r))
+	}
+}
+
+// FromResultChanged converts one result change to its wire form.
+func FromResultChanged(c messages.ResultChanged) *ResultChanged {
+	return &ResultChanged{
+		PodUid:      string(c.PodUID),
+		Container:   c.Container,
+		ContainerId: string(c.ContainerID),
+		Type:        FromProbeType(c.Type),
+		Result:      FromResult(c.Result),
+	}
+}
+
+// ToResultChanged converts a wire result change back, rejecting what no node sends.
+func ToResultChanged(c *ResultChanged) (messages.ResultChanged, error) {
+	if c.GetPodUid() == "" || c.GetContainer() == "" {
+		return messages.ResultChanged{}, errors.New("result change without pod_uid or container")
+	}
+	pt, err := ToProbeType(c.GetType())
+	if err != nil {
+		return messages.ResultChanged{}, err
+	}
+	r, err := ToResult(c.GetResult())
+	if err != nil {
+		return messages.ResultChanged{}, err
+	}
+	return messages.ResultChanged{
+		PodUID:      types.UID(c.GetPodUid()),
+		Container:   c.GetContainer(),
+		ContainerID: messages.ContainerID(c.GetContainerId()),
+		Type:        pt,
+		Result:      r,
+	}, nil
+}
+
+// FromPod converts a pod (identity, the spec fields a pod list shows, and pod.Status) to its wire
+// form. The status travels in Kubernetes' own protobuf encoding.
+func FromPod(pod *v1.Pod) (*PodChanged, error) {
+	if pod.UID == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID", pod.Namespace, pod.Name)
+	}
+	status, err := pod.Status.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s: encode status: %w", pod.Namespace, pod.Name, err)
+	}
+	meta := &PodMeta{Namespace: pod.Namespace, Name: pod.Name}
+	if !pod.CreationTimestamp.IsZero() {
+		meta.CreationUnixNano = pod.CreationTimestamp.UnixNano()
+	}
+	for _, c := range pod.Spec.Containers {
+		meta.Containers = append(meta.Containers, &ContainerMeta{Name: c.Name, Image: c.Image})
+	}
+	for _, c := range pod.Spec.InitContainers {
+		restartable := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		meta.InitContainers = append(meta.InitContainers, &ContainerMeta{Name: c.Name, Image: c.Image, Restartable: restartable})
+	}
+	return &PodChanged{Uid: string(pod.UID), Meta: meta, Status: status}, nil
+}
+
+// RemovedPod is the wire form of "the pod with this UID left the node".
+func RemovedPod(uid types.UID) *PodChanged { return &PodChanged{Uid: string(uid), Removed: true} }
+
+// DecodeStatus decodes a pod status sent in Kubernetes' protobuf encoding.
+func DecodeStatus(b []byte) (v1.PodStatus, error) {
+	var st v1.PodStatus
+	if err := st.Unmarshal(b); err != nil {
+		return v1.PodStatus{}, fmt.Errorf("decode pod status: %w", err)
+	}
+	return st, nil
+}
+
+// ToPod rebuilds the pod a PodChanged describes (Removed must be false): metadata, the containers'
+// names and images (and sidecars' restart policy), spec.nodeName = node, and the decoded status.
+func ToPod(p *PodChanged, node string) (*v1.Pod, error) {
+	if p.GetRemoved() {
+		return nil, fmt.Errorf("pod %s: removed, nothing to rebuild", p.GetUid())
+	}
+	m := p.GetMeta()
+	if p.GetUid() == "" || m.GetName() == "" {
+		return nil, errors.New("pod without uid or name")
+	}
+	st, err := DecodeStatus(p.GetStatus())
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", m.GetNamespace(), m.GetName(), err)
+	}
+	pod := &v1.Pod{
+		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: m.GetName(), UID: types.UID(p.GetUid())},
+		Spec:       v1.PodSpec{NodeName: node},
+		Status:     st,
+	}
+	if n := m.GetCreationUnixNano(); n != 0 {
+		pod.CreationTimestamp = metav1.NewTime(time.Unix(0, n))
+	}
+	for _, c := range m.GetContainers() {
+		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.GetName(), Image: c.GetImage()})
+	}
+	for _, c := range m.GetInitContainers() {
+		ic := v1.Container{Name: c.GetName(), Image: c.GetImage()}
+		if c.GetRestartable() {
+			always := v1.ContainerRestartPolicyAlways
+			ic.RestartPolicy = &always
+		}
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
+	}
+	return pod, nil
+}
+
+// Validate checks what the aggregator relies on before it applies a batch: a node name, an
+// incarnation, and well-formed results and pods (every status decodes). It returns the first
+// problem, naming the field.
+func (c *Changes) Validate() error {
+	if c.GetNode() == "" {
+		return errors.New("changes: node is empty")
+	}
+	if c.GetIncarnation() == 0 {
+		return errors.New("changes: incarnation is 0")
+	}
+	if c.GetSeq() == 0 {
+		return errors.New("changes: seq is 0")
+	}
+	for i, r := range c.GetResults() {
+		if _, err := ToResultChanged(r); err != nil {
+			return fmt.Errorf("changes: results[%d]: %w", i, err)
+		}
+	}
+	for i, p := range c.GetPods() {
+		if p.GetUid() == "" {
+			return fmt.Errorf("changes: pods[%d]: uid is empty", i)
+		}
+		if p.GetRemoved() {
+			continue
+		}
+		if p.GetMeta().GetName() == "" {
+			return fmt.Errorf("changes: pods[%d]: meta.name is empty", i)
+		}
+		if _, err := DecodeStatus(p.GetStatus()); err != nil {
+			return fmt.Errorf("changes: pods[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks a Hello: a node name and an incarnation.
+func (h *Hello) Validate() error {
+	if h.GetNode() == "" {
+		return errors.New("hello: node is empty")
+	}
+	if h.GetIncarnation() == 0 {
+		return errors.New("hello: incarnation is 0")
+	}
+	return nil
+}
+
+// Validate checks a Heartbeat: a node name and an incarnation.
+func (h *Heartbeat) Validate() error {
+	if h.GetNode() == "" {
+		return errors.New("heartbeat: node is empty")
+	}
+	if h.GetIncarnation() == 0 {
+		return errors.New("heartbeat: incarnation is 0")
+	}
+	return nil
+}
+
+// ToAggregator lists the full names of the messages a node sends to the aggregator, for the
+// aggregator's allow-list (remotesec.Guard).
+func ToAggregator() []string {
+	return names(&Hello{}, &Changes{}, &Heartbeat{})
+}
+
+// ToNode lists the full names of the messages the aggregator sends to a node, for the node's
+// allow-list (remotesec.Guard).
+func ToNode() []string {
+	return names(&Welcome{}, &Ack{})
+}
+
+func names(ms ...interface{ ProtoReflect() protoreflect.Message }) []string {
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, string(m.ProtoReflect().Descriptor().FullName()))
+	}
+	return out
+}
