@@ -12,6 +12,8 @@
 //	node validate -f FILE...
 //	node get pods [--server ADDR] [-n NS | -A]
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
+//	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
+//	node get nodes [--server ADDR]
 //	node version
 package main
 
@@ -22,6 +24,7 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
 const usage = `node runs Kubernetes Pod manifests as local processes, probed and restarted like kubelet does.
@@ -31,6 +34,7 @@ Usage:
   node validate -f FILE...        check manifests without running anything
   node get pods [--server ADDR]   list the pods of a running node
   node logs POD [-c CONTAINER]    print a container's log from a running node
+  node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information
 
 Run "node COMMAND -h" for a command's flags.
@@ -66,6 +70,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return getCommand(args[1:], stdout, stderr)
 	case "logs":
 		return logsCommand(args[1:], stdout, stderr)
+	case "fleet":
+		return aggregator.Main(args[1:], stdout, stderr)
 	case "version", "--version":
 		return versionCommand(stdout)
 	case "help", "-h", "--help":

@@ -1,0 +1,241 @@
+// Package fleettest runs fleet aggregators as real processes for tests: the test binary
+// re-executes itself in aggregator mode (Main, called first in TestMain), so the child is the same
+// race-instrumented code `node fleet` runs, without building the node binary. A child's stderr is
+// checked for data races with internal/racecheck's allow-list when the test ends.
+package fleettest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/internal/racecheck"
+)
+
+const childEnv = "PROBEACTOR_FLEETTEST_CHILD"
+
+// raceExitCode is the exit code the race detector gives a process that reported races.
+const raceExitCode = 66
+
+// Roles a re-executed test binary can take besides the aggregator, registered by tests (e.g. an
+// unguarded protoactor member for the version watch).
+var roles = map[string]func(args []string) int{}
+
+// Register adds a child role; call it from an init function or TestMain before Main.
+func Register(name string, main func(args []string) int) { roles[name] = main }
+
+// Main turns this process into a child when the environment says so, and never returns then.
+// Call it first in TestMain.
+func Main() {
+	switch role := os.Getenv(childEnv); role {
+	case "":
+		return
+	case "aggregator":
+		os.Exit(aggregator.Main(os.Args[1:], os.Stdout, os.Stderr))
+	default:
+		if main, ok := roles[role]; ok {
+			os.Exit(main(os.Args[1:]))
+		}
+		fmt.Fprintf(os.Stderr, "fleettest: unknown child role %q\n", role)
+		os.Exit(3)
+	}
+}
+
+// FreePort returns an unused loopback port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Proc is one child process.
+type Proc struct {
+	t      testing.TB
+	role   string
+	args   []string
+	cmd    *exec.Cmd
+	stderr *logtest.Buffer
+	stdout *logtest.Buffer
+	done   chan struct{}
+	err    error
+	// API is the aggregator's HTTP base URL, Remote its remote address (aggregators only).
+	API, Remote string
+	mu          sync.Mutex
+	history     []string // stderr of earlier runs (before Kill/Restart)
+}
+
+// StartAggregator runs `node fleet` as a child on fresh loopback ports with a short grace period
+// (override with args, which come last) and waits until it answers /healthz.
+func StartAggregator(t testing.TB, args ...string) *Proc {
+	t.Helper()
+	api := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	remote := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	all := append([]string{"--listen", api, "--remote-listen", remote, "--node-monitor-grace-period", "3s", "--log-level", "debug"}, args...)
+	p := &Proc{t: t, role: "aggregator", args: all, API: "http://" + flagValue(all, "--listen"), Remote: flagValue(all, "--remote-listen")}
+	p.start()
+	t.Cleanup(p.cleanup)
+	p.WaitHealthy()
+	return p
+}
+
+// StartRole runs a registered role as a child with args.
+func StartRole(t testing.TB, role string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{t: t, role: role, args: args}
+	p.start()
+	t.Cleanup(p.cleanup)
+	return p
+}
+
+func flagValue(args []string, name string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
+		}
+	}
+	return v
+}
+
+func (p *Proc) start() {
+	p.t.Helper()
+	p.stdout, p.stderr = &logtest.Buffer{}, &logtest.Buffer{}
+	p.done = make(chan struct{})
+	p.cmd = exec.Command(os.Args[0], p.args...)
+	p.cmd.Env = append(os.Environ(), childEnv+"="+p.role, "GORACE=halt_on_error=0")
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatalf("start %s: %v", p.role, err)
+	}
+	cmd, done := p.cmd, p.done
+	go func() { p.setErr(cmd.Wait()); close(done) }() // ends when the child exits
+}
+
+func (p *Proc) setErr(err error) { p.mu.Lock(); p.err = err; p.mu.Unlock() }
+
+// Err is the child's exit error once it exited.
+func (p *Proc) Err() error { p.mu.Lock(); defer p.mu.Unlock(); return p.err }
+
+// Exited says whether the child process has exited.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done is closed when the child exits.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Stderr returns the current run's stderr.
+func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// WaitHealthy waits until the aggregator answers /healthz (at most 60 s: the machine is shared).
+func (p *Proc) WaitHealthy() {
+	p.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			p.t.Fatalf("%s exited early: %v\nstderr:\n%s", p.role, p.Err(), p.Stderr())
+		}
+		if p.Healthy() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("%s did not answer /healthz within 60 s\nstderr:\n%s", p.role, p.Stderr())
+}
+
+// Healthy says whether /healthz answers ok now.
+func (p *Proc) Healthy() bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(p.API + "/healthz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode == http.StatusOK && string(b) == "ok"
+}
+
+// Kill sends SIGKILL and waits for the child to be gone.
+func (p *Proc) Kill() {
+	p.t.Helper()
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	p.archive()
+}
+
+// Restart starts the child again with the same arguments (same ports) after Kill or an exit, and
+// waits until it is healthy (aggregators).
+func (p *Proc) Restart() {
+	p.t.Helper()
+	if !p.Exited() {
+		p.t.Fatalf("restart of a running %s", p.role)
+	}
+	p.start()
+	if p.role == "aggregator" {
+		p.WaitHealthy()
+	}
+}
+
+func (p *Proc) archive() {
+	p.mu.Lock()
+	p.history = append(p.history, p.stderr.String())
+	p.mu.Unlock()
+}
+
+// Stop sends SIGTERM, waits (at most 30 s, then SIGKILL) and returns the exit error.
+func (p *Proc) Stop() error {
+	if p.Exited() {
+		return p.Err()
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.archive()
+		return fmt.Errorf("%s did not exit within 30 s of SIGTERM", p.role)
+	}
+	p.archive()
+	return p.Err()
+}
+
+func (p *Proc) cleanup() {
+	wasRunning := !p.Exited()
+	err := p.Stop()
+	p.mu.Lock()
+	all := strings.Join(p.history, "\n--- restarted ---\n")
+	p.mu.Unlock()
+	bad := racecheck.Unexpected([]byte(all), racecheck.KnownProtoactorRaces)
+	for _, r := range bad {
+		p.t.Errorf("%s child reported a data race outside the allow-listed protoactor frames:\n%s", p.role, r.Text)
+	}
+	var exit *exec.ExitError
+	tolerated := errors.As(err, &exit) && exit.ExitCode() == raceExitCode && len(bad) == 0 && len(racecheck.Parse([]byte(all))) > 0
+	if wasRunning && err != nil && !tolerated {
+		p.t.Errorf("%s: exit after SIGTERM: %v", p.role, err)
+	}
+	if p.t.Failed() {
+		p.t.Logf("%s stderr:\n%s", p.role, all)
+	}
+}
