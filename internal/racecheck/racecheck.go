@@ -59,6 +59,9 @@ type Report struct {
 	matched string   // the rule's name, "" when none
 }
 
+// childLog matches the child test's own t.Log lines ("    file_test.go:12: …").
+var childLog = regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
+
 var accessHeader = regexp.MustCompile(`^(Previous )?(Atomic )?(write|read|Write|Read) at 0x[0-9a-f]+ by `)
 
 // Parse extracts the race reports from a process's output.
@@ -188,6 +191,11 @@ func InChild(t *testing.T, rules []Rule, body func(t testing.TB)) {
 		t.Errorf("data race outside the allow-listed protoactor frames:\n%s", r.Text)
 	}
 	if len(bad) == 0 {
+		for _, line := range strings.Split(string(out), "\n") {
+			if childLog.MatchString(line) {
+				t.Log("child: " + strings.TrimSpace(line))
+			}
+		}
 		for _, r := range Parse(out) {
 			t.Logf("tolerated a known protoactor race: %s", r.Match(rules))
 		}

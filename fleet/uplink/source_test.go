@@ -1,0 +1,119 @@
+package uplink
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// recorder is a subscriber that keeps every delivery and its ack.
+type recorder struct {
+	batches []Batch
+	acks    []func()
+}
+
+func (r *recorder) deliver(b Batch, ack func()) {
+	r.batches = append(r.batches, b)
+	r.acks = append(r.acks, ack)
+}
+
+func (r *recorder) ackLast() { r.acks[len(r.acks)-1]() }
+
+func res(pod, container string, r messages.Result) messages.ResultChanged {
+	return messages.ResultChanged{PodUID: types.UID(pod), Container: container, ContainerID: messages.ContainerID("proc://" + container), Type: messages.Readiness, Result: r}
+}
+
+func TestCoalescerSnapshotFirstThenOneBatchAtATime(t *testing.T) {
+	c := NewCoalescer()
+	c.SetResult(res("p", "a", messages.Success))
+	c.SetPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "p"}})
+	var r recorder
+	cancel := c.Subscribe(r.deliver)
+	require.Len(t, r.batches, 1)
+	assert.True(t, r.batches[0].Snapshot)
+	assert.Len(t, r.batches[0].Results, 1)
+	assert.Len(t, r.batches[0].Pods, 1)
+
+	// Unacknowledged: a thousand flips of ten keys coalesce to ten pending keys.
+	for i := range 1000 {
+		c.SetResult(res("p", fmt.Sprint("k", i%10), messages.Result(i%2)))
+	}
+	require.Len(t, r.batches, 1, "nothing is delivered before the ack")
+	assert.Equal(t, 10, c.Pending(), "memory bounded by the keys, not by the changes")
+
+	r.ackLast()
+	require.Len(t, r.batches, 2)
+	b := r.batches[1]
+	assert.False(t, b.Snapshot)
+	require.Len(t, b.Results, 10, "each key once, with its latest value")
+	assert.Equal(t, "k0", b.Results[0].Container, "in the order keys first changed")
+	assert.Equal(t, messages.Result(999%2), b.Results[9].Result)
+	r.acks[0]() // a second ack of an old batch changes nothing
+	r.ackLast()
+	assert.Len(t, r.batches, 2, "nothing left to send")
+
+	c.SetResult(res("p", "k9", messages.Result(999%2)))
+	assert.Len(t, r.batches, 2, "an unchanged value is no change")
+	cancel()
+	c.SetResult(res("p", "a", messages.Failure))
+	assert.Len(t, r.batches, 2, "no delivery after cancel")
+}
+
+func TestCoalescerBoundsDeltaBatches(t *testing.T) {
+	c := NewCoalescer()
+	c.MaxBatch = 4
+	var r recorder
+	c.Subscribe(r.deliver)
+	for i := range 10 {
+		c.SetResult(res("p", fmt.Sprint("k", i), messages.Success))
+	}
+	var sizes []int
+	for len(r.batches) < 4 {
+		r.ackLast()
+		sizes = append(sizes, len(r.batches[len(r.batches)-1].Results))
+	}
+	assert.Equal(t, []int{4, 4, 2}, sizes)
+}
+
+func TestCoalescerRemovePodDropsItsResults(t *testing.T) {
+	c := NewCoalescer()
+	var r recorder
+	c.Subscribe(r.deliver)
+	c.SetPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "p"}})
+	c.SetResult(res("p", "a", messages.Success))
+	c.SetResult(res("q", "b", messages.Success))
+	c.RemovePod("p")
+	r.ackLast()
+	b := r.batches[len(r.batches)-1]
+	require.Len(t, b.Pods, 1)
+	assert.Nil(t, b.Pods[0].Pod, "a removal")
+	assert.Equal(t, types.UID("p"), b.Pods[0].UID)
+	require.Len(t, b.Results, 1, "p's pending result is not sent after its removal")
+	assert.Equal(t, "b", b.Results[0].Container)
+	results, pods := c.Len()
+	assert.Equal(t, 1, results)
+	assert.Equal(t, 0, pods)
+}
+
+func TestCoalescerResubscribeStartsWithASnapshot(t *testing.T) {
+	c := NewCoalescer()
+	var first, second recorder
+	c.Subscribe(first.deliver)
+	c.SetResult(res("p", "a", messages.Success))
+	c.SetResult(res("p", "b", messages.Failure))
+	assert.Len(t, first.batches, 1, "waiting for the snapshot's ack")
+	c.Subscribe(second.deliver)
+	require.Len(t, second.batches, 1)
+	assert.True(t, second.batches[0].Snapshot)
+	assert.Len(t, second.batches[0].Results, 2, "the snapshot holds what the old subscription never delivered")
+	first.ackLast()
+	assert.Len(t, first.batches, 1, "the old subscription is over")
+	assert.Zero(t, c.Pending())
+}
