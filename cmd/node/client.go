@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
 // serverURL turns --server (host:port or a URL) into a base URL.
@@ -54,31 +56,46 @@ func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 }
 
 func getCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("get", "get pods [--server ADDR] [-n NAMESPACE | -A] [-o json]", stderr)
-	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
+	fs := newFlagSet("get", "get pods|nodes [--server ADDR] [-n NAMESPACE | -A] [-o json]", stderr)
+	srv := fs.String("server", server.DefaultListen, "address of a running node's (or, for nodes, a fleet aggregator's) HTTP API")
 	ns := fs.String("n", "", "only pods in this namespace (default: all)")
-	all := fs.Bool("A", false, "show the NAMESPACE column")
-	output := fs.String("o", "", "output format: json prints the v1.PodList")
+	all := fs.Bool("A", false, "show the NAMESPACE column (and NODE, from a fleet aggregator)")
+	output := fs.String("o", "", "output format: json prints the v1.PodList (v1.NodeList)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
-	if len(rest) != 1 || (rest[0] != "pods" && rest[0] != "pod" && rest[0] != "po") {
-		fmt.Fprintln(stderr, "error: only `node get pods` is supported")
+	resource := ""
+	if len(rest) == 1 {
+		switch rest[0] {
+		case "pods", "pod", "po":
+			resource = "pods"
+		case "nodes", "node", "no":
+			resource = "nodes"
+		}
+	}
+	if resource == "" {
+		fmt.Fprintln(stderr, "error: only `node get pods` and `node get nodes` are supported")
 		return 2
 	}
 	if *output != "" && *output != "json" {
 		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
 		return 2
 	}
+	if resource == "nodes" && !flagSet(fs, "server") {
+		*srv = aggregator.DefaultListen // nodes are what a fleet aggregator knows
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := apiGet(ctx, serverURL(*srv), "/pods")
+	resp, err := apiGet(ctx, serverURL(*srv), "/"+resource)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 	defer resp.Body.Close()
+	if resource == "nodes" {
+		return printNodes(resp.Body, *output, stdout, stderr)
+	}
 	var list v1.PodList
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		fmt.Fprintf(stderr, "error: decode pod list: %v\n", err)
@@ -101,11 +118,43 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "No resources found")
 		return 0
 	}
-	if err := kubectl.PrintPods(stdout, pods, time.Now(), *all); err != nil {
+	cols := kubectl.Columns{Namespace: *all, Node: *all && resp.Header.Get(aggregator.ServerHeader) == aggregator.ServerName}
+	if err := kubectl.PrintPodColumns(stdout, pods, time.Now(), cols); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// printNodes prints a fleet aggregator's /nodes as `kubectl get nodes` does (or as JSON).
+func printNodes(body io.Reader, output string, stdout, stderr io.Writer) int {
+	var list v1.NodeList
+	if err := json.NewDecoder(body).Decode(&list); err != nil {
+		fmt.Fprintf(stderr, "error: decode node list: %v\n", err)
+		return 1
+	}
+	if output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(list)
+		return 0
+	}
+	if len(list.Items) == 0 {
+		fmt.Fprintln(stderr, "No resources found")
+		return 0
+	}
+	if err := kubectl.PrintNodes(stdout, list.Items, time.Now()); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// flagSet says whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func logsCommand(args []string, stdout, stderr io.Writer) int {

@@ -10,7 +10,7 @@
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	node validate -f FILE...
-//	node get pods [--server ADDR] [-n NS | -A]
+//	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
 //	node get nodes [--server ADDR]
@@ -32,7 +32,8 @@ const usage = `node runs Kubernetes Pod manifests as local processes, probed and
 Usage:
   node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f: the embedded demo)
   node validate -f FILE...        check manifests without running anything
-  node get pods [--server ADDR]   list the pods of a running node
+  node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
+  node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
   node logs POD [-c CONTAINER]    print a container's log from a running node
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information

@@ -42,8 +42,18 @@ func newHandler(root *actor.RootContext, fleet *actor.PID, metrics prometheus.Ga
 		}
 		http.Error(w, fmt.Sprintf("404 page not found: %s (try /pods, /nodes, /events, /results, /metrics, /healthz)", r.URL.Path), http.StatusNotFound)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(ServerHeader, ServerName)
+		mux.ServeHTTP(w, r)
+	})
 }
+
+// ServerHeader names the server kind on every response, so `node get pods -A` knows it talks to
+// an aggregator (NODE column).
+const (
+	ServerHeader = "Probeactor-Server"
+	ServerName   = "fleet-aggregator"
+)
 
 // ask sends a query to the fleet actor and waits for its answer.
 func (h *handler) ask(w http.ResponseWriter, q any) (any, bool) {

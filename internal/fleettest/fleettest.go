@@ -5,6 +5,7 @@
 package fleettest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +19,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/fleet/aggregator"
 	"github.com/probeactor/probeactor/internal/racecheck"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 const childEnv = "PROBEACTOR_FLEETTEST_CHILD"
@@ -144,6 +152,12 @@ func (p *Proc) Exited() bool {
 // Done is closed when the child exits.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
+// Stdout returns the current run's stdout.
+func (p *Proc) Stdout() string { return p.stdout.String() }
+
+// Signal sends sig to the child.
+func (p *Proc) Signal(sig os.Signal) { _ = p.cmd.Process.Signal(sig) }
+
 // Stderr returns the current run's stderr.
 func (p *Proc) Stderr() string { return p.stderr.String() }
 
@@ -237,5 +251,50 @@ func (p *Proc) cleanup() {
 	}
 	if p.t.Failed() {
 		p.t.Logf("%s stderr:\n%s", p.role, all)
+	}
+}
+
+// Push delivers one batch to an aggregator's fleet actor over a raw protoactor Remoting stream,
+// the way a node's uplink would but without an actor system (so a test process needs no remote of
+// its own): it announces self (a loopback address nobody needs to listen on; nothing is answered
+// because the batch has no sender) and keeps the stream open until ctx ends.
+func Push(ctx context.Context, remoteAddr, self string, creds credentials.TransportCredentials, c *fleetv1.Changes) error {
+	conn, err := grpc.NewClient(remoteAddr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	s, err := remote.NewRemotingClient(conn).Receive(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{
+		ConnectionType: &remote.ConnectRequest_ServerConnection{ServerConnection: &remote.ServerConnection{SystemId: "fleettest", Address: self}}}}}); err != nil {
+		return err
+	}
+	if _, err := s.Recv(); err != nil {
+		return err
+	}
+	data, err := proto.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: &remote.MessageBatch{
+		TypeNames: []string{string(c.ProtoReflect().Descriptor().FullName())},
+		Targets:   []*actor.PID{{Address: remoteAddr, Id: aggregator.ActorName}},
+		Envelopes: []*remote.MessageEnvelope{{MessageData: data}},
+	}}}); err != nil {
+		return err
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	for { // the server ends the stream once it has read everything sent
+		if _, err := s.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
 	}
 }

@@ -187,6 +187,10 @@ func InChild(t *testing.T, rules []Rule, body func(t testing.TB)) {
 	if !passed {
 		t.Fatalf("the test body failed in the child process (see its output above)")
 	}
+	if bytes.Contains(out, []byte("found unexpected goroutines")) {
+		t.Logf("child process output:\n%s", out)
+		t.Errorf("the child process leaked goroutines (goleak, see its output above)")
+	}
 	for _, r := range bad {
 		t.Errorf("data race outside the allow-listed protoactor frames:\n%s", r.Text)
 	}

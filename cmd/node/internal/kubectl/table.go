@@ -14,20 +14,76 @@ import (
 
 // PrintPods writes the table. withNamespace adds kubectl's NAMESPACE column (-A).
 func PrintPods(w io.Writer, pods []v1.Pod, now time.Time, withNamespace bool) error {
+	return PrintPodColumns(w, pods, now, Columns{Namespace: withNamespace})
+}
+
+// Columns are the optional columns of the pod table.
+type Columns struct {
+	Namespace bool // NAMESPACE first (-A)
+	Node      bool // NODE last: spec.nodeName, as kubectl's wide output (a fleet aggregator's pods)
+}
+
+// PrintPodColumns writes the table with the optional columns.
+func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	if withNamespace {
+	if cols.Namespace {
 		fmt.Fprint(tw, "NAMESPACE\t")
 	}
-	fmt.Fprintln(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+	fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+	if cols.Node {
+		fmt.Fprint(tw, "\tNODE")
+	}
+	fmt.Fprintln(tw)
 	for i := range pods {
 		p := &pods[i]
-		if withNamespace {
+		if cols.Namespace {
 			fmt.Fprintf(tw, "%s\t", p.Namespace)
 		}
 		ready, total := readyCount(p)
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\n", p.Name, ready, total, Status(p), restarts(p, now), HumanDuration(now.Sub(p.CreationTimestamp.Time)))
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s", p.Name, ready, total, Status(p), restarts(p, now), HumanDuration(now.Sub(p.CreationTimestamp.Time)))
+		if cols.Node {
+			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// PrintNodes writes `kubectl get nodes`' NAME, STATUS and AGE columns. STATUS is kubectl's:
+// Ready when the Ready condition is True, NotReady when it is False or Unknown, Unknown without a
+// Ready condition, with ",SchedulingDisabled" for a cordoned node.
+func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tAGE")
+	for i := range nodes {
+		n := &nodes[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time)))
+	}
+	return tw.Flush()
+}
+
+// NodeStatus is kubectl's node STATUS column.
+func NodeStatus(n *v1.Node) string {
+	status := "Unknown"
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			status = "NotReady"
+			if c.Status == v1.ConditionTrue {
+				status = "Ready"
+			}
+		}
+	}
+	if n.Spec.Unschedulable {
+		status += ",SchedulingDisabled"
+	}
+	return status
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
 }
 
 func readyCount(p *v1.Pod) (ready, total int) {

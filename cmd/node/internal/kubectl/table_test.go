@@ -56,3 +56,38 @@ func TestHumanDuration(t *testing.T) {
 		assert.Equal(t, want, HumanDuration(d), d.String())
 	}
 }
+
+func TestPrintPodsWithNodeColumn(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod := func(name, node string) v1.Pod {
+		return v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "a"}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "a", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
+	}
+	var b bytes.Buffer
+	assert.NoError(t, PrintPodColumns(&b, []v1.Pod{pod("web", "n1"), pod("api", "")}, now, Columns{Namespace: true, Node: true}))
+	assert.Equal(t, "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE   NODE\n"+
+		"default     web    1/1     Running   0          60s   n1\n"+
+		"default     api    1/1     Running   0          60s   <none>\n", b.String())
+}
+
+func TestPrintNodes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	node := func(name string, st v1.ConditionStatus, age time.Duration) v1.Node {
+		n := v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-age))}}
+		if st != "" {
+			n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: st}}
+		}
+		return n
+	}
+	cordoned := node("n4", v1.ConditionTrue, time.Hour)
+	cordoned.Spec.Unschedulable = true
+	var b bytes.Buffer
+	assert.NoError(t, PrintNodes(&b, []v1.Node{node("n1", v1.ConditionTrue, 5*time.Minute), node("n2", v1.ConditionUnknown, 30*time.Second),
+		node("n3", "", 3*24*time.Hour), cordoned}, now))
+	assert.Equal(t, "NAME   STATUS                     AGE\n"+
+		"n1     Ready                      5m\n"+
+		"n2     NotReady                   30s\n"+
+		"n3     Unknown                    3d\n"+
+		"n4     Ready,SchedulingDisabled   60m\n", b.String())
+}
