@@ -33,6 +33,10 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./tests/bench/...
 
+## bench-fleet: simulated nodes x 1,000 flipping keys through an aggregator process (changes/s, p99, B/key)
+bench-fleet:
+	$(GO) test -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./tests/fleetbench/
+
 clean:
 	rm -rf bin
 

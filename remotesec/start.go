@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -34,6 +35,9 @@ const (
 	// within ~15 s on both the client and the server side.
 	KeepaliveTime    = 10 * time.Second
 	KeepaliveTimeout = 5 * time.Second
+	// DialTimeout bounds one connect attempt of an endpoint writer (protoactor retries 5 times,
+	// 2 s apart, then reports the endpoint terminated).
+	DialTimeout = 2 * time.Second
 	// maxTableEntries bounds the type/target/sender tables of one batch.
 	maxTableEntries = 1024
 )
@@ -133,6 +137,14 @@ func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
 		),
 		remote.WithDialOptions(
 			grpc.WithTransportCredentials(clientCreds),
+			// A blocking dial with a timeout: protoactor's endpoint writer overwrites its connection
+			// on every failed connect attempt without closing it, so a non-blocking dial to a peer
+			// that is down leaks a ClientConn (and its reconnect loop) per attempt. A blocking dial
+			// that fails is closed by gRPC itself.
+			grpc.WithBlock(),
+			grpc.WithReturnConnectionError(),
+			grpc.WithTimeout(DialTimeout),
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: DialTimeout}),
 			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
 			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(cfg.MaxMessageBytes), grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes)),
 		),

@@ -5,15 +5,18 @@
 //
 // A Rule is narrow by construction: every frame it names must appear in the report, and the
 // innermost frame of each racing access must be outside probeactor's own packages. So a race in
-// probeactor code (or a new protoactor race) still fails the test. The same Filter applies to the
+// probeactor code (or a new protoactor race) still fails the test. Unexpected applies the same rules to the
 // stderr of child processes started by tests (fleet aggregators), which the race detector writes
 // as it goes.
 //
-// Known rules (KnownProtoactorRaces), each reproduced with this package's tests:
+// Known rules (KnownProtoactorRaces), each reproduced by the fleet tests:
 //   - remote.(*Remote).Start calls grpclog.SetLoggerV2 on every start, racing with gRPC logging of
 //     an already running server: only with two or more remotes in one process (tests, benchmark).
-//   - remote.(*endpointReader).suspend writes a plain bool that the reader loops read
-//     (Remote.Shutdown), and endpointManager.stopped likewise (remote.(*endpointManager).stop).
+//   - remote.(*endpointManager).stop writes the plain bool endpointManager.stopped that senders read
+//     (remote.Shutdown while another member still sends to this one).
+//
+// Add a rule only for a race reproduced in protoactor's own frames, with the narrowest frames
+// that identify it, and list it here.
 package racecheck
 
 import (
@@ -40,10 +43,6 @@ type Rule struct {
 var KnownProtoactorRaces = []Rule{
 	{Name: "protoactor remote.Start replaces gRPC's global logger while another server logs",
 		Frames: []string{"google.golang.org/grpc/grpclog.SetLoggerV2", "github.com/asynkron/protoactor-go/remote.(*Remote).Start"}},
-	{Name: "protoactor endpointReader.suspended is a plain bool (Remote.Shutdown)",
-		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend"}},
-	{Name: "protoactor endpointReader.suspended is a plain bool (read side)",
-		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive", "github.com/asynkron/protoactor-go/remote.(*Remote).Shutdown"}},
 	{Name: "protoactor endpointManager.stopped is a plain bool",
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop"}},
 }

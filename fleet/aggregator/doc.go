@@ -1,0 +1,37 @@
+// Package aggregator is the fleet aggregator (`node fleet`): nodes' uplinks (package
+// fleet/uplink) report their pods and probe results to it over protoactor's remote, and it serves
+// them in the API server's shapes on its HTTP address.
+//
+// Actors and state: one fleet actor (ActorName "fleet", the only actor a peer may address) owns a
+// Book, the pure core holding node → (incarnation, last seq, results, pods) and making every
+// decision; the actor only answers wire messages (fleetv1 Hello → Welcome, Changes and Heartbeat →
+// Ack), ticks the node monitor and answers the HTTP server's queries. The remote is started by
+// remotesec (the guard, mTLS, small queues, keepalives).
+//
+// Invariants (Book, table-tested):
+//   - dedup by (node, incarnation, seq): a snapshot replaces a node's view; a delta applies only on
+//     top of seq-1 of the same incarnation; a late or replayed batch is DUPLICATE, an older
+//     incarnation STALE, a gap or a missing baseline RESYNC (the node sends a snapshot). So a key
+//     never moves backwards and the view is always a snapshot plus every later delta in order;
+//   - results are kept per probe (pod UID, container, probe type), latest container ID and result,
+//     so container restarts do not accumulate keys; a pod's removal drops its results;
+//   - pod statuses are kept as received (Kubernetes' protobuf bytes) and decoded only when /pods
+//     is rendered: ~300 bytes per pod instead of the decoded struct;
+//   - node lifecycle as kube-controller-manager's node lifecycle controller: Ready True while a node
+//     is in contact (any Hello, Changes or Heartbeat of its current incarnation), Unknown with
+//     reason NodeStatusUnknown and "Kubelet stopped posting node status." once
+//     --node-monitor-grace-period (default 40 s) passed without contact, evaluated every
+//     min(1 s, grace/4); the pods of an Unknown node get their Ready condition False
+//     (MarkPodsNotReady) while their container statuses stay the node's last word;
+//   - events: RegisteredNode, NodeReady, NodeNotReady (node and each pod), Rebooted (a new
+//     incarnation); at most 1,000 kept, oldest dropped.
+//
+// HTTP (read-only, every response carries Probeactor-Server: fleet-aggregator): /pods (v1.PodList
+// of every node's pods, spec.nodeName set), /nodes (v1.NodeList), /events (v1.EventList),
+// /results (every node's probe results, a probeactor extension), /metrics (Go, process,
+// probeactor_fleet_* and probeactor_remote_refused_total), /healthz.
+//
+// Deliberate differences from Kubernetes: nodes are never deleted (a node that left stays Unknown
+// until the aggregator restarts); there is no eviction or taint; a node's creationTimestamp is its
+// first contact with this aggregator process.
+package aggregator

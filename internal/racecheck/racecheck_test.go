@@ -1,0 +1,46 @@
+package racecheck
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// report builds a race report with the given innermost frames of the two accesses and an extra
+// caller frame under the first.
+func report(first, caller, second string) string {
+	return `==================
+WARNING: DATA RACE
+Write at 0x0000019794b0 by goroutine 11:
+  ` + first + `()
+      /src/a.go:39 +0x13b
+  ` + caller + `()
+      /src/b.go:61 +0x32
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+
+Previous read at 0x0000019794b0 by goroutine 15:
+  ` + second + `()
+      /src/c.go:141 +0x8a
+
+Goroutine 11 (running) created at:
+  github.com/probeactor/probeactor/remotesec.Start()
+      /src/d.go:1 +0x1
+==================
+`
+}
+
+func TestOnlyAllowListedProtoactorRacesAreTolerated(t *testing.T) {
+	known := report("google.golang.org/grpc/grpclog.SetLoggerV2", "github.com/asynkron/protoactor-go/remote.(*Remote).Start", "google.golang.org/grpc/grpclog.InfoDepth")
+	ours := report("github.com/probeactor/probeactor/fleet/uplink.(*Coalescer).SetResult", "github.com/asynkron/protoactor-go/remote.(*Remote).Start", "google.golang.org/grpc/grpclog.SetLoggerV2")
+	other := report("github.com/asynkron/protoactor-go/remote.(*endpointWriter).sendEnvelopes", "github.com/asynkron/protoactor-go/actor.(*ActorSystem).Root", "x.y")
+
+	rs := Parse([]byte("some output\n" + known + "more output\n" + ours + other))
+	require.Len(t, rs, 3)
+	assert.Equal(t, "protoactor remote.Start replaces gRPC's global logger while another server logs", rs[0].Match(KnownProtoactorRaces))
+	assert.Empty(t, rs[1].Match(KnownProtoactorRaces), "an access in probeactor code is never tolerated, whatever else the report names")
+	assert.Empty(t, rs[2].Match(KnownProtoactorRaces), "a protoactor race nobody allow-listed")
+	assert.Len(t, Unexpected([]byte(known+ours+other), KnownProtoactorRaces), 2)
+	assert.Empty(t, Unexpected([]byte("no races here\n"), KnownProtoactorRaces))
+}
