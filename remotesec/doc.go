@@ -39,7 +39,10 @@
 // host and allow serverAuth and clientAuth, checked at start); endpoint writer queues of 4,096
 // instead of protoactor's 1,000,000 (~15 MiB of heap per peer); gRPC keepalives (10 s ping, 5 s
 // timeout; the server permits 5 s) so a silent peer is detected; a message size bound (16 MiB)
-// both ways; at most 16 concurrent streams per connection and a 10 s handshake timeout. Start also
+// both ways; at most 16 concurrent streams per connection and a 10 s handshake timeout; blocking
+// dials with a 2 s timeout (protoactor's endpoint writer replaces its connection on every failed
+// connect attempt without closing it: a non-blocking dial leaked a connection and its reconnect
+// loop per attempt while a peer was down; a failed blocking dial is closed by gRPC). Start also
 // turns remote.Start's panic on a busy address into an error.
 //
 // Deliberate limits: the guard validates envelopes, not message contents (fleet/aggregator
