@@ -9,9 +9,13 @@
 // stderr of child processes started by tests (fleet aggregators), which the race detector writes
 // as it goes.
 //
+// Only the frames of the two racing accesses count (not the stacks that created the goroutines).
+//
 // Known rules (KnownProtoactorRaces), each reproduced by the fleet tests:
-//   - remote.(*Remote).Start calls grpclog.SetLoggerV2 on every start, racing with gRPC logging of
-//     an already running server: only with two or more remotes in one process (tests, benchmark).
+//   - remote.(*Remote).Start builds and installs gRPC's process-wide logger (grpclog.NewLoggerV2,
+//     SetLoggerV2) on every start, racing with gRPC logging of an already running server or client
+//     connection: only with two or more remotes in one process (tests, benchmark);
+//   - remote.(*Remote).Shutdown sets endpointReader.suspended, a plain bool the reader loops read;
 //   - remote.(*endpointManager).stop writes the plain bool endpointManager.stopped that senders read
 //     (remote.Shutdown while another member still sends to this one).
 //
@@ -43,6 +47,10 @@ type Rule struct {
 var KnownProtoactorRaces = []Rule{
 	{Name: "protoactor remote.Start replaces gRPC's global logger while another server logs",
 		Frames: []string{"google.golang.org/grpc/grpclog.SetLoggerV2", "github.com/asynkron/protoactor-go/remote.(*Remote).Start"}},
+	{Name: "protoactor remote.Start builds gRPC's global logger while another server logs",
+		Frames: []string{"google.golang.org/grpc/grpclog.NewLoggerV2", "github.com/asynkron/protoactor-go/remote.(*Remote).Start"}},
+	{Name: "protoactor endpointReader.suspended is a plain bool (Remote.Shutdown)",
+		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive"}},
 	{Name: "protoactor endpointManager.stopped is a plain bool",
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop"}},
 }
@@ -53,7 +61,7 @@ const ownPrefix = "github.com/probeactor/probeactor/"
 // Report is one "WARNING: DATA RACE" block.
 type Report struct {
 	Text    string
-	frames  []string
+	frames  []string // every frame of the two racing accesses' stacks
 	access  []string // innermost frame of each racing access
 	matched string   // the rule's name, "" when none
 }
@@ -67,7 +75,7 @@ var accessHeader = regexp.MustCompile(`^(Previous )?(Atomic )?(write|read|Write|
 func Parse(out []byte) []Report {
 	var reports []Report
 	var cur *Report
-	expectAccessFrame := false
+	expectAccessFrame, inAccess := false, false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -76,17 +84,19 @@ func Parse(out []byte) []Report {
 		case strings.HasPrefix(line, "WARNING: DATA RACE"):
 			reports = append(reports, Report{})
 			cur = &reports[len(reports)-1]
-			expectAccessFrame = false
+			expectAccessFrame, inAccess = false, false
 		case cur == nil:
 			continue
 		case strings.HasPrefix(line, "=================="):
 			cur = nil
 			continue
 		case accessHeader.MatchString(line):
-			expectAccessFrame = true
+			expectAccessFrame, inAccess = true, true
+		case strings.HasPrefix(line, "Goroutine "):
+			inAccess = false // a creation stack: not part of the race
 		default:
 			trimmed := strings.TrimSpace(line)
-			if strings.HasPrefix(line, "  ") && !strings.HasPrefix(trimmed, "/") && strings.HasSuffix(trimmed, ")") {
+			if inAccess && strings.HasPrefix(line, "  ") && !strings.HasPrefix(trimmed, "/") && strings.HasSuffix(trimmed, ")") {
 				fn := trimmed[:strings.LastIndex(trimmed, "(")]
 				cur.frames = append(cur.frames, fn)
 				if expectAccessFrame {

@@ -42,5 +42,18 @@ func TestOnlyAllowListedProtoactorRacesAreTolerated(t *testing.T) {
 	assert.Empty(t, rs[1].Match(KnownProtoactorRaces), "an access in probeactor code is never tolerated, whatever else the report names")
 	assert.Empty(t, rs[2].Match(KnownProtoactorRaces), "a protoactor race nobody allow-listed")
 	assert.Len(t, Unexpected([]byte(known+ours+other), KnownProtoactorRaces), 2)
+
+	// Frames of a goroutine's creation stack do not count: here remote.(*Remote).Start only created
+	// the goroutine of an access in some other code.
+	creation := report("a.b", "c.d", "e.f") + ""
+	creation = creation[:len(creation)-len("==================\n")] + `Goroutine 15 (running) created at:
+  google.golang.org/grpc/grpclog.SetLoggerV2()
+      /src/e.go:1 +0x1
+  github.com/asynkron/protoactor-go/remote.(*Remote).Start()
+      /src/f.go:1 +0x1
+==================
+`
+	require.Len(t, Parse([]byte(creation)), 1)
+	assert.Len(t, Unexpected([]byte(creation), KnownProtoactorRaces), 1)
 	assert.Empty(t, Unexpected([]byte("no races here\n"), KnownProtoactorRaces))
 }

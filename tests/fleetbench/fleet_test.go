@@ -50,9 +50,9 @@ func measuredAggregator(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println("ready")
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
+	fmt.Println("ready") // only now may the benchmark signal
 	go func() { // ends with the process
 		for range usr1 {
 			runtime.GC()
