@@ -45,6 +45,9 @@ func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 	}
 	resp, err := apiClient.Do(req)
 	if err != nil {
+		if path == "/nodes" {
+			return nil, fmt.Errorf("cannot reach a fleet aggregator at %s (is `node fleet` running? see --server): %w", base, err)
+		}
 		return nil, fmt.Errorf("cannot reach node at %s (is `node run` running? see --server): %w", base, err)
 	}
 	if resp.StatusCode/100 != 2 {

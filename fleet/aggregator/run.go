@@ -170,7 +170,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: node fleet [--listen ADDR] [--remote-listen ADDR] [flags]\n\nRuns the fleet aggregator: nodes started with --fleet report their pods and probe results to it.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: node fleet [--listen ADDR] [--remote-listen ADDR] [flags]\n\nRuns the fleet aggregator: nodes' uplinks report their pods and probe results to it; it serves them\nin the API server's shapes (node get nodes, node get pods -A).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
