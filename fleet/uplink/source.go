@@ -48,26 +48,31 @@ type resultKey struct {
 	typ       messages.ProbeType
 }
 
-// change is one dirty key, in the order keys first changed since the last delivery.
-type change struct {
-	result bool
-	rk     resultKey
-	pod    types.UID
+// entry is one key's current value; dirty says it changed since the last delivery (and is then in
+// Coalescer.dirty exactly once). A removed pod's entry stays, with pod nil, until it is delivered.
+type entry struct {
+	result   messages.ResultChanged
+	isResult bool
+	rk       resultKey
+	uid      types.UID
+	pod      *v1.Pod
+	dirty    bool
+	gone     bool // removed from its map: skip it when delivering
 }
 
 // Coalescer is a Source fed by SetResult, SetPod and RemovePod from any goroutine. It keeps the
-// current value of every key (for snapshots) and the set of keys changed since the last delivery:
-// memory is bounded by the number of keys. It supports one subscription at a time (a new
-// Subscribe replaces the previous one). Delta batches carry at most MaxBatch changes.
+// current value of every key (for snapshots) and the keys changed since the last delivery, in the
+// order they first changed: memory is bounded by the number of keys. It supports one subscription
+// at a time (a new Subscribe replaces the previous one). Delta batches carry at most MaxBatch
+// changes.
 type Coalescer struct {
 	// MaxBatch bounds the changes of one delta batch (default 1024); snapshots are whole.
 	MaxBatch int
 
 	mu      sync.Mutex
-	results map[resultKey]messages.ResultChanged
-	pods    map[types.UID]*v1.Pod
-	dirty   []change
-	isDirty map[change]bool
+	results map[resultKey]*entry
+	pods    map[types.UID]*entry
+	dirty   []*entry
 	sub     *subscription
 }
 
@@ -79,41 +84,60 @@ type subscription struct {
 
 // NewCoalescer returns an empty Coalescer.
 func NewCoalescer() *Coalescer {
-	return &Coalescer{results: map[resultKey]messages.ResultChanged{}, pods: map[types.UID]*v1.Pod{}, isDirty: map[change]bool{}}
+	return &Coalescer{results: map[resultKey]*entry{}, pods: map[types.UID]*entry{}}
 }
 
 // SetResult records a probe's latest result.
 func (c *Coalescer) SetResult(r messages.ResultChanged) {
 	k := resultKey{pod: r.PodUID, container: r.Container, typ: r.Type}
 	c.mu.Lock()
-	if old, ok := c.results[k]; ok && old == r {
+	e, ok := c.results[k]
+	switch {
+	case !ok:
+		e = &entry{isResult: true, rk: k}
+		c.results[k] = e
+	case e.result == r:
 		c.mu.Unlock()
 		return
 	}
-	c.results[k] = r
-	c.markLocked(change{result: true, rk: k})
+	e.result = r
+	c.markLocked(e)
 	c.flushLocked()
 }
 
 // SetPod records a pod's current state (the pointer is kept: do not modify the pod afterwards).
 func (c *Coalescer) SetPod(pod *v1.Pod) {
 	c.mu.Lock()
-	c.pods[pod.UID] = pod
-	c.markLocked(change{pod: pod.UID})
+	e, ok := c.pods[pod.UID]
+	if !ok {
+		e = &entry{uid: pod.UID}
+		c.pods[pod.UID] = e
+	}
+	e.pod = pod
+	c.markLocked(e)
 	c.flushLocked()
 }
 
 // RemovePod forgets a pod and its probes' results (the aggregator drops them on the removal).
 func (c *Coalescer) RemovePod(uid types.UID) {
 	c.mu.Lock()
-	delete(c.pods, uid)
-	for k := range c.results {
+	for k, e := range c.results {
 		if k.pod == uid {
 			delete(c.results, k)
-			c.unmarkLocked(change{result: true, rk: k})
+			e.gone = true
 		}
 	}
-	c.markLocked(change{pod: uid})
+	e, ok := c.pods[uid]
+	if ok {
+		delete(c.pods, uid)
+	}
+	// The removal itself is a change to deliver (even for a pod never set: harmless, and the
+	// aggregator may hold it from an earlier incarnation).
+	if !ok || e.gone {
+		e = &entry{uid: uid}
+	}
+	e.pod, e.gone = nil, false
+	c.markLocked(e)
 	c.flushLocked()
 }
 
@@ -124,11 +148,18 @@ func (c *Coalescer) Len() (results, pods int) {
 	return len(c.results), len(c.pods)
 }
 
-// Pending returns the number of keys changed since the last delivery (bounded by Len's total).
+// Pending returns the number of keys changed since the last delivery (bounded by Len's total plus
+// the removals not yet delivered).
 func (c *Coalescer) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.dirty)
+	n := 0
+	for _, e := range c.dirty {
+		if !e.gone {
+			n++
+		}
+	}
+	return n
 }
 
 // Results returns a copy of every current result, for tests and comparisons.
@@ -136,8 +167,8 @@ func (c *Coalescer) Results() []messages.ResultChanged {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]messages.ResultChanged, 0, len(c.results))
-	for _, r := range c.results {
-		out = append(out, r)
+	for _, e := range c.results {
+		out = append(out, e.result)
 	}
 	return out
 }
@@ -152,13 +183,16 @@ func (c *Coalescer) Subscribe(deliver func(Batch, func())) func() {
 	c.sub = s
 	// The snapshot covers every key: nothing is dirty after it.
 	b := Batch{Snapshot: true, Results: make([]messages.ResultChanged, 0, len(c.results))}
-	for _, r := range c.results {
-		b.Results = append(b.Results, r)
+	for _, e := range c.results {
+		b.Results = append(b.Results, e.result)
 	}
-	for uid, p := range c.pods {
-		b.Pods = append(b.Pods, PodUpdate{UID: uid, Pod: p})
+	for uid, e := range c.pods {
+		b.Pods = append(b.Pods, PodUpdate{UID: uid, Pod: e.pod})
 	}
-	c.dirty, c.isDirty = c.dirty[:0], map[change]bool{}
+	for _, e := range c.dirty {
+		e.dirty = false
+	}
+	c.dirty = c.dirty[:0]
 	s.outstanding = true
 	c.mu.Unlock()
 	deliver(b, c.acker(s))
@@ -188,23 +222,10 @@ func (c *Coalescer) acker(s *subscription) func() {
 	}
 }
 
-func (c *Coalescer) markLocked(ch change) {
-	if !c.isDirty[ch] {
-		c.isDirty[ch] = true
-		c.dirty = append(c.dirty, ch)
-	}
-}
-
-func (c *Coalescer) unmarkLocked(ch change) {
-	if !c.isDirty[ch] {
-		return
-	}
-	delete(c.isDirty, ch)
-	for i, d := range c.dirty {
-		if d == ch {
-			c.dirty = append(c.dirty[:i], c.dirty[i+1:]...)
-			break
-		}
+func (c *Coalescer) markLocked(e *entry) {
+	if !e.dirty {
+		e.dirty = true
+		c.dirty = append(c.dirty, e)
 	}
 }
 
@@ -219,17 +240,25 @@ func (c *Coalescer) flushLocked() {
 	if limit <= 0 {
 		limit = 1024
 	}
-	n := min(limit, len(c.dirty))
 	var b Batch
-	for _, ch := range c.dirty[:n] {
-		delete(c.isDirty, ch)
-		if ch.result {
-			b.Results = append(b.Results, c.results[ch.rk])
-			continue
+	n := 0
+	for n < len(c.dirty) && len(b.Results)+len(b.Pods) < limit {
+		e := c.dirty[n]
+		n++
+		e.dirty = false
+		switch {
+		case e.gone:
+		case e.isResult:
+			b.Results = append(b.Results, e.result)
+		default:
+			b.Pods = append(b.Pods, PodUpdate{UID: e.uid, Pod: e.pod}) // nil Pod: removed
 		}
-		b.Pods = append(b.Pods, PodUpdate{UID: ch.pod, Pod: c.pods[ch.pod]}) // nil Pod: removed
 	}
 	c.dirty = append(c.dirty[:0], c.dirty[n:]...)
+	if len(b.Results)+len(b.Pods) == 0 {
+		c.mu.Unlock()
+		return
+	}
 	s.outstanding = true
 	c.mu.Unlock()
 	s.deliver(b, c.acker(s))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +42,14 @@ func TestMain(m *testing.M) {
 // measuredAggregator is an aggregator process (aggregator.Start, as `node fleet`) that, on
 // SIGUSR1, collects garbage and prints its live heap ("heap_alloc=<bytes>") on stdout, so the
 // benchmark can measure the memory the aggregator holds per key. args: api and remote addresses.
+// FLEETBENCH_AGGREGATOR_CPUPROFILE=file writes its CPU profile.
 func measuredAggregator(args []string) int {
+	if path := os.Getenv("FLEETBENCH_AGGREGATOR_CPUPROFILE"); path != "" { // profile the aggregator
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	run, err := aggregator.Start(ctx, aggregator.Config{Listen: args[0], RemoteListen: args[1], GracePeriod: 40 * time.Second,
