@@ -61,7 +61,8 @@ func measuredAggregator(args []string) int {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	fmt.Println("ready") // only now may the benchmark signal
-	go func() { // ends with the process
+	// The collector goroutine ends with the process.
+	go func() {
 		for range usr1 {
 			runtime.GC()
 			runtime.GC()
