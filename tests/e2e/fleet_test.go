@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -96,6 +98,20 @@ func TestFleetAggregatorCLI(t *testing.T) {
 		code, out, _ = runNode(t, "", "get", "nodes", "--server", api)
 		return code == 0 && strings.Contains(out, "n1     NotReady") && strings.Contains(out, "n2     Ready")
 	}, timeout, tick, "n1 never turned NotReady:\n%s", out)
+
+	resp, err := http.Get("http://" + api + "/events")
+	require.NoError(t, err)
+	var events v1.EventList
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&events))
+	resp.Body.Close()
+	seen := map[string]bool{}
+	for _, e := range events.Items {
+		seen[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name+" "+e.Reason+": "+e.Message] = true
+	}
+	assert.True(t, seen["Node/n1 RegisteredNode: Node n1 event: Registered Node n1 in Controller"], "%v", seen)
+	assert.True(t, seen["Node/n1 NodeNotReady: Node n1 status is now: NodeNotReady"], "%v", seen)
+	assert.True(t, seen["Pod/web NodeNotReady: Node is not ready"], "%v", seen)
+	assert.False(t, seen["Node/n2 NodeNotReady: Node n2 status is now: NodeNotReady"], "%v", seen)
 }
 
 // fieldsAround splits a table row, tolerating an AGE a second or two off.
