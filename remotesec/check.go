@@ -1,6 +1,7 @@
 package remotesec
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,7 @@ const (
 	reasonTarget     = "target"     // an actor this process does not expose, or another address
 	reasonSender     = "sender"     // a sender (or watcher, or terminated actor) at another address
 	reasonRPC        = "rpc"        // any RPC but the Remoting/Receive stream
+	reasonIdentity   = "identity"   // the message speaks for someone the peer is not (Config.Inspect)
 )
 
 // rejection is a refused message: reason is a counter label, err says what exactly.
@@ -49,15 +51,25 @@ type policy struct {
 	futures  bool            // whether replies to this process's futures ("future$…") may arrive
 	self     func() string   // this process's advertised address, known once the server runs
 	maxTypes int             // bound on a batch's tables, so a batch cannot make us loop for long
+	inspect  func(typeName string, data []byte, peer Peer) error
 }
 
 // streamState is one peer stream's conversation so far.
 type streamState struct {
-	address string // the address announced in ConnectRequest, checked against the peer; "" before
+	address string            // the address announced in ConnectRequest, checked against the peer; "" before
+	cert    *x509.Certificate // the peer's verified certificate (mTLS), nil without TLS
 }
 
-// peerCheck says whether a peer may announce the host:port address (see Guard.peerAllows).
+// peerCheck says whether a peer may announce the host:port address (see guard.peerCheck).
 type peerCheck func(address string) error
+
+// Peer is what the guard knows about the other end of a stream, for Config.Inspect.
+type Peer struct {
+	// Address is the address the peer announced (and the guard verified).
+	Address string
+	// Certificate is the peer's verified client certificate; nil without TLS.
+	Certificate *x509.Certificate
+}
 
 // check validates one message received on a stream, updating the stream's state. It never
 // panics on any input: every index is checked before use.
@@ -134,8 +146,14 @@ func (p *policy) checkBatch(st *streamState, b *remote.MessageBatch) *rejection 
 		if e.GetSender() < 0 || int(e.GetSender()) > len(b.GetSenders()) {
 			return reject(reasonIndex, "envelopes[%d] sender %d outside senders[%d] (1-based, 0 = none)", i, e.GetSender(), len(b.GetSenders()))
 		}
-		if err := checkSystemMessage(b.GetTypeNames()[e.GetTypeId()], e.GetMessageData(), st.address); err != nil {
+		typeName := b.GetTypeNames()[e.GetTypeId()]
+		if err := checkSystemMessage(typeName, e.GetMessageData(), st.address); err != nil {
 			return reject(reasonSender, "envelopes[%d]: %v", i, err)
+		}
+		if p.inspect != nil {
+			if err := p.inspect(typeName, e.GetMessageData(), Peer{Address: st.address, Certificate: st.cert}); err != nil {
+				return reject(reasonIdentity, "envelopes[%d] %s: %v", i, typeName, err)
+			}
 		}
 	}
 	return nil

@@ -45,9 +45,10 @@
 // loop per attempt while a peer was down; a failed blocking dial is closed by gRPC). Start also
 // turns remote.Start's panic on a busy address into an error.
 //
+// Config.Inspect lets the process add message-level identity checks with what the guard knows of
+// the peer (its verified certificate): the aggregator binds a node's name to its certificate there.
+//
 // Deliberate limits: the guard validates envelopes, not message contents (fleet/aggregator
-// validates its messages: fleetv1 Validate); a peer with a valid certificate can still send
-// well-formed nonsense for its own node name (node identity is not bound to the certificate yet);
-// remote.Start replaces gRPC's process-wide logger (protoactor's behaviour; two remotes in one
-// process race on it, see internal/racecheck).
+// validates its messages: fleetv1 Validate); remote.Start replaces gRPC's process-wide logger
+// (protoactor's behaviour; two remotes in one process race on it, see internal/racecheck).
 package remotesec

@@ -41,7 +41,11 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 		g.refused(ss.Context(), reject(reasonRPC, "stream RPC %s is not served", info.FullMethod))
 		return status.Errorf(codes.Unimplemented, "%s is not served", info.FullMethod)
 	}
-	return handler(srv, &guardedStream{ServerStream: ss, g: g, peerOK: g.peerCheck(ss.Context())})
+	gs := &guardedStream{ServerStream: ss, g: g, peerOK: g.peerCheck(ss.Context())}
+	if p, ok := peer.FromContext(ss.Context()); ok && g.tls {
+		gs.state.cert, _ = peerCertificate(p)
+	}
+	return handler(srv, gs)
 }
 
 // guardedStream checks each received message before protoactor's reader sees it. A refused message

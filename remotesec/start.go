@@ -65,6 +65,10 @@ type Config struct {
 	Logger hclog.Logger
 	// Registerer, when set, gets probeactor_remote_refused_total{reason}.
 	Registerer prometheus.Registerer
+	// Inspect, when set, sees every envelope that passed the guard's own checks (typeName, the
+	// serialized message) with what is known of the peer; an error refuses it like the guard's
+	// own checks (reason "identity"). The aggregator binds a node's name to its certificate here.
+	Inspect func(typeName string, data []byte, peer Peer) error
 }
 
 // Start configures protoactor's remote on sys with the guard, keepalives, small writer queues, a
@@ -109,7 +113,7 @@ func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
 			Name: "probeactor_remote_refused_total",
 			Help: "Messages and RPCs the remote guard refused (the peer's stream was closed), by reason.",
 		}, []string{"reason"})
-		for _, r := range []string{reasonProtocol, reasonPeer, reasonType, reasonSerializer, reasonIndex, reasonTarget, reasonSender, reasonRPC} {
+		for _, r := range []string{reasonProtocol, reasonPeer, reasonType, reasonSerializer, reasonIndex, reasonTarget, reasonSender, reasonRPC, reasonIdentity} {
 			g.rejected.WithLabelValues(r)
 		}
 		if err := cfg.Registerer.Register(g.rejected); err != nil {
@@ -182,7 +186,7 @@ func Stop(r *remote.Remote) {
 }
 
 func newPolicy(cfg Config, self func() string) *policy {
-	p := &policy{types: map[string]bool{}, targets: map[string]bool{}, futures: cfg.Futures, self: self, maxTypes: maxTableEntries}
+	p := &policy{types: map[string]bool{}, targets: map[string]bool{}, futures: cfg.Futures, self: self, maxTypes: maxTableEntries, inspect: cfg.Inspect}
 	for _, t := range builtinTypes {
 		p.types[t] = true
 	}

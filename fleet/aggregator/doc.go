@@ -26,6 +26,11 @@
 //   - events: RegisteredNode, NodeReady, NodeNotReady (node and each pod), Rebooted (a new
 //     incarnation); at most 1,000 kept, oldest dropped.
 //
+// Identity: with mutual TLS a node's Hello, Changes and Heartbeat must name the node its
+// certificate's Common Name names (system:node:<name>, as kubelets' client certificates, or just
+// <name>); anything else closes the stream (remotesec Config.Inspect), so an authenticated member
+// cannot report as another node. Without TLS the remote listens on loopback only.
+//
 // HTTP (read-only, every response carries Probeactor-Server: fleet-aggregator): /pods (v1.PodList
 // of every node's pods, spec.nodeName set), /nodes (v1.NodeList), /events (v1.EventList),
 // /results (every node's probe results, a probeactor extension), /metrics (Go, process,

@@ -85,20 +85,16 @@ func encode(m proto.Message) []byte {
 	return b
 }
 
-// snapshot is a valid Changes for a node named name, delivered without a sender (no reply).
-func snapshot(name string) []byte {
-	return encode(&fleetv1.Changes{Node: name, Incarnation: 1, Seq: 1, Snapshot: true})
-}
-
 var probeCount atomic.Int64
 
 // alive checks that the aggregator process still runs, answers /healthz, accepts a new peer
-// stream and applies a valid batch from it (the fleet actor was neither crashed nor stopped).
-func alive(t *testing.T, agg *fleettest.Proc, p *peer, self string) {
+// stream and applies a valid batch from it (the fleet actor was neither crashed nor stopped): a
+// snapshot of node with a new incarnation must show up in /nodes as its boot ID.
+func alive(t *testing.T, agg *fleettest.Proc, p *peer, self, node string) {
 	t.Helper()
 	require.False(t, agg.Exited(), "the aggregator died: %v", agg.Err())
 	require.True(t, agg.Healthy(), "the aggregator stopped answering /healthz")
-	name := fmt.Sprintf("probe-%d", probeCount.Add(1))
+	inc := uint64(probeCount.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s, err := p.open(ctx, self)
@@ -106,28 +102,30 @@ func alive(t *testing.T, agg *fleettest.Proc, p *peer, self string) {
 	require.NoError(t, s.Send(batchMsg(&remote.MessageBatch{
 		TypeNames: []string{"probeactor.fleet.v1.Changes"},
 		Targets:   []*actor.PID{{Address: agg.Remote, Id: "fleet"}},
-		Envelopes: []*remote.MessageEnvelope{{TypeId: 0, Target: 0, MessageData: snapshot(name)}},
+		Envelopes: []*remote.MessageEnvelope{{TypeId: 0, Target: 0, MessageData: encode(&fleetv1.Changes{Node: node, Incarnation: inc, Seq: 1, Snapshot: true})}},
 	})))
-	require.Eventually(t, func() bool { return hasNode(t, agg, name) }, 20*time.Second, 20*time.Millisecond, "the valid batch of %s was not applied", name)
+	require.Eventually(t, func() bool { return bootID(agg, node) == fmt.Sprint(inc) }, 20*time.Second, 20*time.Millisecond,
+		"the valid batch of %s (incarnation %d) was not applied", node, inc)
 	_ = s.CloseSend()
 }
 
-func hasNode(t *testing.T, agg *fleettest.Proc, name string) bool {
+// bootID returns a node's boot ID (its incarnation) from /nodes, "" when absent.
+func bootID(agg *fleettest.Proc, name string) string {
 	resp, err := http.Get(agg.API + "/nodes")
 	if err != nil {
-		return false
+		return ""
 	}
 	defer resp.Body.Close()
 	var list v1.NodeList
 	if json.NewDecoder(resp.Body).Decode(&list) != nil {
-		return false
+		return ""
 	}
 	for _, n := range list.Items {
 		if n.Name == name {
-			return true
+			return n.Status.NodeInfo.BootID
 		}
 	}
-	return false
+	return ""
 }
 
 // hostileCase sends one crafted conversation and expects the stream to be closed with code.
@@ -201,9 +199,9 @@ func hostileCases() []hostileCase {
 
 // runHostileSuite runs every hostile case against one aggregator process, checking after each
 // that it is alive and still applying valid batches, and ends with the unary RPCs.
-func runHostileSuite(t *testing.T, agg *fleettest.Proc, creds credentials.TransportCredentials, self string) {
+func runHostileSuite(t *testing.T, agg *fleettest.Proc, creds credentials.TransportCredentials, self, node string) {
 	p := dialPeer(t, agg.Remote, creds)
-	alive(t, agg, p, self) // the control: a valid batch on a well-formed stream is applied
+	alive(t, agg, p, self, node) // the control: a valid batch on a well-formed stream is applied
 	for _, hc := range hostileCases() {
 		t.Run(hc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -226,7 +224,7 @@ func runHostileSuite(t *testing.T, agg *fleettest.Proc, creds credentials.Transp
 				}
 			}
 			assert.Equal(t, hc.code, status.Code(err), "the stream must be closed by the guard: %v", err)
-			alive(t, agg, p, self)
+			alive(t, agg, p, self, node)
 		})
 	}
 	for _, call := range []struct {
@@ -246,7 +244,7 @@ func runHostileSuite(t *testing.T, agg *fleettest.Proc, creds credentials.Transp
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			assert.Equal(t, codes.Unimplemented, status.Code(call.do(ctx)))
-			alive(t, agg, p, self)
+			alive(t, agg, p, self, node)
 		})
 	}
 	guarded := 2 // the unary RPCs; gRPC itself refuses oversized messages before the guard sees them
@@ -285,14 +283,32 @@ func selfAddress(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", fleet
 
 func TestHostilePeersCannotCrashOrStopThePlaintextAggregator(t *testing.T) {
 	agg := fleettest.StartAggregator(t)
-	runHostileSuite(t, agg, insecure.NewCredentials(), selfAddress(t))
+	runHostileSuite(t, agg, insecure.NewCredentials(), selfAddress(t), "probe")
 }
 
 func TestHostilePeersWithAValidCertificateCannotCrashTheMTLSAggregator(t *testing.T) {
 	ca := remotesectest.NewCA(t, "fleet")
 	agg := fleettest.StartAggregator(t, ca.Issue(t, "aggregator", "127.0.0.1").Flags()...)
 	// An authenticated member gone bad: mTLS keeps strangers out, the guard does the rest.
-	runHostileSuite(t, agg, clientCreds(t, ca.Issue(t, "member", "127.0.0.1"), ca.CAFile), selfAddress(t))
+	member := clientCreds(t, ca.Issue(t, "system:node:member", "127.0.0.1"), ca.CAFile)
+	runHostileSuite(t, agg, member, selfAddress(t), "member")
+
+	t.Run("a node reporting under another node's name", func(t *testing.T) {
+		p := dialPeer(t, agg.Remote, member)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		s, err := p.open(ctx, selfAddress(t))
+		require.NoError(t, err)
+		require.NoError(t, s.Send(batchMsg(&remote.MessageBatch{
+			TypeNames: []string{"probeactor.fleet.v1.Changes"},
+			Targets:   []*actor.PID{{Address: agg.Remote, Id: "fleet"}},
+			Envelopes: []*remote.MessageEnvelope{{MessageData: encode(&fleetv1.Changes{Node: "victim", Incarnation: 1, Seq: 1, Snapshot: true})}},
+		})))
+		_, err = s.Recv()
+		assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
+		assert.Empty(t, bootID(agg, "victim"))
+		alive(t, agg, p, selfAddress(t), "member")
+	})
 
 	t.Run("a certificate that does not name the announced host", func(t *testing.T) {
 		p := dialPeer(t, agg.Remote, clientCreds(t, ca.Issue(t, "other", "127.0.0.2"), ca.CAFile))
@@ -327,7 +343,7 @@ func TestHostilePeersWithAValidCertificateCannotCrashTheMTLSAggregator(t *testin
 		_, err = p.open(ctx, selfAddress(t))
 		assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 	})
-	alive(t, agg, dialPeer(t, agg.Remote, clientCreds(t, ca.Issue(t, "member2", "127.0.0.1"), ca.CAFile)), selfAddress(t))
+	alive(t, agg, dialPeer(t, agg.Remote, clientCreds(t, ca.Issue(t, "member2", "127.0.0.1"), ca.CAFile)), selfAddress(t), "member2")
 }
 
 func clientCreds(t *testing.T, f remotesectest.Files, caFile string) credentials.TransportCredentials {

@@ -85,6 +85,7 @@ func Start(ctx context.Context, cfg Config) (*Running, error) {
 		Targets:    []string{ActorName},
 		Logger:     log.Named("remote"),
 		Registerer: reg,
+		Inspect:    checkNodeIdentity,
 	})
 	if err != nil {
 		ln.Close()
@@ -166,7 +167,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.GracePeriod, "node-monitor-grace-period", DefaultGracePeriod, "time without contact after which a node's Ready condition turns Unknown")
 	fs.StringVar(&certFile, "tls-cert-file", "", "PEM certificate of this aggregator (serverAuth and clientAuth, naming the advertised host); enables mutual TLS")
 	fs.StringVar(&keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
-	fs.StringVar(&caFile, "client-ca-file", "", "PEM CA bundle that signed every node's certificate")
+	fs.StringVar(&caFile, "client-ca-file", "", "PEM CA bundle that signed every node's certificate (a node's Common Name must be system:node:<node name>)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.Usage = func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -250,4 +251,36 @@ func names(ms ...interface{ ProtoReflect() protoreflect.Message }) []string {
 		out = append(out, string(m.ProtoReflect().Descriptor().FullName()))
 	}
 	return out
+}
+
+// NodeName returns the node a Hello, Changes or Heartbeat speaks for, read from its serialized
+// form without decoding the rest (all three carry it as field 1). ok is false for other types.
+func NodeName(typeName string, data []byte) (node string, ok bool, err error) {
+	switch typeName {
+	case "probeactor.fleet.v1.Hello", "probeactor.fleet.v1.Changes", "probeactor.fleet.v1.Heartbeat":
+	default:
+		return "", false, nil
+	}
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 {
+			return "", true, fmt.Errorf("%s: %w", typeName, protowire.ParseError(n))
+		}
+		data = data[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(data)
+			if n < 0 {
+				return "", true, fmt.Errorf("%s: %w", typeName, protowire.ParseError(n))
+			}
+			node = string(v) // the last occurrence wins, as in proto.Unmarshal
+			data = data[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, data)
+		if n < 0 {
+			return "", true, fmt.Errorf("%s: %w", typeName, protowire.ParseError(n))
+		}
+		data = data[n:]
+	}
+	return node, true, nil
 }

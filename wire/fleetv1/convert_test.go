@@ -152,3 +152,28 @@ func TestAllowListsNameRegisteredTypes(t *testing.T) {
 	assert.Equal(t, []string{"probeactor.fleet.v1.Hello", "probeactor.fleet.v1.Changes", "probeactor.fleet.v1.Heartbeat"}, ToAggregator())
 	assert.Equal(t, []string{"probeactor.fleet.v1.Welcome", "probeactor.fleet.v1.Ack"}, ToNode())
 }
+
+func TestNodeNameReadsFieldOneOnly(t *testing.T) {
+	for _, m := range []interface {
+		proto.Message
+		GetNode() string
+	}{
+		&Hello{Node: "n1", Incarnation: 5, Address: "127.0.0.1:1"},
+		&Heartbeat{Node: "n1", Incarnation: 5},
+		&Changes{Node: "n1", Incarnation: 5, Seq: 9, Results: []*ResultChanged{{PodUid: "u", Container: "n2"}}},
+	} {
+		b, err := proto.Marshal(m)
+		require.NoError(t, err)
+		name := string(m.ProtoReflect().Descriptor().FullName())
+		node, ok, err := NodeName(name, b)
+		require.NoError(t, err, name)
+		assert.True(t, ok)
+		assert.Equal(t, "n1", node, name)
+	}
+	_, ok, err := NodeName("probeactor.fleet.v1.Ack", []byte{0xff})
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	_, ok, err = NodeName("probeactor.fleet.v1.Hello", []byte{0x0a, 0x05, 'n'})
+	assert.True(t, ok)
+	assert.Error(t, err, "a truncated field")
+}
