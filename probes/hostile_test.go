@@ -109,6 +109,7 @@ func TestHostileHTTPTargets(t *testing.T) {
 		want       Result
 		wantReason Reason
 		wantOutput string
+		wantErr    bool // a body that broke off: kubelet's probe error (BodyError)
 		maxAlloc   uint64
 	}{
 		{name: "endless body", serve: endlessBody, want: Success, wantOutput: string(chunk64K[:MaxOutputLength]), maxAlloc: 8 << 20},
@@ -116,7 +117,7 @@ func TestHostileHTTPTargets(t *testing.T) {
 		{name: "TLS: accept and never answer", serve: neverAnswer, https: true, want: Failure, wantReason: ReasonTimeout},
 		{name: "headers dribbled 1 byte/s", serve: dribbleHeaders, want: Failure, wantReason: ReasonTimeout},
 		{name: "10 MB header", serve: hugeHeader, want: Failure, wantReason: ReasonProtocol, maxAlloc: 4 << 20},
-		{name: "reset mid-response", serve: resetMidResponse, want: Failure, wantReason: ReasonConnectionReset},
+		{name: "reset mid-response", serve: resetMidResponse, want: Failure, wantReason: ReasonConnectionReset, wantErr: true},
 		{name: "reset before response", serve: resetBeforeResponse, want: Failure, wantReason: ReasonConnectionReset},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +130,13 @@ func TestHostileHTTPTargets(t *testing.T) {
 			before := totalAlloc()
 			out, err := New(nil).Probe(context.Background(), spec, Target{})
 			allocated := totalAlloc() - before
-			require.NoError(t, err)
+			if tc.wantErr {
+				var be *BodyError
+				require.ErrorAs(t, err, &be)
+				assert.Empty(t, out.Output, "kubelet's probe error carries no output")
+			} else {
+				require.NoError(t, err)
+			}
 			assert.Equal(t, tc.want, out.Result, "output: %.200s", out.Output)
 			assert.Equal(t, tc.wantReason, out.Reason, "output: %.200s", out.Output)
 			if tc.wantOutput != "" {

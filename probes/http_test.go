@@ -3,12 +3,17 @@ package probes
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +92,9 @@ func TestNewHTTPRequest(t *testing.T) {
 			HTTPHeaders: []v1.HTTPHeader{{Name: "HOST", Value: "muffins.cupcakes.org"}}}, podIP: "10.0.0.1",
 			wantURL: "http://10.0.0.1:80/", wantHost: "muffins.cupcakes.org",
 			wantHeader: http.Header{"Host": {"muffins.cupcakes.org"}, "User-Agent": {UserAgent}, "Accept": {"*/*"}}},
+		{name: "path without a leading slash", action: v1.HTTPGetAction{Path: "healthz?x=1", Port: intstr.FromInt(80)}, podIP: "10.0.0.1",
+			wantURL:    "http://10.0.0.1:80/healthz?x=1",
+			wantHeader: http.Header{"User-Agent": {UserAgent}, "Accept": {"*/*"}}},
 		{name: "unknown port name", action: v1.HTTPGetAction{Path: "/", Port: intstr.FromString("nope")}, wantErr: true},
 		{name: "port out of range", action: v1.HTTPGetAction{Path: "/", Port: intstr.FromInt(70000)}, wantErr: true},
 	} {
@@ -334,7 +342,7 @@ func TestHTTPProbeProxy(t *testing.T) {
 	t.Setenv("NO_PROXY", "")
 	t.Setenv("no_proxy", "")
 	p := New(nil)
-	require.Nil(t, p.transport.Proxy, "the transport must not consult the environment")
+	require.Nil(t, newHTTPTransport(p.transport).Proxy, "the transport must not consult the environment")
 	// A name that cannot resolve: only a proxy could make this succeed.
 	spec := &v1.Probe{TimeoutSeconds: 1, ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{
 		Host: "probe-target.invalid", Port: intstr.FromInt(80), Path: "/"}}}
@@ -380,4 +388,141 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	assert.Equal(t, Failure, out.Result)
 	assert.Equal(t, ReasonConnectionRefused, out.Reason)
 	assert.Contains(t, out.Output, "connection refused")
+}
+
+// TestHTTPBrokenOffBody: once the status line and headers have arrived, an error reading the body is
+// kubelet's probe error (DoHTTPProbe returns (Failure, "", err)): Probe returns a *BodyError whose
+// text is the transport's alone and no output; what lies beyond the 10 KiB kubelet reads is never
+// read, so a body that breaks off after it is still a Success.
+func TestHTTPBrokenOffBody(t *testing.T) {
+	stall := func(c net.Conn) { _, _ = io.Copy(io.Discard, c) } // until the prober closes
+	for _, tc := range []struct {
+		name       string
+		response   string
+		hang       bool
+		wantErr    string // "" for no error
+		wantReason Reason
+		want       Result
+		wantOutput string
+	}{
+		{name: "16 of 100 bytes then close", response: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789abcdef",
+			want: Failure, wantErr: "unexpected EOF", wantReason: ReasonConnectionReset},
+		{name: "chunked cut before the last chunk", response: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+			want: Failure, wantErr: "unexpected EOF", wantReason: ReasonConnectionReset},
+		{name: "500 with a short body: still the body error", response: "HTTP/1.1 500 Oops\r\nContent-Length: 100\r\n\r\nshort",
+			want: Failure, wantErr: "unexpected EOF", wantReason: ReasonConnectionReset},
+		{name: "body stalls past the timeout", response: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nslow", hang: true,
+			want: Failure, wantErr: "context deadline exceeded (Client.Timeout or context cancellation while reading body)", wantReason: ReasonTimeout},
+		{name: "breaks off after the 10 KiB read", response: "HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n" + strings.Repeat("y", 12000),
+			want: Success, wantOutput: strings.Repeat("y", MaxOutputLength)},
+		{name: "chunked complete", response: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+			want: Success, wantOutput: "hello"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRawServer(t, func(c net.Conn) {
+				readRequestHead(c)
+				if _, err := c.Write([]byte(tc.response)); err != nil || !tc.hang {
+					return
+				}
+				stall(c)
+			})
+			timeout := int32(10) // generous where the timeout is not the subject (a loaded CI machine)
+			if tc.hang {
+				timeout = 1
+			}
+			out, err := New(nil).Probe(context.Background(), httpProbe(t, s.URL(), "/", timeout), Target{})
+			assert.Equal(t, tc.want, out.Result)
+			assert.Equal(t, tc.wantReason, out.Reason)
+			assert.Equal(t, tc.wantOutput, out.Output)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			var be *BodyError
+			require.ErrorAs(t, err, &be)
+			assert.Equal(t, tc.wantErr, err.Error())
+		})
+	}
+}
+
+// TestHTTPPathWithoutSlash: kubelet rebuilds the request from the URL's string form, so a path
+// without a leading slash (which the API accepts) requests "/healthz", query kept.
+func TestHTTPPathWithoutSlash(t *testing.T) {
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(r.RequestURI)) }))
+	for path, want := range map[string]string{"healthz": "/healthz", "healthz?x=1": "/healthz?x=1", "/a b": "/a%20b", "%zz": "/%25zz"} {
+		out, err := New(nil).Probe(context.Background(), httpProbe(t, s.URL, path, 10), Target{})
+		require.NoError(t, err)
+		assert.Equal(t, Success, out.Result, "path %q: %s", path, out.Output)
+		assert.Equal(t, want, out.Output, "path %q", path)
+	}
+}
+
+// newH2Server starts a TLS server that offers h2 by ALPN and answers with the request's protocol;
+// every connection state change is sent on the returned channel (buffered, never blocking the server).
+func newH2Server(t *testing.T, h http.Handler) (*httptest.Server, <-chan http.ConnState) {
+	t.Helper()
+	states := make(chan http.ConnState, 64)
+	s := httptest.NewUnstartedServer(h)
+	s.EnableHTTP2 = true
+	s.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		select {
+		case states <- st:
+		default:
+		}
+	}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s, states
+}
+
+func protoHandler(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(r.Proto)) }
+
+// TestHTTPSNegotiatesHTTP2: HTTPS probes offer h2 by ALPN, as apimachinery's transport defaults do;
+// DISABLE_HTTP2 (any non-empty value) is kubelet's opt-out; plain HTTP stays HTTP/1.1 (no h2c).
+func TestHTTPSNegotiatesHTTP2(t *testing.T) {
+	s, _ := newH2Server(t, http.HandlerFunc(protoHandler))
+	plain := newServer(t, http.HandlerFunc(protoHandler))
+	probe := func(url string) string {
+		out, err := New(nil).Probe(context.Background(), httpProbe(t, url, "/", 10), Target{})
+		require.NoError(t, err)
+		require.Equal(t, Success, out.Result, out.Output)
+		return out.Output
+	}
+	assert.Equal(t, "HTTP/2.0", probe(s.URL))
+	assert.Equal(t, "HTTP/1.1", probe(plain.URL))
+	t.Setenv(disableHTTP2Env, "1")
+	assert.Equal(t, "HTTP/1.1", probe(s.URL), "DISABLE_HTTP2 is read when the Prober is made")
+}
+
+// TestHTTP2Hygiene: over HTTP/2 the connection is still single-use (closed once the probe has its
+// answer, nothing left idle) and the response header cap still holds.
+func TestHTTP2Hygiene(t *testing.T) {
+	big := strings.Repeat("h", 2*DefaultMaxResponseHeaderBytes)
+	s, states := newH2Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			w.Header().Set("X-Big", big)
+		}
+		protoHandler(w, r)
+	}))
+	p := New(nil)
+
+	out, err := p.Probe(context.Background(), httpProbe(t, s.URL, "/", 10), Target{})
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/2.0", out.Output)
+	timeout := time.After(10 * time.Second)
+	for closed := false; !closed; {
+		select {
+		case st := <-states:
+			closed = st == http.StateClosed
+		case <-timeout:
+			t.Fatal("the HTTP/2 probe connection was not closed after the probe")
+		}
+	}
+
+	out, err = p.Probe(context.Background(), httpProbe(t, s.URL, "/big", 10), Target{})
+	require.NoError(t, err)
+	assert.Equal(t, Failure, out.Result, out.Output)
+	assert.Equal(t, ReasonProtocol, out.Reason, out.Output)
+	assert.Less(t, len(out.Output), 1024)
 }

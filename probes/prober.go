@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,11 +25,11 @@ const DefaultTimeout = 1 * time.Second
 // 10 MiB, which a hostile target could make every probe allocate).
 const DefaultMaxResponseHeaderBytes = 64 << 10
 
-// Prober runs single probe attempts. It is safe for concurrent use by any number of goroutines; all
-// HTTP probes share one transport (no keep-alives, so it holds no idle connections).
+// Prober runs single probe attempts. It is safe for concurrent use by any number of goroutines; each
+// HTTP attempt has its own transport, closed with it (no keep-alives: nothing is held between attempts).
 type Prober struct {
 	runner                 CommandRunner
-	transport              *http.Transport
+	transport              transportConfig
 	dialer                 dialer
 	followNonLocal         bool
 	userAgent              string
@@ -76,7 +76,7 @@ func New(runner CommandRunner, opts ...Option) *Prober {
 	for _, o := range opts {
 		o(p)
 	}
-	p.transport = newHTTPTransport(p.dialer, p.maxResponseHeaderBytes)
+	p.transport = transportConfig{dialer: p.dialer, maxHeaderBytes: p.maxResponseHeaderBytes, http2: os.Getenv(disableHTTP2Env) == ""}
 	return p
 }
 
@@ -93,10 +93,12 @@ func Timeout(spec *v1.Probe) time.Duration {
 // the probe's timeout (Timeout(spec)) and by ctx.
 //
 // Handlers are chosen in kubelet's order: exec, httpGet, tcpSocket, grpc. A nil spec is a Success
-// (kubelet: "probe is nil"). The error is non-nil only when the attempt could not be made or could
-// not finish: no handler (wraps ErrNoHandler), an unresolvable or invalid port (wraps
-// ErrInvalidPort), a CommandRunner that could not run the command, or ctx ending first. An
-// unhealthy target is a Failure with a nil error. Outcome.Duration is set in every case.
+// (kubelet: "probe is nil"). The error is non-nil where kubelet's probe returns one (the caller
+// retries, then discards the result): no handler (wraps ErrNoHandler), an unresolvable or invalid
+// port (wraps ErrInvalidPort), an HTTP request that cannot be built, an HTTP body that broke off
+// (*BodyError, with Result Failure), a CommandRunner that could not run the command, or ctx ending
+// first. An unhealthy target is otherwise a Failure with a nil error. Outcome.Duration is set in
+// every case.
 func (p *Prober) Probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, error) {
 	start := time.Now()
 	out, err := p.probe(ctx, spec, t)
@@ -126,7 +128,7 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 			}
 			return Outcome{Result: Unknown, Reason: reason}, err
 		}
-		return p.doHTTP(req, timeout), nil
+		return p.doHTTP(req, timeout)
 	case h.TCPSocket != nil:
 		port, err := ResolveContainerPort(h.TCPSocket.Port, t.Container)
 		if err != nil {

@@ -78,13 +78,18 @@ type loadResult struct {
 	finalTimeWait int
 }
 
-// runLoad paces `total` probes at `perSecond` over `workers` goroutines against port, sampling the
-// port's sockets every 50 ms.
+// runLoad paces `total` probes at `perSecond` over `workers` goroutines against port (HTTP), sampling
+// the port's sockets every 50 ms.
 func runLoad(t *testing.T, p *probes.Prober, port, perSecond int, d time.Duration) loadResult {
+	t.Helper()
+	return runSchemeLoad(t, p, v1.URISchemeHTTP, port, perSecond, d)
+}
+
+func runSchemeLoad(t *testing.T, p *probes.Prober, scheme v1.URIScheme, port, perSecond int, d time.Duration) loadResult {
 	t.Helper()
 	// A generous timeout: a CPU stall on a busy machine must not pass for a spurious probe failure.
 	spec := &v1.Probe{TimeoutSeconds: 5, ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{
-		Host: "127.0.0.1", Port: intstr.FromInt(port), Path: "/healthz", Scheme: v1.URISchemeHTTP}}}
+		Host: "127.0.0.1", Port: intstr.FromInt(port), Path: "/healthz", Scheme: scheme}}}
 	total := int64(perSecond) * int64(d/time.Second)
 	interval := time.Second / time.Duration(perSecond)
 
@@ -171,6 +176,41 @@ func TestHTTPProbeHygiene(t *testing.T) {
 
 	assert.Zero(t, res.failed, "first failure: %s", res.firstFailure)
 	assert.EqualValues(t, rate*int(duration/time.Second), res.done)
+	assert.LessOrEqual(t, res.peakSockets, maxSockets, "sockets on the target port must stay bounded")
+	assert.LessOrEqual(t, res.finalTimeWait, maxSockets, "TIME_WAIT entries must not accumulate")
+}
+
+// TestHTTP2ProbeHygiene: HTTPS probes against a target offering h2 negotiate HTTP/2 (as kubelet's do)
+// and keep the same hygiene: every probe succeeds over HTTP/2, connections are single-use and
+// closed abortively, so sockets stay bounded and no TIME_WAIT piles up. A lighter load than the
+// HTTP test: each probe pays a TLS handshake on both sides.
+func TestHTTP2ProbeHygiene(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/net/tcp")
+	}
+	var h2, other atomic.Int64
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		} else {
+			other.Add(1)
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+
+	const perSecond, seconds = 200, 3
+	res := runSchemeLoad(t, probes.New(nil), v1.URISchemeHTTPS, port, perSecond, seconds*time.Second)
+	t.Logf("%d HTTPS probes (%d over HTTP/2) in %v, %d failed; peak sockets %d, peak TIME_WAIT %d, TIME_WAIT at end %d",
+		res.done, h2.Load(), res.elapsed.Round(time.Millisecond), res.failed, res.peakSockets, res.peakTimeWait, res.finalTimeWait)
+
+	assert.Zero(t, res.failed, "first failure: %s", res.firstFailure)
+	assert.EqualValues(t, perSecond*seconds, res.done)
+	assert.Equal(t, res.done, h2.Load(), "every probe negotiated HTTP/2")
+	assert.Zero(t, other.Load())
 	assert.LessOrEqual(t, res.peakSockets, maxSockets, "sockets on the target port must stay bounded")
 	assert.LessOrEqual(t, res.finalTimeWait, maxSockets, "TIME_WAIT entries must not accumulate")
 }
