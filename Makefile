@@ -2,7 +2,12 @@
 GO      ?= go
 GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build run test vet fmt fmt-check bench bench-fleet clean proto proto-check protoc
+# The differential suite against upstream kubelet (tests/upstream) is a nested module; its binary needs
+# kubelet's version stamped as kubelet's build does (upstream's probe User-Agent reads it).
+UPSTREAM_DIR     = tests/upstream
+UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
+
+.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet clean proto proto-check protoc
 
 all: build
 
@@ -19,9 +24,15 @@ run:
 ## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this)
 test: fmt-check vet
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
+	$(MAKE) --no-print-directory test-upstream
+
+## test-upstream: only the differential suite against upstream kubelet's probe code
+test-upstream:
+	cd $(UPSTREAM_DIR) && $(GO) test -race -shuffle=on -count=1 -timeout 10m -ldflags '$(UPSTREAM_LDFLAGS)' ./...
 
 vet:
 	$(GO) vet ./...
+	cd $(UPSTREAM_DIR) && $(GO) vet ./...
 
 fmt:
 	gofmt -w $(GOFILES)

@@ -52,22 +52,59 @@
 //
 // # Deliberate differences from kubelet
 //
-//   - Socket hygiene: sockets get kubelet's SO_LINGER 1 s, but that alone still leaves one 60 s
-//     TIME_WAIT per probe on Linux (measured). By default a probe connection is therefore closed
-//     abortively (RST) once the attempt has its answer, which leaves no TIME_WAIT on either side; the
-//     target sees "connection reset" instead of EOF. WithGracefulClose restores kubelet's FIN close.
-//   - Each HTTP attempt has its own transport, closed with it; kubelet shares one. With HTTP/2 and
-//     single-use connections, x/net's shared per-host pool makes concurrent HTTPS probes of one
-//     target take each other's fresh connections and redial (measured: 48 concurrent probers of one
-//     target, 94 of 600 probes timed out waiting for a connection); a private transport costs ~2 KB
-//     per attempt. Not observable in any single attempt's result.
-//   - Response headers over 64 KiB fail the probe (ReasonProtocol) instead of being read up to 10 MiB.
-//   - RunLocal (the built-in runner) kills the command's whole process group on timeout and also
-//     after the command exits, so nothing it started outlives the attempt; a program that cannot be
-//     found or executed exits 127/126 (a Failure with the error as output), as in a container. On
-//     Linux the command also dies if the prober's process does (Pdeathsig SIGKILL, the starting
-//     goroutine locked to its thread until the command is reaped); LocalOptions.Guard lets a helper
-//     process take the command's whole group down in that case.
+// Each carries the name under which the differential suite (tests/upstream, below) expects it; the
+// suite checks that this list and its own are the same.
+//
+//   - (suite: abortive-close) Socket hygiene: sockets get kubelet's SO_LINGER 1 s, but that alone
+//     still leaves one 60 s TIME_WAIT per probe on Linux (measured). By default a probe connection
+//     is therefore closed abortively (RST) once the attempt has its answer, which leaves no
+//     TIME_WAIT on either side; the target sees "connection reset" instead of EOF.
+//     WithGracefulClose restores kubelet's FIN close.
+//   - (suite: header-cap) Response headers over 64 KiB fail the probe (ReasonProtocol; over HTTP/2
+//     the connection ends with COMPRESSION_ERROR) instead of being read up to 10 MiB.
+//   - (suite: http-transport) Each HTTP attempt has its own transport, closed with it; kubelet
+//     shares one for all probes. Closing it cancels a dial the attempt stopped waiting for, where
+//     kubelet's lets it run on (net/http detaches dials from the request): against a black-holed
+//     target each timed-out probe leaves a connect pending until the kernel gives up (~2 min on
+//     Linux). And with HTTP/2 and single-use connections, x/net's shared per-host pool makes
+//     concurrent HTTPS probes of one target take each other's fresh connections and redial
+//     (measured: 48 concurrent probers of one target, 94 of 600 probes timed out waiting for a
+//     connection). A private transport costs ~2 KB and ~17 allocations per attempt.
+//   - (suite: exec-process-group) RunLocal (the built-in runner) kills the command's whole process
+//     group on timeout and also after the command exits, so nothing it started outlives the
+//     attempt. On Linux the command also dies if the prober's process does (Pdeathsig SIGKILL, the
+//     starting goroutine locked to its thread until the command is reaped); LocalOptions.Guard lets
+//     a helper process take the command's whole group down in that case.
+//   - (suite: exec-start-failure) With RunLocal a program that cannot be found or executed exits
+//     127/126, a Failure with the error as output, as a shell in a container reports it. kubelet
+//     through containerd gets an ExecSync error instead: a probe error, retried and discarded, so
+//     there a liveness probe naming a missing binary never fails.
+//   - (suite: port-error-text) An unknown port name errors as "invalid probe port: port <name> not
+//     found" (ErrInvalidPort, all port errors wrap it); kubelet reports strconv.Atoi's parse error.
+//   - (suite: no-handler-text) A probe without a handler errors naming the container only
+//     (ErrNoHandler): the Prober is not told the pod; kubelet names pod and container.
+//
+// # Upstream quirks, decided
+//
+//   - (suite: stalled-body-errors) Kept: a body that stalls past the timeout is a probe error, as
+//     in kubelet (see Broken-off bodies), so such a target never fails its liveness probe.
+//   - (suite: utilexec-big-output) Not followed: upstream's exec prober fails its own output write
+//     past 10 KiB; driven through k8s.io/utils/exec that turns a big output into a probe error or a
+//     SIGPIPE Failure. kubelet's own adapter (execInContainer) ignores that write error and so does
+//     this package: the first 10 KiB and the command's verdict.
+//
+// # Agreement with upstream: the differential suite
+//
+// tests/upstream is a nested module (its own go.mod: this module never depends on
+// k8s.io/kubernetes) that runs the same v1.Probe against the same live loopback target through
+// upstream's pkg/probe/{http,tcp,grpc,exec} — driven as kubelet's pkg/kubelet/prober/prober.go
+// drives them, 3 tries on error included — and through Prober, and compares result, output and
+// error text case by case (HTTP, HTTPS/HTTP/2, TCP, gRPC, exec). It pins k8s.io/kubernetes
+// v1.33.4 and its staging modules at v0.33.4 (the k8s.io/api version of this module). To move it:
+// in tests/upstream, `go get k8s.io/kubernetes@v1.N.M`, set every k8s.io/* replace line in its
+// go.mod to v0.N.M, `go mod tidy`, update UPSTREAM_LDFLAGS in the Makefile (kubelet's version,
+// which upstream's User-Agent reads) and UserAgent here, then run `make test` and turn every new
+// disagreement into a fix or a named difference above.
 //
 // # Invariants
 //

@@ -38,12 +38,11 @@ type transportConfig struct {
 // (through the same abortive dialer) once the response body is closed, and MaxResponseHeaderBytes
 // bounds HTTP/2 header lists as well (x/net/http2 honours it).
 //
-// Each attempt gets its own transport (doHTTP), where kubelet shares one: x/net's HTTP/2 pool is
-// per host:port, and with single-use connections concurrent HTTPS probes of one target take each
-// other's fresh connections and redial (measured in tests/probehygiene before this change: 48
-// concurrent probers of one HTTPS target, 94 of 600 probes timed out waiting for a connection). A
-// private transport costs ~2 KB and ~17 allocations per attempt and is closed with it, which also
-// cancels a dial the attempt no longer waits for.
+// Each attempt gets its own transport (doHTTP), closed with it, where kubelet shares one: closing
+// cancels a dial the attempt no longer waits for (net/http detaches dials from requests, so kubelet's
+// keeps connecting to a black-holed target for ~2 min after each timed-out probe), and x/net's
+// HTTP/2 pool is per host:port, where single-use connections make concurrent HTTPS probes of one
+// target take each other's fresh connections and redial (probes/doc.go, "http-transport").
 func newHTTPTransport(c transportConfig) *http.Transport {
 	d := c.dialer
 	t := &http.Transport{

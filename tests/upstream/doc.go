@@ -1,0 +1,23 @@
+// Package upstream is the differential suite of package probes: every case runs the same v1.Probe
+// against the same live loopback target through upstream Kubernetes' own probe code
+// (k8s.io/kubernetes pkg/probe/{http,tcp,grpc,exec}, the version pinned in go.mod, driven by Kubelet
+// the way pkg/kubelet/prober/prober.go drives it) and through probes.Prober, and compares the
+// result, the output and the error text, each after kubelet's 3 tries on error.
+//
+// It is a nested module so that the project's root module, and whoever embeds it, never depends on
+// k8s.io/kubernetes; go.mod replaces every k8s.io staging module k8s.io/kubernetes requires at
+// v0.0.0 with its published v0.<minor>.<patch>.
+//
+// What the comparison treats as equal: result, error text and number of tries exactly; output
+// exactly, after masking the probe's own ephemeral port in transport errors ("127.0.0.1:<ephemeral>->").
+// A case that is expected to differ names its difference; the names are those in probes/doc.go
+// (TestDocListsEveryID keeps the two lists equal), and every case also checks its expected result so
+// that two implementations failing the same way for a broken setup cannot pass.
+//
+// Exec probes need a container runtime, which is not part of upstream's probe code: RunInContainerCRI
+// is the stand-in on kubelet's side (a local process, results shaped as k8s.io/cri-client's ExecSync
+// shapes them); probeactor's side uses its own built-in runner, probes.RunLocal.
+//
+// Run it with `make test` from the repository root: the binary needs kubelet's version stamped with
+// -ldflags (UPSTREAM_LDFLAGS), as kubelet's build does, because upstream's User-Agent reads it.
+package upstream
