@@ -5,12 +5,36 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"strings"
 	"syscall"
 )
+
+// ownResourceErrnos are the errors with which the kernel refuses the prober itself, not the target:
+// no descriptor (per process or system-wide), no kernel memory or socket buffers, no ephemeral port
+// left, or no process slot or routing entry (EAGAIN from fork or connect).
+var ownResourceErrnos = []syscall.Errno{
+	syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.EADDRNOTAVAIL, syscall.EAGAIN,
+}
+
+// exhausted reports whether err (from a dial or from starting an exec command) is the prober's own
+// resource exhaustion. What a target does — refuse, reset, time out, answer badly — never is.
+func exhausted(err error) bool {
+	for _, e := range ownResourceErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// exhaustedOutcome is the attempt the prober could not make for want of its own resources.
+func exhaustedOutcome(err error) (Outcome, error) {
+	return Outcome{Result: Unknown, Reason: ReasonExhausted}, fmt.Errorf("%w: %w", ErrExhausted, err)
+}
 
 // classifyNetError maps a transport error to a machine-readable Reason.
 func classifyNetError(err error) Reason {

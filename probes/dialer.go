@@ -18,6 +18,8 @@ const lingerSeconds = 1
 // wants.
 type dialer struct {
 	graceful bool
+	// dial replaces the real connect in tests (a kernel that refuses the prober a socket).
+	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 func (d dialer) netDialer(timeout time.Duration) *net.Dialer {
@@ -35,7 +37,11 @@ func (d dialer) netDialer(timeout time.Duration) *net.Dialer {
 
 // DialContext dials network/address within ctx (and timeout, when positive).
 func (d dialer) DialContext(ctx context.Context, network, address string, timeout time.Duration) (net.Conn, error) {
-	conn, err := d.netDialer(timeout).DialContext(ctx, network, address)
+	dial := d.netDialer(timeout).DialContext
+	if d.dial != nil {
+		dial = d.dial
+	}
+	conn, err := dial(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}

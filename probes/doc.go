@@ -10,8 +10,21 @@
 // probe returns an error — the worker retries the attempt (3 tries) and then discards the result,
 // so the previous result stands: no handler (ErrNoHandler); an unresolvable named port or a port
 // out of range (ErrInvalidPort); an HTTP request that cannot be built; an HTTP body that broke off
-// (BodyError, below); a CommandRunner that could not run the command; and the caller's context
-// ending first (ReasonCanceled). An unhealthy target is otherwise a Failure with a nil error.
+// (BodyError, below); a CommandRunner that could not run the command; the prober's own resources
+// running out (ErrExhausted, below); and the caller's context ending first (ReasonCanceled). An
+// unhealthy target is otherwise a Failure with a nil error.
+//
+// # The prober's own exhaustion is not the target's fault
+//
+// A connect (HTTP, HTTPS, TCP, gRPC) or an exec command's start that the kernel refuses the prober
+// itself — EMFILE, ENFILE (no descriptor), ENOBUFS, ENOMEM (no kernel memory), EADDRNOTAVAIL (no
+// ephemeral port), EAGAIN (fork, routing) — is a probe error wrapping ErrExhausted and the errno,
+// Result Unknown, ReasonExhausted: retried, then discarded, so a node out of descriptors restarts
+// no container and flips no condition (kubelet has the flaw: it fails every probe, and restarts
+// every probed container). gRPC, which would retry such a connect until its deadline, ends at once.
+// What the target does — refuse, reset, time out, answer badly — stays a Failure. An exec command
+// that does start but then fails inside for want of descriptors is its own verdict: nothing tells
+// the two apart.
 //
 // # Broken-off bodies (one rule)
 //

@@ -40,6 +40,10 @@ func (p *Prober) probeExec(ctx context.Context, action *v1.ExecAction, t Target,
 		return Outcome{Result: Failure, Output: output, Reason: ReasonExitCode}, nil
 	}
 	// kubelet: (Unknown, "", err) — the command could not be run, so the attempt was not made.
+	if exhausted(err) { // no process, pipe or memory for it: the prober's own exhaustion
+		out, err := exhaustedOutcome(err)
+		return out, fmt.Errorf("exec probe %q: %w", strings.Join(cmd, " "), err)
+	}
 	return Outcome{Result: Unknown, Reason: ReasonError}, fmt.Errorf("exec probe %q: %w", strings.Join(cmd, " "), err)
 }
 

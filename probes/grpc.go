@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -20,10 +21,18 @@ const maxGRPCResponseBytes = 64 << 10
 
 // doGRPC is kubelet's gRPC prober: grpc.health.v1.Health/Check{service} over an insecure connection,
 // with one deadline covering connect and RPC, and kubelet's output strings for every outcome.
-func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration) Outcome {
+//
+// A connect the prober could not make for want of its own resources ends the attempt as
+// ErrExhausted (gRPC would otherwise retry it until the deadline and report a timeout).
+func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration) (Outcome, error) {
 	addr := joinHostPort(host, port)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A connect refused for want of the prober's own resources ends the wait at once: gRPC would
+	// only retry it after a back-off, and the answer is already known.
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	var ownErr atomic.Pointer[error]
 
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithUserAgent(p.userAgent),
@@ -31,23 +40,31 @@ func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, tim
 		// A health response is a few bytes; do not let a hostile target make us buffer 4 MiB.
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCResponseBytes)),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
-			return p.dialer.DialContext(ctx, "tcp", a, 0)
+			conn, err := p.dialer.DialContext(ctx, "tcp", a, 0)
+			if exhausted(err) {
+				ownErr.Store(&err)
+				stopWaiting()
+			}
+			return conn, err
 		}),
 	)
 	if err != nil {
 		return Outcome{Result: Failure, Reason: ReasonError,
-			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
+			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}, nil
 	}
 	defer func() { _ = conn.Close() }()
 
 	// kubelet dials with WithBlock: wait until the connection is ready or the deadline passes.
-	if err := waitReady(ctx, conn); err != nil {
+	if err := waitReady(waitCtx, conn); err != nil {
+		if own := ownErr.Load(); own != nil {
+			return exhaustedOutcome(*own)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return Outcome{Result: Failure, Reason: ReasonTimeout,
-				Output: fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)}
+				Output: fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)}, nil
 		}
 		return Outcome{Result: Failure, Reason: classifyNetError(err),
-			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
+			Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}, nil
 	}
 
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
@@ -57,20 +74,20 @@ func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, tim
 			switch st.Code() {
 			case codes.Unimplemented:
 				return Outcome{Result: Failure, Reason: ReasonProtocol,
-					Output: "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()}
+					Output: "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()}, nil
 			case codes.DeadlineExceeded:
 				return Outcome{Result: Failure, Reason: ReasonTimeout,
-					Output: fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)}
+					Output: fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)}, nil
 			default:
 			}
 		}
-		return Outcome{Result: Failure, Reason: ReasonError, Output: fmt.Sprintf("error: health rpc probe failed: %+v", err)}
+		return Outcome{Result: Failure, Reason: ReasonError, Output: fmt.Sprintf("error: health rpc probe failed: %+v", err)}, nil
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		return Outcome{Result: Failure, Reason: ReasonNotServing,
-			Output: fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())}
+			Output: fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())}, nil
 	}
-	return Outcome{Result: Success, Output: "service healthy"}
+	return Outcome{Result: Success, Output: "service healthy"}, nil
 }
 
 // waitReady connects conn and waits for the Ready state (or ctx's end), like a blocking dial:

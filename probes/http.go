@@ -184,6 +184,9 @@ func (p *Prober) doHTTP(req *http.Request, timeout time.Duration) (Outcome, erro
 		CheckRedirect: redirectChecker(p.followNonLocal),
 	}
 	res, err := client.Do(req)
+	if exhausted(err) {
+		return exhaustedOutcome(err)
+	}
 	if err != nil {
 		return Outcome{Result: Failure, Output: err.Error(), Reason: classifyHTTPError(err)}, nil
 	}

@@ -23,6 +23,9 @@ type LocalOptions struct {
 	// only the command itself if this process dies; a guard (another process told which groups are
 	// live) can take the whole group down then — the node runtime has one.
 	Guard func(pgid int) (release func())
+
+	// start replaces (*exec.Cmd).Start in tests (a fork that fails with EAGAIN, ENOMEM, ...).
+	start func(*exec.Cmd) error
 }
 
 // ioGrace bounds how long RunLocal waits for the command's output pipes to close once its process
@@ -54,7 +57,8 @@ func (e *exitCodeError) ExitCode() int { return e.code }
 //
 // Returns nil for exit status 0, an error with an ExitCode() int method for a non-zero status
 // (127/126 when the program cannot be found/executed, its message then written to out), and any
-// other error when the command could not be started.
+// other error when the command could not be started (for want of a process slot, memory or
+// descriptors — EAGAIN, ENOMEM, EMFILE, ENFILE — the error wraps that errno).
 func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Writer) error {
 	if len(cmd) == 0 {
 		return errors.New("run local command: empty command")
@@ -80,7 +84,11 @@ func RunLocal(ctx context.Context, cmd []string, opts LocalOptions, out io.Write
 	// process fires it. The wait already holds a thread, so this costs none extra.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := c.Start(); err != nil {
+	start := (*exec.Cmd).Start
+	if opts.start != nil {
+		start = opts.start
+	}
+	if err := start(c); err != nil {
 		code := 0
 		switch {
 		case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):

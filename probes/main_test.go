@@ -19,5 +19,9 @@ func TestMain(m *testing.M) {
 		_ = RunLocal(context.Background(), strings.Fields(cmd), LocalOptions{}, io.Discard)
 		os.Exit(0)
 	}
+	if port := os.Getenv(exhaustEnv); port != "" {
+		runExhausted(port)
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -61,6 +61,10 @@ const (
 	// ReasonCanceled: the caller's context ended before the attempt finished (Probe also returns an
 	// error: the verdict is not trustworthy).
 	ReasonCanceled Reason = "Canceled"
+	// ReasonExhausted: the prober's own resources ran out — descriptors, memory, socket buffers,
+	// ephemeral ports, processes — so the attempt could not be made (Probe also returns an error
+	// wrapping ErrExhausted). Nothing the target did.
+	ReasonExhausted Reason = "Exhausted"
 )
 
 // Outcome is the full report of one attempt.
@@ -96,6 +100,13 @@ var ErrCommandTimedOut = errors.New("command timed out")
 // ErrNoHandler is wrapped by Probe's error when the probe sets none of exec, httpGet, tcpSocket and
 // grpc (kubelet: "missing probe handler for <pod>:<container>").
 var ErrNoHandler = errors.New("missing probe handler")
+
+// ErrExhausted is wrapped by Probe's error when the attempt failed because the prober itself (its
+// process or its node) ran out of a resource: EMFILE, ENFILE, ENOBUFS, ENOMEM, EADDRNOTAVAIL (no
+// ephemeral port left) or EAGAIN (fork, routing) while connecting or starting an exec command. The
+// target is not at fault, so like every probe error it is retried and then discarded: the previous
+// result stands and nothing is restarted for it.
+var ErrExhausted = errors.New("prober out of resources")
 
 // ErrInvalidPort is wrapped by Probe's error when the probe's port cannot be resolved: an unknown
 // port name, or a number outside 1–65535.

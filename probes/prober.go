@@ -138,7 +138,7 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 		if host == "" {
 			host = t.PodIP
 		}
-		return p.doTCP(ctx, joinHostPort(host, port), timeout), nil
+		return p.doTCP(ctx, joinHostPort(host, port), timeout)
 	case h.GRPC != nil:
 		service := ""
 		if h.GRPC.Service != nil {
@@ -148,7 +148,7 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 			return Outcome{Result: Unknown, Reason: ReasonInvalidPort},
 				fmt.Errorf("%w: invalid port number: %d", ErrInvalidPort, h.GRPC.Port)
 		}
-		return p.doGRPC(ctx, t.PodIP, service, int(h.GRPC.Port), timeout), nil
+		return p.doGRPC(ctx, t.PodIP, service, int(h.GRPC.Port), timeout)
 	default:
 		name := ""
 		if t.Container != nil {

@@ -24,7 +24,8 @@ func TestTcpHealthChecker(t *testing.T) {
 	assert.Positive(t, out.Duration)
 
 	// kubelet's "port -1" case: the dial itself fails.
-	out = p.doTCP(context.Background(), net.JoinHostPort(host, "-1"), DefaultTimeout)
+	out, err = p.doTCP(context.Background(), net.JoinHostPort(host, "-1"), DefaultTimeout)
+	require.NoError(t, err)
 	assert.Equal(t, Failure, out.Result)
 	assert.NotEmpty(t, out.Output)
 
