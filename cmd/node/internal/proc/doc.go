@@ -14,6 +14,17 @@
 // as KILL; and, once the container's main process exits, kills and reaps every remaining
 // descendant before reporting the exit status. So nothing a container started outlives it, or node.
 //
+// Logs. Opening a run's log (<RootDir>/pods/<pod>/<container>/<restartCount>.log) is part of starting
+// it, as with containerd ("failed to create container loggers"): when node cannot open it — out of
+// descriptors, a read-only or missing root, something else in the way — that run is not started
+// (terminated StartError, exit 128, a Failed event "Error: open container log: …") and is retried
+// with the CrashLoopBackOff back-off; no other container is touched. Once running, a container
+// writes into a pipe its shim copies to the log, which the shim alone holds open: output the log
+// refuses (disk full, I/O error) is dropped and the container never sees a write fail, as with
+// containerd's shim, and nothing that happens to node's own descriptors reaches a running
+// container. The shim reports the exit only once the last output is in the log (waiting at most
+// 1 s for it).
+//
 // Exec probes run with probes.RunLocal (Pdeathsig kills the command if node dies) plus a guard: one
 // helper process, the node binary re-executed with GuardArg and started with the first exec probe,
 // told each running probe's process group on its stdin; at end-of-file (Close, or node's death) it

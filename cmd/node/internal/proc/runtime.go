@@ -480,13 +480,11 @@ func (pr *podRunner) start(name string) {
 	env := containerEnv(pr.pod, &c.spec)
 	dir := c.spec.WorkingDir
 	argv := containerArgv(pr.pod, &c.spec)
-	logDir := filepath.Join(pr.dir, name)
 	var proc *process
-	err := os.MkdirAll(logDir, 0o755)
-	var logFile *os.File
-	if err == nil {
-		logFile, err = os.OpenFile(filepath.Join(logDir, strconv.Itoa(restartCount)+".log"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
-	}
+	// Opening the log is part of starting the container, as with containerd ("failed to create
+	// container loggers"): if it cannot be opened the start fails (StartError, retried with
+	// back-off); no running container is touched.
+	logFile, err := openLog(filepath.Join(pr.dir, name), restartCount)
 	if err == nil {
 		proc, err = startProcess(pr.rt.opts.Shim, processSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: dir, Log: logFile})
 		logFile.Close() // the shim has its own copy
@@ -508,6 +506,18 @@ func (pr *podRunner) start(name string) {
 		<-proc.done
 		pr.post(containerExited{name: name, id: id, exit: proc.exit})
 	}()
+}
+
+// openLog creates (or truncates) the log of a container's run restartCount in dir.
+func openLog(dir string, restartCount int) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open container log: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(restartCount)+".log"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open container log: %w", err)
+	}
+	return f, nil
 }
 
 // exited records the end of an instance.

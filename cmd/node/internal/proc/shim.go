@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +49,9 @@ const (
 // The shim is the only process that knows the container's process tree, so it is the one that
 // guarantees nothing survives:
 //   - it is a child subreaper, so anything the container forks and orphans is re-parented to it;
-//   - the container runs in its own process group with stdin /dev/null, stdout/stderr the log file;
+//   - the container runs in its own process group with stdin /dev/null and stdout/stderr a pipe the
+//     shim copies to the log file (its own stdout); output the log cannot take (disk full, I/O error)
+//     is dropped, so a running container never sees its log fail — containerd's shim does the same;
 //   - node controls it through its stdin: TERM, KILL, or end-of-file — which is also what happens
 //     when node dies, even by SIGKILL, since node holds the only write end — and end-of-file means
 //     KILL;
@@ -82,14 +86,24 @@ func ShimMain(args []string) {
 	// Pdeathsig fires when the thread that forked the child exits: keep this goroutine on its thread
 	// for the life of the shim so only the shim's own death can trigger it.
 	runtime.LockOSThread()
+	output, outputW, err := os.Pipe()
+	if err != nil {
+		fail("output pipe: %v", err)
+	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Stdout, cmd.Stderr = outputW, outputW
 	// Pdeathsig is a second line of defence should the shim itself be SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fail("%v", err)
 	}
+	_ = outputW.Close() // the container holds the write end now: EOF once all of it has exited
+	logged := make(chan struct{})
+	go func() { // ends at EOF: when every process of the container has exited
+		defer close(logged)
+		copyLog(os.Stdout, output)
+	}()
 	pid := cmd.Process.Pid
 	report(shimMessage{Event: "started", PID: pid})
 
@@ -131,6 +145,12 @@ func ShimMain(args []string) {
 		}
 		killTree(pid) // a reaped parent may have re-parented more orphans to us
 	}
+	// Everything that could write is dead: the log is complete before node hears of the exit
+	// (bounded, should an escaped process still hold the pipe).
+	select {
+	case <-logged:
+	case <-time.After(logDrainGrace):
+	}
 	m := shimMessage{Event: "exited"}
 	switch {
 	case ws.Exited():
@@ -141,6 +161,25 @@ func ShimMain(args []string) {
 	}
 	report(m)
 	os.Exit(0)
+}
+
+// logDrainGrace bounds how long an exiting shim waits for the container's last output.
+const logDrainGrace = time.Second
+
+// copyLog copies the container's output to the log until EOF. A write the log refuses drops that
+// output and the copy goes on (a later write may succeed again, e.g. once the disk has room): the
+// container is never blocked or failed by its log.
+func copyLog(log io.Writer, output io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := output.Read(buf)
+		if n > 0 {
+			_, _ = log.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // reapUntil reaps every exited child without blocking and reports whether main was among them.
