@@ -83,6 +83,9 @@
 //     concurrent HTTPS probes of one target take each other's fresh connections and redial
 //     (measured: 48 concurrent probers of one target, 94 of 600 probes timed out waiting for a
 //     connection). A private transport costs ~2 KB and ~17 allocations per attempt.
+//   - (suite: own-exhaustion) A connect or exec start the kernel refuses the prober itself is a probe
+//     error (ErrExhausted, above); kubelet makes it a Failure, so a kubelet out of descriptors
+//     restarts every container whose liveness probe it cannot make.
 //   - (suite: exec-process-group) RunLocal (the built-in runner) kills the command's whole process
 //     group on timeout and also after the command exits, so nothing it started outlives the
 //     attempt. On Linux the command also dies if the prober's process does (Pdeathsig SIGKILL, the

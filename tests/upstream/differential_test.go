@@ -2,12 +2,17 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,6 +40,8 @@ var (
 		"http-transport": "each attempt has its own transport, closed with it: a dial the attempt stopped waiting for is canceled; " +
 			"kubelet's shared transport lets it run on (a black-holed target: until the kernel gives up, ~2 min). " +
 			"The HTTP/2 pool side is covered by tests/probehygiene TestHTTP2ProbeHygiene",
+		"own-exhaustion": "a connect the kernel refuses the prober itself (EMFILE, ...) is a probe error, retried and discarded; " +
+			"kubelet makes it a Failure, so a node out of descriptors restarts every probed container",
 		"exec-process-group": "covered by probes TestRunLocal*: RunLocal kills the command's process group; here the runtime is a stand-in on both sides",
 	}
 	// quirks: upstream misbehaves; the decision is stated and the case checks it.
@@ -437,7 +444,7 @@ func TestDocListsEveryID(t *testing.T) {
 	slices.Sort(here)
 	assert.Equal(t, here, slices.Compact(inDoc), "probes/doc.go and this suite must name the same differences")
 
-	used := map[string]bool{"utilexec-big-output": true} // TestUtilexecBigOutputQuirk
+	used := map[string]bool{"utilexec-big-output": true, "own-exhaustion": true} // TestUtilexecBigOutputQuirk, TestOwnExhaustion
 	for _, tc := range cases(t, newTargets(t)) {
 		used[tc.diff] = true
 	}
@@ -448,5 +455,70 @@ func TestDocListsEveryID(t *testing.T) {
 	}
 	for id := range quirks {
 		assert.True(t, used[id], "quirk %q has no case", id)
+	}
+}
+
+// exhaustEnv makes the suite's binary a prober out of descriptors (see TestMain and TestOwnExhaustion).
+const exhaustEnv = "UPSTREAM_TEST_EXHAUST"
+
+// runExhausted lowers this process's RLIMIT_NOFILE below the descriptors it holds and probes the
+// loopback port given by TCP and HTTP through both implementations, printing each Attempt as JSON.
+func runExhausted(port string) {
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	kubelet, prober := NewKubelet(), probes.New(nil)
+	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil { // the runtime's poller, before it is too late
+		_ = ln.Close()
+	}
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	lowest := f.Fd() // every new descriptor would be this one or above: none is allowed
+	_ = f.Close()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	lim.Cur = uint64(lowest)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	for _, spec := range []*v1.Probe{tcpSocket("", intstr.FromInt(p), roomy), httpGet(intstr.FromInt(p), "/", roomy)} {
+		probes.SetProbeDefaults(spec)
+		for _, a := range []Attempt{kubelet.Probe(context.Background(), spec, v1.Container{}, podIP), ours(context.Background(), prober, spec, v1.Container{})} {
+			b, _ := json.Marshal(normalize(a))
+			fmt.Println(string(b))
+		}
+	}
+}
+
+// TestOwnExhaustion: a prober that cannot open a single descriptor (this binary re-executed with
+// its RLIMIT_NOFILE below what it holds) probing a healthy target: kubelet reports a Failure — a
+// liveness probe would restart the container — where probeactor reports a probe error.
+func TestOwnExhaustion(t *testing.T) {
+	require.Contains(t, differences, "own-exhaustion")
+	tg := newTargets(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", exhaustEnv, tg.httpPort))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 4, "%s", out)
+	for i, l := range lines {
+		var a Attempt
+		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
+		if i%2 == 0 {
+			check(t, "kubelet", a, fail("socket: too many open files"))
+		} else {
+			check(t, "probeactor", a, errored("unknown", "prober out of resources: "))
+			assert.Contains(t, a.Err, "socket: too many open files")
+		}
 	}
 }

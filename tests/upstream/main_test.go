@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 			"or `make test` from the repository root\n", v.Major, v.Minor)
 		os.Exit(2)
 	}
+	if port := os.Getenv(exhaustEnv); port != "" {
+		runExhausted(port)
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m,
 		// klog's flush daemon, started by its init and never stopped.
 		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
