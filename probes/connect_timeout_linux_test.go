@@ -2,10 +2,7 @@ package probes
 
 import (
 	"context"
-	"errors"
 	"net"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,35 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/probeactor/probeactor/internal/sysfault"
 )
 
-// fullBacklogListener returns a loopback address whose connects hang: a listener with backlog 0
-// that never accepts, its accept queue filled first. Linux then drops further SYNs (the client
-// retransmits and waits) instead of refusing, which is what an unreachable or overloaded target
-// looks like — without leaving loopback.
+// fullBacklogListener returns a loopback address whose connects hang (sysfault.HangingPort): what an
+// unreachable or overloaded target looks like, without leaving loopback.
 func fullBacklogListener(t *testing.T) *net.TCPAddr {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	port, closePort, err := sysfault.HangingPort()
 	require.NoError(t, err)
-	f := os.NewFile(uintptr(fd), "full-backlog-listener")
-	t.Cleanup(func() { _ = f.Close() })
-	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
-	require.NoError(t, syscall.Listen(fd, 0))
-	sa, err := syscall.Getsockname(fd)
-	require.NoError(t, err)
-	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}
-
-	// Fill the accept queue until a connect hangs (with backlog 0 Linux queues one connection).
-	for i := 0; ; i++ {
-		require.Less(t, i, 64, "the accept queue never filled: connects to %s keep succeeding", addr)
-		c, err := net.DialTimeout("tcp", addr.String(), 200*time.Millisecond)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return addr
-		}
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-	}
+	t.Cleanup(closePort)
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
 }
 
 // TestConnectTimeout: a connect that hangs is a Failure with ReasonTimeout once the probe's

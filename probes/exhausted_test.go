@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/probeactor/probeactor/internal/sysfault"
 )
 
 // withDial makes every connect of the Prober return what dial returns (a kernel refusing it).
@@ -133,30 +135,12 @@ const exhaustEnv = "PROBES_TEST_EXHAUST"
 
 // runExhausted is the helper's body.
 func runExhausted(port string) {
-	// The Go runtime's poller must exist before descriptors run out.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		_ = ln.Close()
-	}
-	// The lowest free descriptor becomes the limit: every new descriptor is refused.
-	f, err := os.Open(os.DevNull)
-	if err != nil {
-		fmt.Println("setup:", err)
-		return
-	}
-	lowest := f.Fd()
-	_ = f.Close()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		fmt.Println("setup:", err)
-		return
-	}
-	lim.Cur = uint64(lowest)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		fmt.Println("setup:", err)
-		return
-	}
 	p, err := strconv.Atoi(port)
 	if err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	if _, err := sysfault.DenyNewDescriptors(); err != nil {
 		fmt.Println("setup:", err)
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,6 +20,7 @@ import (
 	execprobe "k8s.io/kubernetes/pkg/probe/exec"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/probeactor/probeactor/internal/sysfault"
 	"github.com/probeactor/probeactor/probes"
 )
 
@@ -470,23 +469,7 @@ func runExhausted(port string) {
 		return
 	}
 	kubelet, prober := NewKubelet(), probes.New(nil)
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil { // the runtime's poller, before it is too late
-		_ = ln.Close()
-	}
-	f, err := os.Open(os.DevNull)
-	if err != nil {
-		fmt.Println("setup:", err)
-		return
-	}
-	lowest := f.Fd() // every new descriptor would be this one or above: none is allowed
-	_ = f.Close()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		fmt.Println("setup:", err)
-		return
-	}
-	lim.Cur = uint64(lowest)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+	if _, err := sysfault.DenyNewDescriptors(); err != nil {
 		fmt.Println("setup:", err)
 		return
 	}

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+
+	"github.com/probeactor/probeactor/internal/sysfault"
 )
 
 // targets are the live loopback endpoints every case probes, each shared by both implementations.
@@ -191,6 +193,23 @@ var rawResponses = map[string]rawResponse{
 // rawServer serves r on a loopback port until the test ends.
 func rawServer(t *testing.T, r rawResponse) int {
 	t.Helper()
+	return serveTCP(t, func(c net.Conn) {
+		if r.silent {
+			_, _ = io.Copy(io.Discard, c)
+			return
+		}
+		readHead(c)
+		_, _ = io.WriteString(c, r.write)
+		if r.reset {
+			_ = c.(*net.TCPConn).SetLinger(0)
+		}
+	})
+}
+
+// serveTCP runs handle for every connection to a new loopback port until the test ends; at the end
+// the listener and every connection are closed and the handlers waited for.
+func serveTCP(t *testing.T, handle func(net.Conn)) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -208,7 +227,7 @@ func rawServer(t *testing.T, r rawResponse) int {
 			conns[c] = struct{}{}
 			mu.Unlock()
 			wg.Add(1)
-			go func() { // ends when the response is sent or the connection is closed
+			go func() { // ends when handle returns (at the latest once the connection is closed)
 				defer wg.Done()
 				defer func() {
 					mu.Lock()
@@ -216,15 +235,7 @@ func rawServer(t *testing.T, r rawResponse) int {
 					mu.Unlock()
 					_ = c.Close()
 				}()
-				if r.silent {
-					_, _ = io.Copy(io.Discard, c)
-					return
-				}
-				readHead(c)
-				_, _ = io.WriteString(c, r.write)
-				if r.reset {
-					_ = c.(*net.TCPConn).SetLinger(0)
-				}
+				handle(c)
 			}()
 		}
 	}()
@@ -264,29 +275,13 @@ func closedPort(t *testing.T) int {
 	return p
 }
 
-// hangingPort returns a loopback port whose connects hang: its listener (backlog 0) never accepts
-// and its accept queue is full, so Linux drops further SYNs instead of refusing them.
+// hangingPort returns a loopback port whose connects hang (sysfault.HangingPort).
 func hangingPort(t *testing.T) int {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	port, closePort, err := sysfault.HangingPort()
 	require.NoError(t, err)
-	lf := os.NewFile(uintptr(fd), "hanging-listener")
-	t.Cleanup(func() { _ = lf.Close() })
-	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
-	require.NoError(t, syscall.Listen(fd, 0))
-	sa, err := syscall.Getsockname(fd)
-	require.NoError(t, err)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
-	for range 64 {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-			return sa.(*syscall.SockaddrInet4).Port
-		}
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-	}
-	t.Fatalf("connects to %s never started to hang", addr)
-	return 0
+	t.Cleanup(closePort)
+	return port
 }
 
 // healthServer answers Check by service name: "" SERVING, "not-serving", "unknown-status" and
@@ -350,41 +345,20 @@ type closeRecorder struct {
 func (r *closeRecorder) listen(t *testing.T) int {
 	t.Helper()
 	r.seen = make(chan struct{}, 16)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // ends when the listener is closed
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { // ends when the client closes
-				defer wg.Done()
-				defer c.Close()
-				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				_, err := io.Copy(io.Discard, c)
-				kind := "EOF"
-				if errors.Is(err, syscall.ECONNRESET) {
-					kind = "reset"
-				} else if err != nil {
-					kind = err.Error()
-				}
-				r.mu.Lock()
-				r.kinds = append(r.kinds, kind)
-				r.mu.Unlock()
-				r.seen <- struct{}{}
-			}()
+	return serveTCP(t, func(c net.Conn) {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.Copy(io.Discard, c)
+		kind := "EOF"
+		if errors.Is(err, syscall.ECONNRESET) {
+			kind = "reset"
+		} else if err != nil {
+			kind = err.Error()
 		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
+		r.mu.Lock()
+		r.kinds = append(r.kinds, kind)
+		r.mu.Unlock()
+		r.seen <- struct{}{}
 	})
-	return port(t, ln.Addr())
 }
 
 // next waits for the next connection's end and returns how it ended.

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package sysfault
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DenyNewDescriptors is not supported on this system.
+func DenyNewDescriptors() (restore func() error, err error) {
+	return nil, fmt.Errorf("deny new descriptors: %w", errors.ErrUnsupported)
+}
+
+// HangingPort is not supported on this system.
+func HangingPort() (port int, close func(), err error) {
+	return 0, nil, fmt.Errorf("hanging port: %w", errors.ErrUnsupported)
+}
