@@ -21,7 +21,8 @@ const (
 )
 
 // TestNodeOutOfDescriptorsKeepsItsContainers: ten healthy pods, each with an HTTP liveness probe
-// that restarts on the first failure and an HTTP readiness probe. Once all are ready, node's soft
+// that restarts on the first failure and an HTTP readiness probe (5 s timeouts, so that a loaded CI
+// machine cannot fail them for a reason of its own). Once all are ready, node's soft
 // RLIMIT_NOFILE is lowered to 3 — it cannot open a single new descriptor, so every probe connect
 // fails with EMFILE — for 8 s, then restored. Its own exhaustion is not the containers' fault: the
 // probes error (events say so) instead of failing, no container is killed or restarted, no Ready
@@ -44,10 +45,12 @@ spec:
     livenessProbe:
       httpGet: {path: /healthz, port: {{.Port}}}
       periodSeconds: 1
+      timeoutSeconds: 5
       failureThreshold: 1
     readinessProbe:
       httpGet: {path: /healthz, port: {{.Port}}}
       periodSeconds: 1
+      timeoutSeconds: 5
       failureThreshold: 1
 `, map[string]any{"I": i, "Port": freePort(t)})
 		docs = append(docs, m)
