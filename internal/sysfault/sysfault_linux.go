@@ -82,3 +82,25 @@ func HangingPort() (port int, close func(), err error) {
 	}
 	return fail(fmt.Errorf("connects to %s never started to hang", addr))
 }
+
+// RefusingPort returns a loopback port that refuses every connect and that no other process can take
+// while it is held (a bound socket that does not listen: a closed listener's port could be reused by
+// anyone). close releases it.
+func RefusingPort() (port int, close func(), err error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("refusing port: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "refusing-port")
+	close = func() { _ = f.Close() }
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		close()
+		return 0, nil, fmt.Errorf("refusing port: %w", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		close()
+		return 0, nil, fmt.Errorf("refusing port: %w", err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port, close, nil
+}

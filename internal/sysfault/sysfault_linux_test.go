@@ -55,3 +55,13 @@ func TestHangingPort(t *testing.T) {
 	require.ErrorAs(t, err, &ne)
 	assert.True(t, ne.Timeout(), "the connect hung until its timeout: %v", err)
 }
+
+func TestRefusingPort(t *testing.T) {
+	port, closePort, err := RefusingPort()
+	require.NoError(t, err)
+	defer closePort()
+	_, err = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	_, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	require.ErrorIs(t, err, syscall.EADDRINUSE, "nobody else can take it")
+}

@@ -16,3 +16,8 @@ func DenyNewDescriptors() (restore func() error, err error) {
 func HangingPort() (port int, close func(), err error) {
 	return 0, nil, fmt.Errorf("hanging port: %w", errors.ErrUnsupported)
 }
+
+// RefusingPort is not supported on this system.
+func RefusingPort() (port int, close func(), err error) {
+	return 0, nil, fmt.Errorf("refusing port: %w", errors.ErrUnsupported)
+}

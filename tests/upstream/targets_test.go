@@ -265,14 +265,14 @@ func readHead(c net.Conn) {
 	}
 }
 
-// closedPort returns a loopback port nothing listens on.
+// closedPort returns a loopback port that refuses connects (sysfault.RefusingPort: held, so no
+// other test process can start listening on it meanwhile).
 func closedPort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, closePort, err := sysfault.RefusingPort()
 	require.NoError(t, err)
-	p := port(t, ln.Addr())
-	require.NoError(t, ln.Close())
-	return p
+	t.Cleanup(closePort)
+	return port
 }
 
 // hangingPort returns a loopback port whose connects hang (sysfault.HangingPort).
@@ -285,8 +285,8 @@ func hangingPort(t *testing.T) int {
 }
 
 // healthServer answers Check by service name: "" SERVING, "not-serving", "unknown-status" and
-// "service-unknown" with those statuses, "slow" only when the client gives up, anything else
-// NotFound (as grpc's own health server does).
+// "service-unknown" with those statuses, "slow" only once the deadline has passed, "internal" with
+// an Internal error, anything else NotFound (as grpc's own health server does).
 type healthServer struct {
 	healthpb.UnimplementedHealthServer
 }
@@ -301,7 +301,12 @@ func (healthServer) Check(ctx context.Context, req *healthpb.HealthCheckRequest)
 	switch req.GetService() {
 	case "slow":
 		stall(ctx)
-		return nil, status.Error(codes.Canceled, "client went away")
+		if ctx.Err() == nil {
+			return nil, status.Error(codes.Unavailable, "stalled for 10 s")
+		}
+		// As grpc-go's own handlers do: the server may see the deadline pass before the client
+		// does, and then its answer, not the client's timer, ends the call.
+		return nil, status.FromContextError(ctx.Err()).Err()
 	case "internal":
 		return nil, status.Error(codes.Internal, "health store is on fire")
 	default:
