@@ -53,7 +53,7 @@ clean:
 
 # The fleet wire protocol (wire/fleetv1): protoc from Debian's protobuf-compiler (installed here when
 # missing) drives protoc-gen-go at the version go.mod pins; the generated code is committed.
-PROTOS      = wire/fleetv1/fleet.proto
+PROTOS      = wire/fleetv1/fleet.proto wire/clusterv1/cluster.proto
 PROTOC_GEN  = bin/protoc-gen-go
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -76,6 +76,23 @@ type Config struct {
 // of panicking when the address cannot be listened on, and refuses a non-loopback listener
 // without TLS. Stop it with Stop.
 func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
+	rc, err := Configure(sys, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := remote.NewRemote(sys, rc)
+	if err := startRemote(r); err != nil {
+		return nil, fmt.Errorf("remote listen %s: %w", cfg.Listen, err)
+	}
+	return r, nil
+}
+
+// Configure validates cfg and returns protoactor's remote configuration with everything Start
+// applies (the guard, keepalives, writer queues, size bounds, mutual TLS), for code that lets
+// protoactor create and start the remote itself: protoactor's cluster.StartMember does, from
+// cluster.Config.RemoteConfig (cluster/membership). The caller must turn remote.Start's panic on a
+// busy address into an error, as Start does.
+func Configure(sys *actor.ActorSystem, cfg Config) (*remote.Config, error) {
 	host, port, err := splitListen(cfg.Listen)
 	if err != nil {
 		return nil, err
@@ -158,11 +175,7 @@ func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
 	if cfg.Advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
-	r := remote.NewRemote(sys, remote.Configure(host, port, opts...))
-	if err := startRemote(r); err != nil {
-		return nil, fmt.Errorf("remote listen %s: %w", cfg.Listen, err)
-	}
-	return r, nil
+	return remote.Configure(host, port, opts...), nil
 }
 
 // startRemote turns remote.Start's panic on a listen failure into an error. The panic happens

@@ -42,8 +42,21 @@ func TestStartRefusesUnsafeOrBrokenConfigurations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Start(newSystem(t), tc.cfg)
 			assert.ErrorContains(t, err, tc.want)
+			_, err = Configure(newSystem(t), tc.cfg)
+			assert.ErrorContains(t, err, tc.want, "Configure validates as Start does")
 		})
 	}
+}
+
+func TestConfigureCarriesTheGuardAndTheSettings(t *testing.T) {
+	rc, err := Configure(newSystem(t), Config{Listen: "127.0.0.1:7101", Advertise: "localhost:7101"})
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", rc.Host)
+	assert.Equal(t, 7101, rc.Port)
+	assert.Equal(t, "localhost:7101", rc.AdvertisedHost)
+	assert.Equal(t, WriterQueueSize, rc.EndpointWriterQueueSize)
+	assert.NotEmpty(t, rc.ServerOptions, "the guard's interceptors, credentials, bounds and keepalives")
+	assert.NotEmpty(t, rc.DialOptions)
 }
 
 func TestStartReportsABusyAddressInsteadOfPanicking(t *testing.T) {

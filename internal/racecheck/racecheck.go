@@ -17,7 +17,12 @@
 //     connection: only with two or more remotes in one process (tests, benchmark);
 //   - remote.(*Remote).Shutdown sets endpointReader.suspended, a plain bool the reader loops read;
 //   - remote.(*endpointManager).stop writes the plain bool endpointManager.stopped that senders read
-//     (remote.Shutdown while another member still sends to this one).
+//     (remote.Shutdown while another member still sends to this one);
+//   - remote.(*endpointManager).stop sends "leaving" on every endpoint reader's disconnect channel
+//     while a reader whose stream just ended closes its own (endpointReader.Receive's deferred
+//     close): a send racing a close, hit by cluster members shutting down while a peer's stream
+//     ends (cluster/membership; if the close wins, remote.Shutdown panics with "send on closed
+//     channel" — a narrow window the tests have not hit).
 //
 // Add a rule only for a race reproduced in protoactor's own frames, with the narrowest frames
 // that identify it, and list it here.
@@ -53,6 +58,8 @@ var KnownProtoactorRaces = []Rule{
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive"}},
 	{Name: "protoactor endpointManager.stopped is a plain bool",
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop"}},
+	{Name: "protoactor remote.Shutdown signals endpoint readers on channels they close",
+		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop.func1", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive.func1"}},
 }
 
 // ownPrefix marks frames of this project: a race whose access is in one is never tolerated.

@@ -1,6 +1,7 @@
 package racecheck
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +57,14 @@ func TestOnlyAllowListedProtoactorRacesAreTolerated(t *testing.T) {
 	require.Len(t, Parse([]byte(creation)), 1)
 	assert.Len(t, Unexpected([]byte(creation), KnownProtoactorRaces), 1)
 	assert.Empty(t, Unexpected([]byte("no races here\n"), KnownProtoactorRaces))
+}
+
+func TestTheDisconnectChannelRaceNeedsBothProtoactorFrames(t *testing.T) {
+	both := report("runtime.closechan", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive.func1", "runtime.chansend")
+	both = strings.Replace(both, "  runtime.chansend()\n", "  runtime.chansend()\n      /src/chan.go:1 +0x1\n  github.com/asynkron/protoactor-go/remote.(*endpointManager).stop.func1()\n", 1)
+	rs := Parse([]byte(both))
+	require.Len(t, rs, 1)
+	assert.Equal(t, "protoactor remote.Shutdown signals endpoint readers on channels they close", rs[0].Match(KnownProtoactorRaces))
+	readerOnly := report("runtime.closechan", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive.func1", "runtime.chansend")
+	assert.Len(t, Unexpected([]byte(readerOnly), KnownProtoactorRaces), 1, "the reader's close racing anything else is not tolerated")
 }
