@@ -1,0 +1,188 @@
+package membership
+
+import (
+	"slices"
+	"time"
+
+	"github.com/probeactor/probeactor/wire/clusterv1"
+)
+
+// Why a heartbeat was not taken into account: the label of the ignored-heartbeats counter.
+const (
+	ignoredInvalid     = "invalid"      // fails clusterv1 validation
+	ignoredCluster     = "cluster"      // another cluster's name
+	ignoredUnknownPeer = "unknown_peer" // an address that is not a configured peer
+	ignoredSelf        = "self"         // claims to be this member
+	ignoredStale       = "stale"        // an older incarnation, or a seq already seen
+	ignoredLeft        = "left"         // an incarnation that announced it was leaving
+)
+
+// detector is the failure detector: a pure state machine over heartbeats and time. A peer is live
+// from the first heartbeat of an incarnation until failureTimeout passes without a newer one (or
+// it announces it is leaving). The first round is complete (ready) once every peer has been heard
+// or failureTimeout has passed since the start, whichever comes first.
+type detector struct {
+	cluster string
+	self    string
+	timeout time.Duration
+	start   time.Time
+	ready   bool
+	peers   map[string]*peerState // every configured peer but self
+}
+
+type peerState struct {
+	live        bool
+	incarnation uint64    // of the newest heartbeat accepted
+	seq         uint64    // of the newest heartbeat accepted
+	heard       time.Time // when the newest accepted heartbeat arrived
+	view        []string  // the view that heartbeat reported
+	left        uint64    // an incarnation that announced its leave (never admitted again)
+	admissions  uint64    // how often it became live (part of its protoactor member ID)
+}
+
+// heardOutcome is what one heartbeat did.
+type heardOutcome struct {
+	// ignored is the reason the heartbeat was not taken into account, "" when it was.
+	ignored string
+	// changed: the live set or a live peer's reported view changed.
+	changed bool
+	// admitted: the peer became live, or a new incarnation of a live peer showed up. Any
+	// connection to it is stale (protoactor's endpoint writer to an address that was down keeps
+	// retrying its old connect for up to ~20 s): reset it and greet the peer.
+	admitted bool
+}
+
+func newDetector(cluster, self string, peers []string, timeout time.Duration, now time.Time) *detector {
+	d := &detector{cluster: cluster, self: self, timeout: timeout, start: now, peers: map[string]*peerState{}}
+	for _, p := range peers {
+		if p != self {
+			d.peers[p] = &peerState{}
+		}
+	}
+	if len(d.peers) == 0 {
+		d.ready = true
+	}
+	return d
+}
+
+// heard takes one heartbeat received at now.
+func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
+	if err := hb.Validate(); err != nil {
+		return heardOutcome{ignored: ignoredInvalid}
+	}
+	if hb.GetCluster() != d.cluster {
+		return heardOutcome{ignored: ignoredCluster}
+	}
+	if hb.GetAddress() == d.self {
+		return heardOutcome{ignored: ignoredSelf}
+	}
+	p, ok := d.peers[hb.GetAddress()]
+	if !ok {
+		return heardOutcome{ignored: ignoredUnknownPeer}
+	}
+	inc, seq := hb.GetIncarnation(), hb.GetSeq()
+	switch {
+	case inc == p.left:
+		return heardOutcome{ignored: ignoredLeft}
+	case inc < p.incarnation, inc == p.incarnation && seq <= p.seq:
+		return heardOutcome{ignored: ignoredStale}
+	default:
+	}
+	var out heardOutcome
+	newIncarnation := inc != p.incarnation
+	p.incarnation, p.seq, p.heard = inc, seq, now
+	if hb.GetLeaving() {
+		p.left = inc
+		if p.live {
+			p.live, p.view, out.changed = false, nil, true
+		}
+		d.completeRound(now)
+		return out
+	}
+	if !p.live || newIncarnation {
+		out.admitted = true
+	}
+	if !p.live {
+		p.live, p.admissions, out.changed = true, p.admissions+1, true
+	}
+	if !slices.Equal(p.view, hb.GetView()) {
+		p.view, out.changed = slices.Clone(hb.GetView()), true
+	}
+	if d.completeRound(now) {
+		out.changed = true
+	}
+	return out
+}
+
+// tick expires peers not heard within the failure timeout and completes the first round when its
+// time is up; it reports whether the live set changed or the membership became ready.
+func (d *detector) tick(now time.Time) bool {
+	changed := false
+	for _, p := range d.peers {
+		if p.live && now.Sub(p.heard) > d.timeout {
+			p.live, p.view, changed = false, nil, true
+		}
+	}
+	if d.completeRound(now) {
+		changed = true
+	}
+	return changed
+}
+
+// completeRound makes the detector ready when every peer was heard or the timeout has passed since
+// the start; it reports whether that happened now.
+func (d *detector) completeRound(now time.Time) bool {
+	if d.ready {
+		return false
+	}
+	all := true
+	for _, p := range d.peers {
+		all = all && p.live
+	}
+	if all || now.Sub(d.start) >= d.timeout {
+		d.ready = true
+		return true
+	}
+	return false
+}
+
+// live returns the live members' addresses in order, self included; nil before the first round
+// is complete.
+func (d *detector) live() []string {
+	if !d.ready {
+		return nil
+	}
+	out := []string{d.self}
+	for a, p := range d.peers {
+		if p.live {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reported returns each live peer's last reported view.
+func (d *detector) reported() map[string][]string {
+	out := map[string][]string{}
+	for a, p := range d.peers {
+		if p.live {
+			out[a] = slices.Clone(p.view)
+		}
+	}
+	return out
+}
+
+// isLive says whether peer is live now.
+func (d *detector) isLive(peer string) bool {
+	p, ok := d.peers[peer]
+	return ok && p.live
+}
+
+// admissions returns how often peer became live (0 for self or an unknown address).
+func (d *detector) admissions(peer string) uint64 {
+	if p, ok := d.peers[peer]; ok {
+		return p.admissions
+	}
+	return 0
+}
