@@ -2,6 +2,7 @@ package membership
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -24,17 +25,27 @@ type (
 		peer string
 		ok   bool
 	}
+	// applied: the subscriber has acted on the view of this version (Member.Applied).
+	applied struct{ version uint64 }
 )
+
+// maxHistory bounds the published views kept until the subscriber acknowledges them.
+const maxHistory = 64
 
 // memberActor heartbeats the peers, feeds what it hears and the clock to the detector, reports
 // the live members to protoactor's MemberList and publishes the view that comes back as a
 // ClusterTopology event. Everything runs on its goroutine; its timer ends on Stopping.
 type memberActor struct {
-	m        *Member
-	c        *cluster.Cluster
-	det      *detector
-	seq      uint64
-	view     View // the last published view
+	m    *Member
+	c    *cluster.Cluster
+	det  *detector
+	seq  uint64
+	view View // the last published view
+	// reported is the view peers are told (heartbeats): the last published one, or with
+	// AwaitApplied the last one the subscriber acknowledged; history keeps the members of the
+	// published versions not acknowledged yet.
+	reported []string
+	history  map[uint64][]string
 	topoSub  *eventstream.Subscription
 	stopTick func()
 	stopped  atomic.Bool // read by the timer's callback
@@ -44,7 +55,7 @@ type memberActor struct {
 }
 
 func newMemberActor(m *Member, c *cluster.Cluster) *memberActor {
-	return &memberActor{m: m, c: c, det: newDetector(m.cfg.Cluster, m.self, m.cfg.Peers, m.cfg.FailureTimeout, m.cfg.Clock.Now()), warned: map[string]bool{}, probing: map[string]bool{}}
+	return &memberActor{m: m, c: c, det: newDetector(m.cfg.Cluster, m.self, m.cfg.Peers, m.cfg.FailureTimeout, m.cfg.Clock.Now()), warned: map[string]bool{}, probing: map[string]bool{}, history: map[uint64][]string{}}
 }
 
 func (a *memberActor) Receive(ctx actor.Context) {
@@ -78,12 +89,14 @@ func (a *memberActor) Receive(ctx actor.Context) {
 		a.heard(ctx, msg)
 	case topologyChanged:
 		a.publish(ctx, msg.members)
+	case applied:
+		a.acknowledged(ctx, msg.version)
 	case leaveRequest:
 		a.leaving = true
 		a.cancelTick()
 		a.seq++
 		ctx.Respond(leaveReply{
-			hb:    &clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.view.Members, Leaving: true},
+			hb:    &clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported, Leaving: true},
 			peers: slices.DeleteFunc(slices.Clone(a.view.Members), func(p string) bool { return p == a.m.self }),
 		})
 	case *actor.Stopping:
@@ -105,7 +118,7 @@ func (a *memberActor) heard(ctx actor.Context, hb *clusterv1.Heartbeat) {
 	a.m.cfg.Logger.Trace("heard a heartbeat", "from", hb.GetAddress(), "incarnation", hb.GetIncarnation(), "seq", hb.GetSeq(), "view", hb.GetView(), "leaving", hb.GetLeaving(), "sender", ctx.Sender(), "ignored", out.ignored, "admitted", out.admitted, "changed", out.changed)
 	if hb.GetLeaving() && ctx.Sender() != nil {
 		a.seq++
-		ctx.Respond(&clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.view.Members})
+		ctx.Respond(&clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported})
 	}
 	if out.ignored != "" {
 		a.ignored(hb, out.ignored)
@@ -176,15 +189,43 @@ func (a *memberActor) publish(ctx actor.Context, members []string) {
 		mt.views.Inc()
 	}
 	a.m.publish(a.view)
-	if membersChanged {
-		a.heartbeat(ctx, a.livePeers())
+	if !a.m.cfg.AwaitApplied {
+		a.report(ctx, members)
+		return
 	}
+	if len(a.history) >= maxHistory {
+		delete(a.history, slices.Min(slices.Collect(maps.Keys(a.history))))
+	}
+	a.history[a.view.Version] = members
+}
+
+// acknowledged makes the view of version (and nothing newer) the one peers are told.
+func (a *memberActor) acknowledged(ctx actor.Context, version uint64) {
+	members, ok := a.history[version]
+	if !ok {
+		return // already acknowledged, or dropped from the history
+	}
+	for v := range a.history {
+		if v <= version {
+			delete(a.history, v)
+		}
+	}
+	a.report(ctx, members)
+}
+
+// report changes the view peers are told and tells them at once.
+func (a *memberActor) report(ctx actor.Context, members []string) {
+	if slices.Equal(members, a.reported) || a.leaving {
+		return
+	}
+	a.reported = members
+	a.heartbeat(ctx, a.livePeers())
 }
 
 // heartbeat sends this member's heartbeat to each of to (fire and forget).
 func (a *memberActor) heartbeat(ctx actor.Context, to []string) {
 	a.seq++
-	hb := &clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.view.Members}
+	hb := &clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported}
 	for _, p := range to {
 		ctx.Send(actor.NewPID(p, ActorName), hb)
 	}

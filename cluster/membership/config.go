@@ -55,6 +55,9 @@ type Config struct {
 	// HeartbeatInterval: how often heartbeats go out (default FailureTimeout/8, at least 10 ms;
 	// at most half the failure timeout).
 	HeartbeatInterval time.Duration
+	// AwaitApplied: heartbeats report the last view the subscriber acknowledged with
+	// Member.Applied instead of the last one published (the sharder sets it; see Applied).
+	AwaitApplied bool
 	// LeaveTimeout bounds how long Stop waits for peers to acknowledge the leave (default 1 s).
 	LeaveTimeout time.Duration
 	// Incarnation identifies this process among restarts at the same address: default its start

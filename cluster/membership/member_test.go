@@ -91,11 +91,15 @@ type testMember struct {
 	views *views
 }
 
-func startTestMember(t testing.TB, addr string, peers []string, timeout time.Duration) *testMember {
+func startTestMember(t testing.TB, addr string, peers []string, timeout time.Duration, opts ...func(*Config)) *testMember {
 	t.Helper()
 	sys := newSystem(t)
-	m, err := Start(sys, Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr}, FailureTimeout: timeout, HeartbeatInterval: timeout / 10,
-		Logger: logtest.New(t).Named(addr)})
+	cfg := Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr}, FailureTimeout: timeout, HeartbeatInterval: timeout / 10,
+		Logger: logtest.New(t).Named(addr)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := Start(sys, cfg)
 	require.NoError(t, err)
 	tm := &testMember{m: m, sys: sys, views: &views{}}
 	cancel := m.Subscribe(tm.views.add)
@@ -176,6 +180,29 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 		for i := 1; i < len(versions); i++ {
 			assert.Greater(t, versions[i].Version, versions[i-1].Version, "versions increase")
 		}
+		a.m.Stop()
+		b.m.Stop()
+	})
+}
+
+// With AwaitApplied, peers are told a view only once the subscriber has applied it.
+func TestAwaitAppliedReportsOnlyAppliedViews(t *testing.T) {
+	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
+		addrs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		slices.Sort(addrs)
+		a := startTestMember(t, addrs[0], addrs, time.Second, func(c *Config) { c.AwaitApplied = true })
+		b := startTestMember(t, addrs[1], addrs, time.Second)
+		require.Eventually(t, func() bool {
+			v := a.views.last()
+			return slices.Equal(v.Members, addrs) && slices.Equal(v.Reported[addrs[1]], addrs)
+		}, 20*time.Second, 10*time.Millisecond, "a sees b, and b has reported a view with a")
+		// a has not applied anything: over many of a's heartbeats (every 100 ms) b hears no view.
+		require.Never(t, func() bool { return len(b.views.last().Reported[addrs[0]]) > 0 }, time.Second, 10*time.Millisecond,
+			"nothing applied, nothing reported")
+
+		a.m.Applied(a.views.last().Version)
+		require.Eventually(t, func() bool { return slices.Equal(b.views.last().Reported[addrs[0]], addrs) }, 10*time.Second, 5*time.Millisecond,
+			"once applied, b hears a's view")
 		a.m.Stop()
 		b.m.Stop()
 	})
