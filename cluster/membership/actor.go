@@ -183,7 +183,7 @@ func (a *memberActor) publish(ctx actor.Context, members []string) {
 		joined, left := diff(a.view.Members, members)
 		a.m.cfg.Logger.Info("cluster view changed", "members", members, "joined", joined, "left", left)
 	}
-	a.view = View{Self: a.m.self, Members: members, Reported: reported, Version: a.view.Version + 1}
+	a.view = View{Self: a.m.self, Members: members, Reported: reported, Version: a.view.Version + 1, Published: a.m.cfg.Clock.Now()}
 	if mt := a.m.metrics; mt != nil {
 		mt.members.WithLabelValues().Set(float64(len(members)))
 		mt.views.Inc()

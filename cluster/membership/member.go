@@ -35,6 +35,8 @@ type View struct {
 	Reported map[string][]string
 	// Version increases with every view published.
 	Version uint64
+	// Published is when the view was published.
+	Published time.Time
 }
 
 // Clone returns a deep copy.
@@ -55,6 +57,7 @@ type Member struct {
 	self    string
 	sys     *actor.ActorSystem
 	cluster *cluster.Cluster
+	prov    *provider
 	pid     *actor.PID
 	metrics *metrics
 
@@ -68,12 +71,11 @@ type Member struct {
 	probes   sync.WaitGroup // the membership actor's TCP probes (see memberActor.probe)
 }
 
-// Start joins the cluster: it starts protoactor's cluster member on sys (which must not have a
-// remote or a cluster yet) with a guarded remote (remotesec) and this package's static-peers
-// provider. It returns once protoactor's StartMember has returned (it sleeps 1 s by design);
-// the first view follows when every peer has been heard or the failure timeout has passed. Stop
-// it with Stop before shutting sys down.
-func Start(sys *actor.ActorSystem, cfg Config) (*Member, error) {
+// New prepares this process's membership on sys (which must not have a remote or a cluster yet):
+// it validates cfg and configures protoactor's cluster with a guarded remote (remotesec) and this
+// package's static-peers provider. Nothing listens or runs until Start, so a subscriber (the
+// sharder) can subscribe first and see the very first view.
+func New(sys *actor.ActorSystem, cfg Config) (*Member, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -97,16 +99,24 @@ func Start(sys *actor.ActorSystem, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	prov := &provider{m: m}
-	ccfg := cluster.Configure(cfg.Cluster, prov, noGrains{}, rc)
+	m.prov = &provider{m: m}
+	ccfg := cluster.Configure(cfg.Cluster, m.prov, noGrains{}, rc)
 	ccfg.GossipInterval = gossipOff
 	m.cluster = cluster.New(sys, ccfg)
-	if err := startMember(m.cluster, prov); err != nil {
-		return nil, err
-	}
-	m.cfg.Logger.Info("joined the cluster", "cluster", cfg.Cluster, "self", m.self, "peers", cfg.Peers,
-		"failure_timeout", cfg.FailureTimeout, "heartbeat_interval", cfg.HeartbeatInterval)
 	return m, nil
+}
+
+// Start joins the cluster: protoactor's StartMember starts the remote, then this package's
+// provider, whose membership actor starts heartbeating. It returns once StartMember has returned
+// (it sleeps 1 s by design); views flow from the first round on (every peer heard, or the failure
+// timeout passed). Stop it with Stop before shutting sys down.
+func (m *Member) Start() error {
+	if err := startMember(m.cluster, m.prov); err != nil {
+		return err
+	}
+	m.cfg.Logger.Info("joined the cluster", "cluster", m.cfg.Cluster, "self", m.self, "peers", m.cfg.Peers,
+		"failure_timeout", m.cfg.FailureTimeout, "heartbeat_interval", m.cfg.HeartbeatInterval)
+	return nil
 }
 
 // startMember runs protoactor's StartMember, turning its panics into errors. Before the provider
@@ -152,6 +162,13 @@ func inspect(next func(string, []byte, remotesec.Peer) error) func(string, []byt
 	}
 }
 
+// actor is the membership actor once Start has spawned it.
+func (m *Member) actor() *actor.PID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pid
+}
+
 // Self returns this member's address.
 func (m *Member) Self() string { return m.self }
 
@@ -188,7 +205,9 @@ func (m *Member) Subscribe(fn func(View)) (cancel func()) {
 // (ownership's mutual visibility) also waits until this member has stopped what it handed over.
 // It never blocks.
 func (m *Member) Applied(version uint64) {
-	m.sys.Root.Send(m.pid, applied{version: version})
+	if pid := m.actor(); pid != nil {
+		m.sys.Root.Send(pid, applied{version: version})
+	}
 }
 
 // publish hands a new view to every subscriber (the membership actor calls it).
@@ -216,14 +235,18 @@ type leaveReply struct {
 // peer while it still runs here.
 func (m *Member) Stop() {
 	m.stopOnce.Do(func() {
-		if res, err := m.sys.Root.RequestFuture(m.pid, leaveRequest{}, 5*time.Second).Result(); err == nil {
+		pid := m.actor()
+		if pid == nil {
+			return // never started
+		}
+		if res, err := m.sys.Root.RequestFuture(pid, leaveRequest{}, 5*time.Second).Result(); err == nil {
 			if lr, ok := res.(leaveReply); ok {
 				m.announceLeave(lr)
 			}
 		} else {
 			m.cfg.Logger.Warn("could not announce the leave; peers will drop this member after the failure timeout", "error", err)
 		}
-		if err := m.sys.Root.PoisonFuture(m.pid).Wait(); err != nil {
+		if err := m.sys.Root.PoisonFuture(pid).Wait(); err != nil {
 			m.cfg.Logger.Warn("membership actor stop", "error", err)
 		}
 		m.probes.Wait()

@@ -55,7 +55,7 @@ func TestStartNamesWhatIsWrong(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok()
 			tc.mutate(&c)
-			_, err := Start(newSystem(t), c)
+			_, err := New(newSystem(t), c)
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -65,8 +65,10 @@ func TestStartReportsABusyAddressInsteadOfPanicking(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	_, err = Start(newSystem(t), Config{Cluster: "demo", Peers: []string{ln.Addr().String()}, Remote: remotesec.Config{Listen: ln.Addr().String()}})
-	assert.ErrorContains(t, err, "remote listen "+ln.Addr().String())
+	m, err := New(newSystem(t), Config{Cluster: "demo", Peers: []string{ln.Addr().String()}, Remote: remotesec.Config{Listen: ln.Addr().String()}})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.Start(), "remote listen "+ln.Addr().String())
+	m.Stop() // a member that never started stops at once
 }
 
 // views records every view a member published.
@@ -99,11 +101,12 @@ func startTestMember(t testing.TB, addr string, peers []string, timeout time.Dur
 	for _, o := range opts {
 		o(&cfg)
 	}
-	m, err := Start(sys, cfg)
+	m, err := New(sys, cfg)
 	require.NoError(t, err)
 	tm := &testMember{m: m, sys: sys, views: &views{}}
 	cancel := m.Subscribe(tm.views.add)
 	t.Cleanup(cancel)
+	require.NoError(t, m.Start())
 	return tm
 }
 
@@ -124,7 +127,7 @@ func (tm *testMember) settled(want []string) bool {
 // crash stops the member the way a killed process goes: no leave, its heartbeats just stop.
 func (tm *testMember) crash() {
 	tm.m.stopOnce.Do(func() {
-		_ = tm.sys.Root.StopFuture(tm.m.pid).Wait()
+		_ = tm.sys.Root.StopFuture(tm.m.actor()).Wait()
 		tm.m.shutdownCluster()
 	})
 }
@@ -152,6 +155,8 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, addrs, v.Members)
 		assert.Equal(t, addrs[0], v.Self)
+		assert.False(t, v.Published.IsZero())
+		assert.Equal(t, ms[0].views.all[0].Version, uint64(1), "subscribed before Start: the very first view was seen")
 
 		ms[2].m.Stop()
 		for _, m := range ms[:2] {

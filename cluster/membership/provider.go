@@ -25,7 +25,10 @@ func (p *provider) StartMember(c *cluster.Cluster) error {
 	if err != nil {
 		return fmt.Errorf("spawn the membership actor: %w", err)
 	}
-	p.m.pid, p.started = pid, true
+	p.m.mu.Lock()
+	p.m.pid = pid
+	p.m.mu.Unlock()
+	p.started = true
 	return nil
 }
 
@@ -34,10 +37,11 @@ func (p *provider) StartClient(*cluster.Cluster) error { return errNoClient }
 // Shutdown stops the membership actor (protoactor's Cluster.Shutdown calls it; Member.Stop does
 // the whole sequence itself).
 func (p *provider) Shutdown(bool) error {
-	if p.m.pid == nil {
+	pid := p.m.actor()
+	if pid == nil {
 		return nil
 	}
-	return p.m.sys.Root.PoisonFuture(p.m.pid).Wait()
+	return p.m.sys.Root.PoisonFuture(pid).Wait()
 }
 
 // noGrains is the identity lookup of a cluster without grains: members run their pods as

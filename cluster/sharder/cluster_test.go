@@ -36,7 +36,7 @@ func startMember(t testing.TB, ledger *clustertest.Ledger, addr string, peers []
 	t.Helper()
 	log := logtest.New(t).Named(addr)
 	sys := actor.NewActorSystem(logging.SystemOption(log), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
-	m, err := membership.Start(sys, membership.Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr},
+	m, err := membership.New(sys, membership.Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr},
 		FailureTimeout: time.Second, HeartbeatInterval: 100 * time.Millisecond, AwaitApplied: true, Logger: log})
 	require.NoError(t, err)
 	props, err := sharder.Props(sharder.Config{Membership: m, Runner: ledger.Runner(addr), Logger: log})
@@ -46,6 +46,7 @@ func startMember(t testing.TB, ledger *clustertest.Ledger, addr string, peers []
 	res, err := sys.Root.RequestFuture(pid, &sharder.SetPods{Pods: pods}, 5*time.Second).Result()
 	require.NoError(t, err)
 	require.NoError(t, res.(*sharder.SetPodsResult).Err)
+	require.NoError(t, m.Start()) // the sharder is subscribed: it sees the first view
 	return &member{addr: addr, sys: sys, m: m, pid: pid}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,6 +76,7 @@ func FreePort(t testing.TB) int {
 type Proc struct {
 	t      testing.TB
 	role   string
+	bin    string // a program to run instead of this test binary in a role
 	args   []string
 	cmd    *exec.Cmd
 	stderr *logtest.Buffer
@@ -101,6 +103,16 @@ func StartAggregator(t testing.TB, args ...string) *Proc {
 	return p
 }
 
+// StartBinary runs the program bin (a test-only binary the test built, e.g. a cluster member) with
+// args as a child, with the same capture, restart and race checks as a role.
+func StartBinary(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{t: t, role: filepath.Base(bin), bin: bin, args: args}
+	p.start()
+	t.Cleanup(p.cleanup)
+	return p
+}
+
 // StartRole runs a registered role as a child with args.
 func StartRole(t testing.TB, role string, args ...string) *Proc {
 	t.Helper()
@@ -124,8 +136,13 @@ func (p *Proc) start() {
 	p.t.Helper()
 	p.stdout, p.stderr = &logtest.Buffer{}, &logtest.Buffer{}
 	p.done = make(chan struct{})
-	p.cmd = exec.Command(os.Args[0], p.args...)
-	p.cmd.Env = append(os.Environ(), childEnv+"="+p.role, "GORACE=halt_on_error=0")
+	if p.bin != "" {
+		p.cmd = exec.Command(p.bin, p.args...)
+		p.cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
+	} else {
+		p.cmd = exec.Command(os.Args[0], p.args...)
+		p.cmd.Env = append(os.Environ(), childEnv+"="+p.role, "GORACE=halt_on_error=0")
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatalf("start %s: %v", p.role, err)

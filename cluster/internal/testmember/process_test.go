@@ -1,0 +1,222 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/cluster/internal/clustertest"
+	"github.com/probeactor/probeactor/internal/fleettest"
+)
+
+// Detection settings of the process tests: membership's defaults.
+const (
+	failureTimeout    = 2 * time.Second
+	heartbeatInterval = 250 * time.Millisecond
+	npods             = 60
+)
+
+// testCluster is a cluster of test member processes on fixed loopback ports.
+type testCluster struct {
+	t        *testing.T
+	addrs    []string
+	procs    []*fleettest.Proc
+	extra    [][]string // per member: more flags (TLS)
+	pods     []types.UID
+	mu       sync.Mutex
+	archived []clustertest.Event // events of runs that were killed, with their Gone
+}
+
+func startCluster(t *testing.T, n int, extra func(i int, addr string) []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t}
+	for range n {
+		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
+	}
+	slices.Sort(c.addrs)
+	for i := range npods {
+		c.pods = append(c.pods, types.UID(fmt.Sprintf("pod-%02d", i)))
+	}
+	for i, a := range c.addrs {
+		var more []string
+		if extra != nil {
+			more = extra(i, a)
+		}
+		c.extra = append(c.extra, more)
+		c.procs = append(c.procs, fleettest.StartBinary(t, memberBin, c.args(i)...))
+	}
+	return c
+}
+
+func (c *testCluster) args(i int) []string {
+	return append([]string{"--cluster", "demo", "--listen", c.addrs[i], "--peers", strings.Join(c.addrs, ","), "--pods", strconv.Itoa(npods),
+		"--failure-timeout", failureTimeout.String(), "--heartbeat-interval", heartbeatInterval.String()}, c.extra[i]...)
+}
+
+// events are every member's events so far, in time order.
+func (c *testCluster) events() []clustertest.Event {
+	l := &clustertest.Ledger{}
+	c.mu.Lock()
+	for _, e := range c.archived {
+		l.Add(e)
+	}
+	c.mu.Unlock()
+	for i, p := range c.procs {
+		for _, e := range clustertest.ParseLines(c.addrs[i], p.Stdout()) {
+			l.Add(e)
+		}
+	}
+	return l.Events()
+}
+
+// waitExactlyOnce waits until every pod runs exactly once, on its owner among members.
+func (c *testCluster) waitExactlyOnce(members []string, what string) {
+	c.t.Helper()
+	var err error
+	deadline := time.Now().Add(60 * time.Second) // generous: the machine is shared
+	for time.Now().Before(deadline) {
+		for i, p := range c.procs {
+			if slices.Contains(members, c.addrs[i]) && p.Exited() {
+				c.t.Fatalf("%s: member %s exited: %v\n%s", what, c.addrs[i], p.Err(), p.Stderr())
+			}
+		}
+		if err = clustertest.ExactlyOnce(c.events(), c.pods, members); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("%s: pods not placed exactly once on %v within 60 s: %v", what, members, err)
+}
+
+// stable checks that nothing starts or stops for a while after the cluster settled.
+func (c *testCluster) stable(since time.Time) {
+	c.t.Helper()
+	settled := clustertest.LastChange(c.events(), since)
+	require.Never(c.t, func() bool { return !clustertest.LastChange(c.events(), settled).IsZero() }, 4*heartbeatInterval, 50*time.Millisecond,
+		"pods moved after the cluster had settled")
+}
+
+// kill SIGKILLs member i and records that everything it ran stopped with it.
+func (c *testCluster) kill(i int) time.Time {
+	at := time.Now()
+	c.procs[i].Kill()
+	c.mu.Lock()
+	c.archived = append(c.archived, clustertest.ParseLines(c.addrs[i], c.procs[i].Stdout())...)
+	c.archived = append(c.archived, clustertest.Event{At: at, Member: c.addrs[i], Kind: clustertest.Gone})
+	c.mu.Unlock()
+	return at
+}
+
+func (c *testCluster) restart(i int) time.Time {
+	at := time.Now()
+	c.procs[i].Restart()
+	return at
+}
+
+func without(addrs []string, i int) []string {
+	return slices.Delete(slices.Clone(addrs), i, i+1)
+}
+
+// round is what one kill-and-restart of a member measured.
+type round struct {
+	detection  time.Duration // kill → the last survivor's view without the victim
+	failover   time.Duration // kill → the last of the victim's pods started on a survivor
+	rebalance  time.Duration // restart (exec) → the last start or stop of the handoff back
+	joinerView time.Duration // restart → the restarted member's view has everyone
+	peersView  time.Duration // restart → the last survivor's view has the restarted member
+	dupLongest time.Duration // longest time any pod ran on two members at once
+	dupPods    int
+}
+
+func (r round) String() string {
+	return fmt.Sprintf("detection %v, failover %v, rebalance %v (joiner's view %v, peers' view %v), duplicate running %v on %d pods",
+		r.detection.Round(time.Millisecond), r.failover.Round(time.Millisecond), r.rebalance.Round(time.Millisecond),
+		r.joinerView.Round(time.Millisecond), r.peersView.Round(time.Millisecond), r.dupLongest.Round(time.Millisecond), r.dupPods)
+}
+
+// killAndRestart SIGKILLs member v, waits until the survivors run every pod exactly once,
+// restarts it on the same port and waits until the pods are rebalanced.
+func (c *testCluster) killAndRestart(v int) round {
+	c.t.Helper()
+	var r round
+	survivors := without(c.addrs, v)
+	killed := c.kill(v)
+	c.waitExactlyOnce(survivors, fmt.Sprintf("after SIGKILL of %s", c.addrs[v]))
+	ev := c.events()
+	for _, s := range survivors {
+		seen := clustertest.FirstView(ev, s, survivors, killed)
+		require.False(c.t, seen.IsZero(), "%s never published a view without %s", s, c.addrs[v])
+		r.detection = max(r.detection, seen.Sub(killed))
+	}
+	r.failover = clustertest.LastChange(ev, killed).Sub(killed)
+	c.stable(killed)
+
+	restarted := c.restart(v)
+	c.waitExactlyOnce(c.addrs, fmt.Sprintf("after the restart of %s", c.addrs[v]))
+	ev = c.events()
+	r.rebalance = clustertest.LastChange(ev, restarted).Sub(restarted)
+	r.joinerView = clustertest.FirstView(ev, c.addrs[v], c.addrs, restarted).Sub(restarted)
+	for _, s := range survivors {
+		r.peersView = max(r.peersView, clustertest.FirstView(ev, s, c.addrs, restarted).Sub(restarted))
+	}
+	r.dupLongest, r.dupPods = clustertest.Duplicates(ev, killed)
+	c.stable(restarted)
+	return r
+}
+
+// TestFailoverAndRebalanceWithRealProcesses: three members on fixed loopback ports share 60 pods;
+// SIGKILL one, and the survivors run every pod exactly once; restart it, and the pods are
+// rebalanced exactly once, no pod ever running on two members. `make test` runs one round; `make
+// cluster-failover` runs PROBEACTOR_CLUSTER_ROUNDS=10 in a row and then also holds the timings to
+// the issue's bounds (failover within the failure timeout + 2 s, rebalance within twice the
+// failure timeout), which a shared CI machine cannot promise in the unit suite.
+func TestFailoverAndRebalanceWithRealProcesses(t *testing.T) {
+	rounds, timed := 1, false
+	if s := os.Getenv("PROBEACTOR_CLUSTER_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "PROBEACTOR_CLUSTER_ROUNDS")
+		rounds, timed = n, true
+	}
+	c := startCluster(t, 3, nil)
+	c.waitExactlyOnce(c.addrs, "three members start")
+	var all []round
+	for i := range rounds {
+		r := c.killAndRestart(i % len(c.addrs))
+		t.Logf("round %d (SIGKILL %s): %v", i+1, c.addrs[i%len(c.addrs)], r)
+		assert.Zero(t, r.dupPods, "round %d: a pod ran on two members at once (longest %v)", i+1, r.dupLongest)
+		if timed {
+			assert.LessOrEqual(t, r.failover, failureTimeout+2*time.Second, "round %d: failover within the failure timeout + 2 s", i+1)
+			assert.LessOrEqual(t, r.rebalance, 2*failureTimeout, "round %d: rebalance within twice the failure timeout", i+1)
+		}
+		all = append(all, r)
+	}
+	if len(all) > 1 {
+		t.Logf("over %d rounds (min / median / max):\n%s", len(all), summary(all))
+	}
+}
+
+func summary(rs []round) string {
+	line := func(name string, f func(r round) time.Duration) string {
+		var ds []time.Duration
+		for _, r := range rs {
+			ds = append(ds, f(r))
+		}
+		slices.Sort(ds)
+		return fmt.Sprintf("  %-40s %8v %8v %8v\n", name, ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	return line("detection (kill → removed from views)", func(r round) time.Duration { return r.detection }) +
+		line("failover (kill → every lost pod running)", func(r round) time.Duration { return r.failover }) +
+		line("rebalance (restart → handoff done)", func(r round) time.Duration { return r.rebalance }) +
+		line("joiner's view complete (from restart)", func(r round) time.Duration { return r.joinerView }) +
+		line("peers' view complete (from restart)", func(r round) time.Duration { return r.peersView }) +
+		line("duplicate running (longest)", func(r round) time.Duration { return r.dupLongest })
+}
