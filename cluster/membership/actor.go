@@ -115,7 +115,8 @@ func (a *memberActor) Receive(ctx actor.Context) {
 // heartbeat (the leaver waits for it, see Member.Stop).
 func (a *memberActor) heard(ctx actor.Context, hb *clusterv1.Heartbeat) {
 	out := a.det.heard(hb, a.m.cfg.Clock.Now())
-	a.m.cfg.Logger.Trace("heard a heartbeat", "from", hb.GetAddress(), "incarnation", hb.GetIncarnation(), "seq", hb.GetSeq(), "view", hb.GetView(), "leaving", hb.GetLeaving(), "sender", ctx.Sender(), "ignored", out.ignored, "admitted", out.admitted, "changed", out.changed)
+	a.m.cfg.Logger.Trace("heard a heartbeat", "from", hb.GetAddress(), "incarnation", hb.GetIncarnation(), "seq", hb.GetSeq(), "view", hb.GetView(),
+		"leaving", hb.GetLeaving(), "ignored", out.ignored, "admitted", out.admitted, "restarted", out.restarted, "changed", out.changed)
 	if hb.GetLeaving() && ctx.Sender() != nil {
 		a.seq++
 		ctx.Respond(&clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported})
@@ -127,11 +128,10 @@ func (a *memberActor) heard(ctx actor.Context, hb *clusterv1.Heartbeat) {
 	if hb.GetLeaving() {
 		a.m.cfg.Logger.Info("a peer is leaving", "peer", hb.GetAddress())
 	}
-	if out.admitted {
-		// protoactor's endpoint writer to an address that was down retries its old connect for up
-		// to ~20 s and queues everything behind it: start a fresh connection now that the peer is
-		// known to be up, and greet it so it hears this member without waiting for the next tick.
+	if out.restarted {
 		ctx.ActorSystem().EventStream.Publish(&remote.EndpointTerminatedEvent{Address: hb.GetAddress()})
+	}
+	if out.admitted || out.restarted {
 		a.heartbeat(ctx, []string{hb.GetAddress()})
 	}
 	if out.changed {

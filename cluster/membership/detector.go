@@ -46,10 +46,14 @@ type heardOutcome struct {
 	ignored string
 	// changed: the live set or a live peer's reported view changed.
 	changed bool
-	// admitted: the peer became live, or a new incarnation of a live peer showed up. Any
-	// connection to it is stale (protoactor's endpoint writer to an address that was down keeps
-	// retrying its old connect for up to ~20 s): reset it and greet the peer.
+	// admitted: the peer became live: greet it, so it hears this member without waiting a tick.
 	admitted bool
+	// restarted: a new incarnation of a peer that is still live (it restarted within the failure
+	// timeout). The connection to the old one is stale: protoactor's endpoint writer created for
+	// a send while the peer was down retries its connect for up to ~20 s with everything queued
+	// behind it, so reset it. (When a dead peer is removed, protoactor's MemberList resets its
+	// endpoint, and heartbeats go to peers that are not live only after a successful probe.)
+	restarted bool
 }
 
 func newDetector(cluster, self string, peers []string, timeout time.Duration, now time.Time) *detector {
@@ -99,10 +103,9 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 		d.completeRound(now)
 		return out
 	}
-	if !p.live || newIncarnation {
-		out.admitted = true
-	}
+	out.restarted = p.live && newIncarnation
 	if !p.live {
+		out.admitted = true
 		p.live, p.admissions, out.changed = true, p.admissions+1, true
 	}
 	if !slices.Equal(p.view, hb.GetView()) {

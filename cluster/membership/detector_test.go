@@ -84,7 +84,7 @@ func TestDetectorHeartbeats(t *testing.T) {
 		{"a new view is a change", hb(peerB, 10, 6, selfAddr, peerB), heardOutcome{changed: true}, []string{selfAddr, peerB, peerC}},
 		{"a seq already seen is stale", hb(peerB, 10, 5, selfAddr), heardOutcome{ignored: ignoredStale}, []string{selfAddr, peerB, peerC}},
 		{"an older incarnation is stale", hb(peerB, 9, 99, selfAddr), heardOutcome{ignored: ignoredStale}, []string{selfAddr, peerB, peerC}},
-		{"a new incarnation of a live peer: admitted (reset its connection), same live set", hb(peerB, 11, 1, peerB), heardOutcome{admitted: true}, []string{selfAddr, peerB, peerC}},
+		{"a new incarnation of a live peer: restarted (reset its connection), same live set", hb(peerB, 11, 1, peerB), heardOutcome{restarted: true}, []string{selfAddr, peerB, peerC}},
 		{"leaving drops it at once", &clusterv1.Heartbeat{Cluster: "demo", Address: peerB, Incarnation: 10, Seq: 6, Leaving: true}, heardOutcome{changed: true}, []string{selfAddr, peerC}},
 		{"another cluster", &clusterv1.Heartbeat{Cluster: "other", Address: peerB, Incarnation: 10, Seq: 6}, heardOutcome{ignored: ignoredCluster}, []string{selfAddr, peerB, peerC}},
 		{"an unknown peer", hb("127.0.0.1:7999", 1, 1), heardOutcome{ignored: ignoredUnknownPeer}, []string{selfAddr, peerB, peerC}},

@@ -101,8 +101,13 @@ func (c *testCluster) waitExactlyOnce(members []string, what string) {
 func (c *testCluster) stable(since time.Time) {
 	c.t.Helper()
 	settled := clustertest.LastChange(c.events(), since)
-	require.Never(c.t, func() bool { return !clustertest.LastChange(c.events(), settled).IsZero() }, 4*heartbeatInterval, 50*time.Millisecond,
-		"pods moved after the cluster had settled")
+	// Polled here, not with require.Never: its condition goroutine may outlive it and race with
+	// the next Restart.
+	for end := time.Now().Add(4 * heartbeatInterval); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if moved := clustertest.LastChange(c.events(), settled); !moved.IsZero() {
+			c.t.Fatalf("pods moved %v after the cluster had settled", moved.Sub(settled))
+		}
+	}
 }
 
 // kill SIGKILLs member i and records that everything it ran stopped with it.
