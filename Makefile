@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet cluster-failover clean proto proto-check protoc
 
 all: build
 
@@ -47,6 +47,11 @@ bench:
 ## bench-fleet: simulated nodes x 1,000 flipping keys through an aggregator process (changes/s, p99, B/key)
 bench-fleet:
 	$(GO) test -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./tests/fleetbench/
+
+## cluster-failover: three test members x 60 pods on loopback; SIGKILL and restart one, 10 rounds in a row,
+## holding failover to the failure timeout + 2 s and rebalance to twice it; prints the measured times
+cluster-failover:
+	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -race -count=1 -run TestFailoverAndRebalanceWithRealProcesses -v -timeout 30m ./cluster/internal/testmember/
 
 clean:
 	rm -rf bin

@@ -68,3 +68,11 @@ func TestTheDisconnectChannelRaceNeedsBothProtoactorFrames(t *testing.T) {
 	readerOnly := report("runtime.closechan", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive.func1", "runtime.chansend")
 	assert.Len(t, Unexpected([]byte(readerOnly), KnownProtoactorRaces), 1, "the reader's close racing anything else is not tolerated")
 }
+
+func TestTheBlockListRaceNeedsBothAccesses(t *testing.T) {
+	r := report("github.com/asynkron/protoactor-go/remote.(*BlockList).Block", "github.com/asynkron/protoactor-go/cluster.(*MemberList).UpdateClusterTopology",
+		"github.com/asynkron/protoactor-go/remote.(*BlockList).IsBlocked")
+	assert.Empty(t, Unexpected([]byte(r), KnownProtoactorRaces))
+	ours := report("github.com/asynkron/protoactor-go/remote.(*BlockList).Block", "x.y", "github.com/probeactor/probeactor/cluster/membership.(*memberActor).apply")
+	assert.Len(t, Unexpected([]byte(ours), KnownProtoactorRaces), 1, "Block racing probeactor code is not tolerated")
+}

@@ -207,6 +207,23 @@ func TestFailoverAndRebalanceWithRealProcesses(t *testing.T) {
 	if len(all) > 1 {
 		t.Logf("over %d rounds (min / median / max):\n%s", len(all), summary(all))
 	}
+
+	// A graceful leave (SIGTERM): the member stops its pods, then tells its peers, which take them
+	// over at once instead of after the failure timeout.
+	leaving := time.Now()
+	require.NoError(t, c.procs[0].Stop())
+	c.mu.Lock()
+	c.archived = append(c.archived, clustertest.ParseLines(c.addrs[0], c.procs[0].Stdout())...)
+	c.mu.Unlock()
+	c.waitExactlyOnce(c.addrs[1:], "after a graceful leave")
+	ev := c.events()
+	handoff := clustertest.LastChange(ev, leaving).Sub(leaving)
+	longest, n := clustertest.Duplicates(ev, leaving)
+	t.Logf("graceful leave (SIGTERM → every pod running on the others): %v, duplicate running %v on %d pods", handoff.Round(time.Millisecond), longest, n)
+	assert.Zero(t, n, "the leaver stops its pods before the others start them")
+	if timed {
+		assert.Less(t, handoff, failureTimeout, "a leave is not detected by the timeout")
+	}
 }
 
 func summary(rs []round) string {

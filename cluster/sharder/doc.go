@@ -1,0 +1,15 @@
+// Package sharder is a cluster member's pod placement: an actor that subscribes to the membership
+// (cluster/membership, started with AwaitApplied) and runs the member's share of one pod set on a
+// PodRunner, as decided by cluster/ownership's Reconcile. It is a thin shell: it keeps the inputs
+// (the last view, the pod set, what it started), performs the plan's starts and stops, and
+// acknowledges each view (Membership.Applied) once its effects were issued, so peers are told a
+// view only after the stops it implies (the break-before-make handoff of cluster/ownership).
+//
+// Messages: SetPods (the whole pod set; every member reads the same one), Release (stop every pod
+// and start nothing again: the first step of leaving the cluster, before membership.Member.Stop),
+// GetState. The PodRunner is node's pod set in phase 2 (issue 13): Start and Stop must not block.
+// A pod is identified by its UID; a failed Start is retried on the next view or pod set change.
+//
+// Metrics (with a Registerer): probeactor_cluster_pods_owned, _waiting (owned but held back until
+// every live peer has seen this member), _running, and probeactor_cluster_pod_changes_total{action}.
+package sharder
