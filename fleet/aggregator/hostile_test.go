@@ -6,10 +6,8 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,21 +84,7 @@ func runHostileSuite(t *testing.T, agg *fleettest.Proc, creds credentials.Transp
 
 // metric sums a metric's samples from /metrics.
 func metric(t *testing.T, agg *fleettest.Proc, name string) float64 {
-	resp, err := http.Get(agg.API + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	all, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var sum float64
-	for _, line := range strings.Split(string(all), "\n") {
-		if strings.HasPrefix(line, name) {
-			var v float64
-			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
+	return fleettest.Metric(t, agg.API, name, "")
 }
 
 // selfAddress is the address the raw peer announces: a loopback port nobody listens on (the
@@ -174,13 +158,8 @@ func TestHostilePeersWithAValidCertificateCannotCrashTheMTLSAggregator(t *testin
 
 func clientCreds(t *testing.T, f remotesectest.Files, caFile string) credentials.TransportCredentials {
 	t.Helper()
-	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-	require.NoError(t, err)
-	pem, err := os.ReadFile(caFile)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(pem))
-	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS13})
+	f.CA = caFile
+	return f.ClientCreds(t)
 }
 
 // TestVersionWatchUnguardedMemberDiesOnAnUnknownType pins the defect the guard exists for: in the

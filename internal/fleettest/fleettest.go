@@ -206,6 +206,31 @@ func (p *Proc) Healthy() bool {
 	return resp.StatusCode == http.StatusOK && string(b) == "ok"
 }
 
+// Metric sums the samples of the metric name whose label set contains labels ("" for all), from
+// the Prometheus text served at baseURL/metrics.
+func Metric(t testing.TB, baseURL, name, labels string) float64 {
+	t.Helper()
+	resp, err := http.Get(baseURL + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, name) && strings.Contains(line, labels) {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
 // Kill sends SIGKILL and waits for the child to be gone.
 func (p *Proc) Kill() {
 	p.t.Helper()

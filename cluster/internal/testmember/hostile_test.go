@@ -2,13 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,24 +31,8 @@ func heartbeat(address string) []byte {
 	return remotesectest.Encode(&clusterv1.Heartbeat{Cluster: "demo", Address: address, Incarnation: 1, Seq: hbSeq.Add(1), View: []string{address}})
 }
 
-// metric sums the samples of name whose labels contain labels, from a member's /metrics.
 func metric(t *testing.T, url, name, labels string) float64 {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var sum float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, name) && strings.Contains(line, labels) {
-			var v float64
-			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
+	return fleettest.Metric(t, url, name, labels)
 }
 
 // hostileTarget is a two-member cluster whose first member the hostile peer attacks.
@@ -177,13 +155,13 @@ func TestMutualTLSClusterAndHostilePeersWithAValidCertificate(t *testing.T) {
 	})
 	// The members found each other over mTLS (startHostileTarget waited for it); an authenticated
 	// member gone bad gets the same treatment as a stranger on a plaintext member.
-	h.runHostile(t, clientCreds(t, ca.Issue(t, "rogue-member", "127.0.0.1"), ca.CAFile))
+	h.runHostile(t, ca.Issue(t, "rogue-member", "127.0.0.1").ClientCreds(t))
 
 	for _, tc := range []struct {
 		name  string
 		creds credentials.TransportCredentials
 	}{
-		{"a rogue CA's certificate is refused in the handshake", clientCreds(t, remotesectest.NewCA(t, "rogue").Issue(t, "m", "127.0.0.1"), ca.CAFile)},
+		{"a rogue CA's certificate is refused in the handshake", rogueCreds(t, ca)},
 		{"a plaintext peer is refused", insecure.NewCredentials()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,13 +175,9 @@ func TestMutualTLSClusterAndHostilePeersWithAValidCertificate(t *testing.T) {
 	require.NoError(t, clustertest.ExactlyOnce(h.c.events(), h.c.pods, h.c.addrs))
 }
 
-func clientCreds(t *testing.T, f remotesectest.Files, caFile string) credentials.TransportCredentials {
-	t.Helper()
-	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-	require.NoError(t, err)
-	pem, err := os.ReadFile(caFile)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(pem))
-	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS13})
+// rogueCreds present a certificate of another CA (and trust the cluster's).
+func rogueCreds(t *testing.T, ca *remotesectest.CA) credentials.TransportCredentials {
+	f := remotesectest.NewCA(t, "rogue").Issue(t, "m", "127.0.0.1")
+	f.CA = ca.CAFile
+	return f.ClientCreds(t)
 }
