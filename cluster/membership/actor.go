@@ -111,13 +111,15 @@ func (a *memberActor) Receive(ctx actor.Context) {
 	}
 }
 
-// heard feeds one peer heartbeat to the detector. A leave is acknowledged with this member's own
-// heartbeat (the leaver waits for it, see Member.Stop).
+// heard feeds one peer heartbeat to the detector. A leave of a listed peer of this cluster is
+// acknowledged with this member's own heartbeat (the leaver waits for it, see Member.Stop; a
+// repeated leave is acknowledged again).
 func (a *memberActor) heard(ctx actor.Context, hb *clusterv1.Heartbeat) {
 	out := a.det.heard(hb, a.m.cfg.Clock.Now())
 	a.m.cfg.Logger.Trace("heard a heartbeat", "from", hb.GetAddress(), "incarnation", hb.GetIncarnation(), "seq", hb.GetSeq(), "view", hb.GetView(),
 		"leaving", hb.GetLeaving(), "ignored", out.ignored, "admitted", out.admitted, "restarted", out.restarted, "changed", out.changed)
-	if hb.GetLeaving() && ctx.Sender() != nil {
+	fromPeer := out.ignored == "" || out.ignored == ignoredLeft || out.ignored == ignoredStale
+	if hb.GetLeaving() && ctx.Sender() != nil && fromPeer {
 		a.seq++
 		ctx.Respond(&clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported})
 	}
