@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet cluster-failover clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet clean proto proto-check protoc
 
 all: build
 
@@ -50,6 +50,7 @@ bench-fleet:
 
 ## cluster-failover: three test members x 60 pods on loopback; SIGKILL and restart one, 10 rounds in a row,
 ## holding failover to the failure timeout + 2 s and rebalance to twice it; prints the measured times
+.PHONY: cluster-failover
 cluster-failover:
 	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -race -count=1 -run TestFailoverAndRebalanceWithRealProcesses -v -timeout 30m ./cluster/internal/testmember/
 
