@@ -14,12 +14,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
-	"github.com/probeactor/probeactor/probes"
 )
 
 // runConfig is `node run`'s flags.
@@ -157,10 +155,7 @@ func demoPods() (pods []*v1.Pod, cleanup func(), err error) {
 			return nil, nil, err
 		}
 	}
-	proc.SetDefaults(pod)
-	probes.SetDefaults(pod)
-	pod.CreationTimestamp = metav1.Now()
-	if errs := append(probes.ValidatePod(pod), proc.Validate(pod)...); len(errs) > 0 {
+	if errs := proc.Prepare(pod, time.Now()); len(errs) > 0 {
 		cleanup()
 		return nil, nil, errs.ToAggregate()
 	}

@@ -8,13 +8,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
-	"github.com/probeactor/probeactor/probes"
 )
 
 // errInvalid marks manifest errors (already printed one per line); the exit code is 1.
@@ -36,12 +33,7 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	seenUID := map[types.UID]string{}
 	for _, l := range loaded {
 		pod := l.Pod
-		proc.SetDefaults(pod)
-		probes.SetDefaults(pod)
-		pod.CreationTimestamp = metav1.NewTime(now)
-		errs := append(probes.ValidatePod(pod), proc.Validate(pod)...)
-		errs = dedupFieldErrors(errs)
-		for _, e := range errs {
+		for _, e := range proc.Prepare(pod, now) {
 			problems = append(problems, fmt.Sprintf("%s: %s", l.Origin, e.Error()))
 		}
 		key := pod.Namespace + "/" + pod.Name
@@ -86,19 +78,6 @@ func oneLine(s string) string {
 		b.WriteString(part)
 	}
 	return b.String()
-}
-
-// dedupFieldErrors drops exact repeats (both validators may check the same field).
-func dedupFieldErrors(errs field.ErrorList) field.ErrorList {
-	seen := map[string]bool{}
-	var out field.ErrorList
-	for _, e := range errs {
-		if s := e.Error(); !seen[s] {
-			seen[s] = true
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // flatten unwraps errors.Join trees into their leaves.

@@ -276,6 +276,29 @@ func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
 	}
 }
 
+// Remove terminates a pod as Terminate does, waits until every process of it is reaped, then
+// forgets it — it is no longer listed, its UID may run again — and deletes its log directory, as
+// kubelet garbage-collects a deleted pod's logs. If ctx ends first the pod keeps terminating, stays
+// listed and ctx's error is returned; Remove may be called again.
+func (r *Runtime) Remove(ctx context.Context, uid types.UID) error {
+	if err := r.Terminate(ctx, uid); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	pr, ok := r.pods[uid]
+	if ok {
+		delete(r.pods, uid)
+	}
+	r.mu.Unlock()
+	if !ok {
+		return nil // removed concurrently
+	}
+	if err := os.RemoveAll(pr.dir); err != nil {
+		return fmt.Errorf("pod %s/%s removed, but not its logs: %w", pr.pod.Namespace, pr.pod.Name, err)
+	}
+	return nil
+}
+
 // Shutdown terminates every pod concurrently, refuses new ones and waits for every process.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.mu.Lock()

@@ -367,3 +367,45 @@ func TestShutdownKillsEverything(t *testing.T) {
 	assert.NotNil(t, side.State.Terminated)
 	assert.ErrorIs(t, rt.Run(shPod("late", v1.RestartPolicyAlways, "true")), ErrClosed)
 }
+
+// TestRemoveForgetsThePodAndItsLogs: Remove kills the pod's processes, forgets it (the same UID may
+// run again) and deletes its log directory; other pods are untouched.
+func TestRemoveForgetsThePodAndItsLogs(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	dir := t.TempDir()
+	gone := shPod("gone", v1.RestartPolicyAlways, `echo $$$$ > pid; exec sleep 300`)
+	gone.Spec.Containers[0].WorkingDir = dir
+	stays := shPod("stays", v1.RestartPolicyAlways, `exec sleep 300`)
+	require.NoError(t, rt.Run(gone))
+	require.NoError(t, rt.Run(stays))
+	first := waitRunning(t, rec, gone.UID, "c")
+	kept := waitRunning(t, rec, stays.UID, "c")
+	var pid int
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	}, 10*time.Second, tick)
+	logDir := filepath.Join(rt.opts.RootDir, "pods", PodDirName(gone))
+	require.DirExists(t, logDir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Remove(ctx, gone.UID))
+	assert.False(t, alive(pid), "the container process is gone")
+	assert.NoDirExists(t, logDir)
+	_, listed := rt.Status(gone.UID)
+	assert.False(t, listed, "the pod is forgotten")
+	require.Len(t, rt.Pods(), 1)
+	assert.Equal(t, "stays", rt.Pods()[0].Name)
+	assert.ErrorIs(t, rt.Remove(ctx, gone.UID), ErrUnknownPod)
+	cs, _ := rec.container(stays.UID, "c")
+	assert.Equal(t, kept.ContainerID, cs.ContainerID, "the other pod was not touched")
+
+	require.NoError(t, rt.Run(gone), "the same UID may run again")
+	require.Eventually(t, func() bool {
+		cs, _ := rec.container(gone.UID, "c")
+		return cs.State.Running != nil && cs.ContainerID != first.ContainerID
+	}, 10*time.Second, tick)
+}

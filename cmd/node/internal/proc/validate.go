@@ -2,13 +2,16 @@ package proc
 
 import (
 	"slices"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/probes"
 )
 
 // SetDefaults fills what the API server would (namespace, UID, restart policy, grace period) so a
@@ -27,6 +30,24 @@ func SetDefaults(pod *v1.Pod) {
 		g := int64(podapi.DefaultGracePeriod.Seconds())
 		pod.Spec.TerminationGracePeriodSeconds = &g
 	}
+}
+
+// Prepare makes a decoded pod ready to run: the runtime's defaults (SetDefaults), the probes'
+// defaults, the creation time, then both validations (the API server's probe rules and the
+// runtime's limits), each problem once. The pod may run only if the list is empty.
+func Prepare(pod *v1.Pod, now time.Time) field.ErrorList {
+	SetDefaults(pod)
+	probes.SetDefaults(pod)
+	pod.CreationTimestamp = metav1.NewTime(now)
+	seen := map[string]bool{}
+	var out field.ErrorList
+	for _, e := range append(probes.ValidatePod(pod), Validate(pod)...) {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Validate checks what the process runtime needs beyond the API server's probe rules: names, a
