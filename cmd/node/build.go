@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -17,12 +19,15 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
 
-// The process runtime is the actor core's container runtime, and node is the HTTP server's source.
+// The process runtime is the actor core's container runtime; node is the HTTP server's source and
+// runs the static pod watcher's pods.
 var (
-	_ actors.Runtime = (*proc.Runtime)(nil)
-	_ server.Source  = (*node)(nil)
+	_ actors.Runtime   = (*proc.Runtime)(nil)
+	_ server.Source    = (*node)(nil)
+	_ staticpod.Runner = (*node)(nil)
 )
 
 // node is everything `node run` runs: the listener and HTTP API, the event recorder, the process
@@ -37,15 +42,24 @@ type node struct {
 	rt      *proc.Runtime
 	sys     *actor.ActorSystem
 	tree    *actors.Tree
+	static  *staticpod.Watcher // nil without --pod-manifest-path
+
+	manifestPath string        // --pod-manifest-path
+	fileCheck    time.Duration // --file-check-frequency
 
 	serveErr chan error // the HTTP server's end (buffered: Serve's goroutine never blocks on it)
 }
+
+// liveHeap adds go_gc_heap_live_bytes (the heap the last GC found live) to the Go collector's
+// defaults: unlike go_memstats_heap_alloc_bytes it does not swing with garbage not yet collected,
+// so it shows what node keeps (make soak compares it over time).
+var liveHeap = collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})
 
 // buildNode constructs the node without starting any container or serving any request. The listener
 // comes first, so an address in use fails node before anything else exists. On error, whatever was
 // built is taken down again.
 func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error) {
-	n := &node{log: log, rootDir: cfg.rootDir, serveErr: make(chan error, 1)}
+	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck, serveErr: make(chan error, 1)}
 	fail := func(err error) (*node, error) {
 		n.shutdown(nil)
 		return nil, err
@@ -58,7 +72,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 
 	probeReg := prometheus.NewRegistry()
 	mainReg := prometheus.NewRegistry()
-	mainReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mainReg.MustRegister(collectors.NewGoCollector(liveHeap), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	n.rt, err = proc.New(proc.Options{
 		RootDir:        cfg.rootDir,

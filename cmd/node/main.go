@@ -9,6 +9,7 @@
 //
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
+//	         [--pod-manifest-path DIR] [--file-check-frequency D]
 //	node validate -f FILE...
 //	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
@@ -30,7 +31,7 @@ import (
 const usage = `node runs Kubernetes Pod manifests as local processes, probed and restarted like kubelet does.
 
 Usage:
-  node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f: the embedded demo)
+  node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f, no --pod-manifest-path: the embedded demo)
   node validate -f FILE...        check manifests without running anything
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)

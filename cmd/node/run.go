@@ -18,6 +18,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
 
 // runConfig is `node run`'s flags.
@@ -30,6 +31,8 @@ type runConfig struct {
 	backoffInitial time.Duration
 	backoffMax     time.Duration
 	profiling      bool
+	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
+	fileCheck      time.Duration // --file-check-frequency
 	logOutput      io.Writer
 	cleanup        func() // removes the demo's scratch directory
 }
@@ -38,7 +41,7 @@ func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-no
 
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg runConfig
-	fs := newFlagSet("run", "run [-f FILE]... [flags]   (no -f: the embedded demo)", stderr)
+	fs := newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [flags]   (neither: the embedded demo)", stderr)
 	fs.Var(&cfg.files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
 	fs.StringVar(&cfg.listen, "listen", server.DefaultListen, "address of the HTTP API (kubelet's read-only port); use a non-loopback address only on purpose")
 	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
@@ -47,6 +50,8 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", proc.DefaultInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max)")
 	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", proc.DefaultMaxBackoff, "CrashLoopBackOff: longest delay between restarts (reset after a run of twice this)")
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
+	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file) read every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them")
+	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -69,6 +74,10 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
 		return 2
 	}
+	if cfg.fileCheck <= 0 {
+		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
+		return 2
+	}
 
 	var pods []*v1.Pod
 	if len(cfg.files) > 0 {
@@ -82,7 +91,13 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --root-dir %q: %v\n", cfg.rootDir, err)
 		return 1
 	}
-	if len(cfg.files) == 0 {
+	if cfg.manifestPath != "" {
+		if _, err := os.Stat(cfg.manifestPath); err != nil {
+			fmt.Fprintf(stderr, "error: --pod-manifest-path: %v\n", err)
+			return 1
+		}
+	}
+	if len(cfg.files) == 0 && cfg.manifestPath == "" {
 		if pods, cfg.cleanup, err = demoPods(); err != nil {
 			fmt.Fprintf(stderr, "error: demo: %v\n", err)
 			return 1

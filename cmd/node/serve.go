@@ -5,10 +5,13 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
 
 // serve starts the HTTP API, then the pods — all or none: a pod that cannot start ends serving with
-// its error, and the pods already started are returned to be shut down — and waits until ctx ends
+// its error, and the pods already started are returned to be shut down —, then the static pod
+// watcher (--pod-manifest-path; its pods come and go on their own), and waits until ctx ends
 // (SIGINT/SIGTERM) or the API fails. It returns the pods it started.
 func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
 	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
@@ -21,7 +24,11 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 			return started, err
 		}
 	}
-	n.log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", n.rootDir)
+	if n.manifestPath != "" {
+		n.static = staticpod.New(staticpod.Options{Path: n.manifestPath, Period: n.fileCheck, Runner: n, Logger: n.log, Reserved: pods})
+		n.static.Start() // reads the path at once; ended by shutdown
+	}
+	n.log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", n.rootDir, "pod_manifest_path", n.manifestPath)
 	select {
 	case <-ctx.Done():
 		n.log.Info("shutting down: stopping liveness and startup probes, killing containers with their grace periods")
@@ -29,4 +36,15 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 	case err := <-n.serveErr:
 		return started, fmt.Errorf("http server: %w", err)
 	}
+}
+
+// StartPod implements staticpod.Runner: the probe tree learns the pod before its containers start
+// (as serve does for -f pods).
+func (n *node) StartPod(pod *v1.Pod) error {
+	n.tree.AddPod(pod)
+	if err := n.rt.Run(pod); err != nil {
+		n.tree.RemovePod(pod)
+		return err
+	}
+	return nil
 }

@@ -16,6 +16,8 @@ const httpShutdownTimeout = 5 * time.Second
 
 // shutdown takes the node down in dependency order, each step after the previous one finished:
 //
+//  0. the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
+//     are gone, the ones it runs join the started pods;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
 //  2. the HTTP API (in-flight log follows end);
@@ -25,6 +27,9 @@ const httpShutdownTimeout = 5 * time.Second
 //
 // It takes down only what was built, so buildNode uses it on failure too.
 func (n *node) shutdown(started []*v1.Pod) {
+	if n.static != nil {
+		started = append(started, n.static.Close()...)
+	}
 	if n.rt != nil && n.tree != nil {
 		n.terminatePods(started)
 	}
@@ -54,6 +59,24 @@ func (n *node) shutdown(started []*v1.Pod) {
 	}
 }
 
+// StopPod implements staticpod.Runner: terminatePods for one pod, which the runtime then forgets
+// (with its logs) once every process of it is gone. A pod that does not stop in time stays with the
+// runtime, whose shutdown takes it down.
+func (n *node) StopPod(pod *v1.Pod) {
+	n.tree.StopLivenessAndStartup(pod)
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout(podapi.GracePeriod(pod)))
+	defer cancel()
+	if err := n.rt.Remove(ctx, pod.UID); err != nil {
+		n.log.Error("static pod did not stop in time; it is left to node's shutdown", "pod", pod.Namespace+"/"+pod.Name, "error", err)
+		return
+	}
+	n.tree.RemovePod(pod)
+}
+
+// stopTimeout bounds waiting for pods to stop: apps and then sidecars each get their grace period;
+// allow for both and some slack.
+func stopTimeout(grace time.Duration) time.Duration { return 2*grace + 10*time.Second }
+
 // terminatePods is kubelet's SyncTerminatingPod for every pod: liveness and startup probes stop,
 // containers are killed with their grace periods (readiness keeps probing meanwhile), then the pod's
 // workers are removed.
@@ -63,8 +86,7 @@ func (n *node) terminatePods(pods []*v1.Pod) {
 		n.tree.StopLivenessAndStartup(pod)
 		maxGrace = max(maxGrace, podapi.GracePeriod(pod))
 	}
-	// Apps and then sidecars each get their grace period; allow for both and some slack.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*maxGrace+10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout(maxGrace))
 	defer cancel()
 	if err := n.rt.Shutdown(ctx); err != nil {
 		n.log.Error("containers did not stop in time", "error", err)

@@ -23,7 +23,7 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	loaded, err := manifest.ReadFiles(files, stdin)
 	if err != nil {
 		for _, e := range flatten(err) {
-			fmt.Fprintf(stderr, "error: %s\n", oneLine(e.Error()))
+			fmt.Fprintf(stderr, "error: %s\n", manifest.OneLine(e.Error()))
 		}
 		return nil, errInvalid
 	}
@@ -49,35 +49,11 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	}
 	if len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(stderr, "error: %s\n", oneLine(p))
+			fmt.Fprintf(stderr, "error: %s\n", manifest.OneLine(p))
 		}
 		return nil, errInvalid
 	}
 	return pods, nil
-}
-
-// oneLine folds a multi-line message (the YAML parser lists its problems one per line) into one
-// line, so every printed error starts with "error: <file>" and greps as one.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			if strings.HasSuffix(b.String(), ":") {
-				b.WriteString(" ")
-			} else {
-				b.WriteString("; ")
-			}
-		}
-		b.WriteString(part)
-	}
-	return b.String()
 }
 
 // flatten unwraps errors.Join trees into their leaves.

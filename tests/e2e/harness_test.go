@@ -112,14 +112,19 @@ func writeManifest(t *testing.T, content string) string {
 	return path
 }
 
-// startNode runs `node run -f manifest` with fast CrashLoopBackOff settings and waits for /healthz.
-// Cleanup stops it with SIGTERM and requires exit code 0.
+// startNode runs `node run -f manifest` (no -f for an empty manifest: flags then say what to run)
+// with fast CrashLoopBackOff settings and waits for /healthz. Cleanup stops it with SIGTERM and
+// requires exit code 0.
 func startNode(t *testing.T, manifest string, flags ...string) *node {
 	t.Helper()
 	port := freePort(t)
 	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), rootDir: t.TempDir(), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
-	args := append([]string{"run", "-f", writeManifest(t, manifest), "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", n.rootDir,
-		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug"}, flags...)
+	args := []string{"run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", n.rootDir,
+		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug"}
+	if manifest != "" {
+		args = append(args, "-f", writeManifest(t, manifest))
+	}
+	args = append(args, flags...)
 	n.cmd = exec.Command(nodeBin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
 	require.NoError(t, n.cmd.Start())

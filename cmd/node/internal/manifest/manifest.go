@@ -315,3 +315,27 @@ func jsonTypeName(goType string) string {
 		return strings.TrimPrefix(goType, "*")
 	}
 }
+
+// OneLine folds a multi-line message (the YAML parser lists its problems one per line) into one
+// line, so every printed error starts with "error: <file>" and greps as one.
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}

@@ -1,0 +1,359 @@
+package staticpod
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+)
+
+// File is one manifest file as listed: its content, or why it could not be read.
+type File struct {
+	Path string
+	Data []byte
+	Err  error
+}
+
+// Why a pod is started or stopped.
+const (
+	Added   = "added"   // a new file, or a new pod in a file
+	Changed = "changed" // the pod's manifest changed: the old instance stops, then the new one starts
+	Removed = "removed" // its file, or the pod in it, is gone
+)
+
+// Action is one pod to start or stop.
+type Action struct {
+	Pod    *v1.Pod
+	Origin string // "DIR/web.yaml" or "DIR/web.yaml: document 2"
+	Why    string // Added, Changed or Removed
+}
+
+// Plan is what the shell carries out after a Core call: stop and start pods, report problems.
+type Plan struct {
+	Stop     []Action // report each with Stopped once its processes are gone
+	Start    []Action // report a failure with StartFailed
+	Problems []string // problems not reported before, one line each ("DIR/x.yaml: spec.containers: Required value")
+}
+
+// candidate is a valid pod from a file.
+type candidate struct {
+	key    string // namespace/name
+	pod    *v1.Pod
+	hash   string // identity of the manifest content: a different hash is a different pod
+	origin string
+}
+
+// fileState is what the core knows of one file.
+type fileState struct {
+	sum      [sha256.Size]byte // of the content last parsed; zero after a read error
+	parsed   bool
+	pods     []candidate // of the last valid version (kept while the file is invalid)
+	problems []string    // of the current content; empty when valid
+}
+
+// instance is a pod the core has started and not yet seen stopped.
+type instance struct {
+	candidate
+	stopping bool
+}
+
+// Core decides which static pods run. It is not safe for concurrent use (the Watcher's goroutine
+// owns it).
+type Core struct {
+	reservedName map[string]string    // namespace/name → where it comes from (-f)
+	reservedUID  map[types.UID]string // UID → where it comes from
+	files        map[string]*fileState
+	dirProblem   string
+	desired      map[string]candidate // by namespace/name, from the last Scan
+	running      map[string]*instance // by namespace/name: running or stopping
+	uids         map[types.UID]*instance
+	replacing    map[string]bool // names stopped because they changed: their next start is a change
+	clashes      []string        // pods refused by the last choose (name or UID taken)
+	reported     map[string]bool // problems reported and still present
+}
+
+// NewCore returns a core with no static pods. reserved are pods node runs from elsewhere (-f):
+// their names and UIDs are refused to static pods, with origin naming where they come from.
+func NewCore(reserved []*v1.Pod, origin string) *Core {
+	c := &Core{
+		reservedName: map[string]string{},
+		reservedUID:  map[types.UID]string{},
+		files:        map[string]*fileState{},
+		desired:      map[string]candidate{},
+		running:      map[string]*instance{},
+		uids:         map[types.UID]*instance{},
+		replacing:    map[string]bool{},
+		reported:     map[string]bool{},
+	}
+	for _, p := range reserved {
+		c.reservedName[podKey(p)] = origin
+		c.reservedUID[p.UID] = origin
+	}
+	return c
+}
+
+func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// ListFailed records that the manifest path could not be listed: nothing changes, the problem is
+// reported once.
+func (c *Core) ListFailed(err error) Plan {
+	c.dirProblem = manifest.OneLine(err.Error())
+	return Plan{Problems: c.newProblems()}
+}
+
+// Scan takes the complete listing of the manifest path (every file, in name order) at time now
+// (the creation time of pods it parses) and returns what to do.
+func (c *Core) Scan(files []File, now time.Time) Plan {
+	c.dirProblem = ""
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		seen[f.Path] = true
+		fs := c.files[f.Path]
+		if fs == nil {
+			fs = &fileState{}
+			c.files[f.Path] = fs
+		}
+		if f.Err != nil {
+			fs.sum, fs.parsed = [sha256.Size]byte{}, false
+			fs.problems = []string{manifest.OneLine(fmt.Sprintf("%s: %v", f.Path, f.Err))}
+			if len(fs.pods) > 0 {
+				fs.problems = append(fs.problems, keptNote(f.Path))
+			}
+			continue
+		}
+		sum := sha256.Sum256(f.Data)
+		if fs.parsed && sum == fs.sum {
+			continue
+		}
+		fs.sum, fs.parsed = sum, true
+		pods, problems := load(f.Path, f.Data, now)
+		fs.problems = problems
+		switch {
+		case len(problems) == 0:
+			fs.pods = pods
+		case len(fs.pods) > 0:
+			fs.problems = append(fs.problems, keptNote(f.Path))
+		}
+	}
+	for path := range c.files {
+		if !seen[path] {
+			delete(c.files, path)
+		}
+	}
+	paths := make([]string, 0, len(files))
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	c.desired = c.choose(paths)
+	plan := c.reconcile()
+	plan.Problems = c.newProblems()
+	return plan
+}
+
+// keptNote follows the problems of a file whose last valid version runs.
+func keptNote(path string) string {
+	return path + ": not applied; the pods of its last valid version keep running"
+}
+
+// Stopped records that a pod the plan stopped is gone, and returns what may start now (a
+// replacement waiting for its name or UID).
+func (c *Core) Stopped(uid types.UID) Plan {
+	if inst, ok := c.uids[uid]; ok {
+		delete(c.uids, uid)
+		if c.running[inst.key] == inst {
+			delete(c.running, inst.key)
+		}
+	}
+	return c.reconcile()
+}
+
+// StartFailed records that a pod the plan started could not start: the core forgets it and tries
+// again at the next Scan.
+func (c *Core) StartFailed(uid types.UID) {
+	if inst, ok := c.uids[uid]; ok {
+		delete(c.uids, uid)
+		delete(c.running, inst.key)
+	}
+}
+
+// Running returns the pods started and not being stopped, by namespace/name.
+func (c *Core) Running() []*v1.Pod {
+	var out []*v1.Pod
+	for _, key := range sortedKeys(c.running) {
+		if inst := c.running[key]; !inst.stopping {
+			out = append(out, inst.pod)
+		}
+	}
+	return out
+}
+
+// choose picks, for every namespace/name, the pod that should run: the one running already if its
+// file still defines it unchanged, else the first in file order. Pods that clash with a chosen one
+// or with a reserved one are refused (the file's problems say so).
+func (c *Core) choose(paths []string) map[string]candidate {
+	c.clashes = nil
+	var first, rest []candidate
+	for _, path := range paths {
+		fs := c.files[path]
+		for _, cand := range fs.pods {
+			if inst, ok := c.running[cand.key]; ok && !inst.stopping && inst.hash == cand.hash && inst.pod.UID == cand.pod.UID {
+				first = append(first, cand)
+			} else {
+				rest = append(rest, cand)
+			}
+		}
+	}
+	desired := map[string]candidate{}
+	uidOwner := map[types.UID]string{}
+	for _, cand := range append(first, rest...) {
+		if origin, ok := c.reservedName[cand.key]; ok {
+			c.addProblem(cand.origin, fmt.Sprintf("metadata.name: Duplicate value: pod %q is also run from %s", cand.key, origin))
+			continue
+		}
+		if other, ok := desired[cand.key]; ok {
+			c.addProblem(cand.origin, fmt.Sprintf("metadata.name: Duplicate value: pod %q is also defined in %s", cand.key, other.origin))
+			continue
+		}
+		if origin, ok := c.reservedUID[cand.pod.UID]; ok {
+			c.addProblem(cand.origin, fmt.Sprintf("metadata.uid: Duplicate value: %q is also the UID of a pod run from %s", cand.pod.UID, origin))
+			continue
+		}
+		if other, ok := uidOwner[cand.pod.UID]; ok {
+			c.addProblem(cand.origin, fmt.Sprintf("metadata.uid: Duplicate value: %q is also the UID of the pod in %s", cand.pod.UID, other))
+			continue
+		}
+		desired[cand.key] = cand
+		uidOwner[cand.pod.UID] = cand.origin
+	}
+	return desired
+}
+
+// addProblem records a clash found while choosing.
+func (c *Core) addProblem(origin, detail string) {
+	c.clashes = append(c.clashes, origin+": "+detail)
+}
+
+// reconcile stops what should not run (any more, or not in this version) and starts what should
+// and can: a pod starts only once no instance with its name or UID remains.
+func (c *Core) reconcile() Plan {
+	var plan Plan
+	for _, key := range sortedKeys(c.running) {
+		inst := c.running[key]
+		if inst.stopping {
+			continue
+		}
+		d, ok := c.desired[key]
+		switch {
+		case !ok:
+			inst.stopping = true
+			plan.Stop = append(plan.Stop, Action{Pod: inst.pod, Origin: inst.origin, Why: Removed})
+		case d.hash != inst.hash || d.pod.UID != inst.pod.UID:
+			inst.stopping = true
+			c.replacing[key] = true
+			plan.Stop = append(plan.Stop, Action{Pod: inst.pod, Origin: inst.origin, Why: Changed})
+		}
+	}
+	for _, key := range sortedKeys(c.desired) {
+		d := c.desired[key]
+		if _, busy := c.running[key]; busy {
+			continue
+		}
+		if _, busy := c.uids[d.pod.UID]; busy {
+			continue // an instance with this UID (under another name) is still stopping
+		}
+		inst := &instance{candidate: d}
+		c.running[key] = inst
+		c.uids[d.pod.UID] = inst
+		why := Added
+		if c.replacing[key] {
+			why = Changed
+		}
+		plan.Start = append(plan.Start, Action{Pod: d.pod, Origin: d.origin, Why: why})
+	}
+	for key := range c.replacing {
+		if _, ok := c.desired[key]; !ok || c.running[key] != nil && !c.running[key].stopping {
+			delete(c.replacing, key)
+		}
+	}
+	return plan
+}
+
+// newProblems returns the current problems not reported yet, and remembers the current ones (a
+// problem fixed and later made again is reported again).
+func (c *Core) newProblems() []string {
+	var current []string
+	if c.dirProblem != "" {
+		current = append(current, c.dirProblem)
+	}
+	for _, path := range sortedKeys(c.files) {
+		current = append(current, c.files[path].problems...)
+	}
+	current = append(current, c.clashes...)
+	var fresh []string
+	now := make(map[string]bool, len(current))
+	for _, p := range current {
+		if !c.reported[p] && !now[p] {
+			fresh = append(fresh, p)
+		}
+		now[p] = true
+	}
+	c.reported = now
+	return fresh
+}
+
+// load decodes, defaults and validates one file. A pod without a UID gets one derived from the
+// path and its content, as kubelet derives it.
+func load(path string, data []byte, now time.Time) ([]candidate, []string) {
+	decoded, errs := manifest.Decode(path, data)
+	if len(errs) > 0 {
+		var problems []string
+		for _, e := range errs {
+			problems = append(problems, manifest.OneLine(e.Error()))
+		}
+		return nil, problems
+	}
+	if len(decoded) == 0 {
+		return nil, []string{fmt.Sprintf("%s: %v (delete the file to stop its pods)", path, manifest.ErrNoPods)}
+	}
+	var pods []candidate
+	var problems []string
+	for _, d := range decoded {
+		raw, err := json.Marshal(d.Pod)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", d.Origin, err))
+			continue
+		}
+		content := sha256.Sum256(raw)
+		if d.Pod.UID == "" {
+			h := sha256.New()
+			fmt.Fprintf(h, "file:%s\n", path)
+			h.Write(raw)
+			d.Pod.UID = types.UID(hex.EncodeToString(h.Sum(nil))[:32])
+		}
+		for _, e := range proc.Prepare(d.Pod, now) {
+			problems = append(problems, manifest.OneLine(d.Origin+": "+e.Error()))
+		}
+		pods = append(pods, candidate{key: podKey(d.Pod), pod: d.Pod, hash: hex.EncodeToString(content[:]), origin: d.Origin})
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return pods, nil
+}
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,237 @@
+package staticpod
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// podYAML is a valid pod manifest; extra is appended under the container (e.g. a probe).
+func podYAML(name, extra string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers:
+  - name: app
+    command: [sleep, infinity]
+%s`, name, extra)
+}
+
+func file(path, content string) File { return File{Path: path, Data: []byte(content)} }
+
+// summary is a plan as "start web (added)", "stop web (removed)" lines, then its problems.
+func summary(p Plan) []string {
+	var out []string
+	for _, a := range p.Stop {
+		out = append(out, fmt.Sprintf("stop %s (%s)", a.Pod.Name, a.Why))
+	}
+	for _, a := range p.Start {
+		out = append(out, fmt.Sprintf("start %s (%s)", a.Pod.Name, a.Why))
+	}
+	return append(out, p.Problems...)
+}
+
+// step is one input to the core and the plan it must give.
+type step struct {
+	scan    []File      // a Scan with these files (nil and no other input: an empty directory)
+	stopped string      // or: Stopped for the instance of this pod name stopped by an earlier step
+	listErr error       // or: ListFailed
+	want    []string    // summary of the plan
+	running []string    // names Running returns afterwards (nil: not checked)
+	check   func(*Core) // optional extra assertions
+	reserve []*v1.Pod   // only in the first step: NewCore's reserved pods
+}
+
+func TestCore(t *testing.T) {
+	web := podYAML("web", "")
+	web2 := podYAML("web", "    workingDir: /tmp\n")
+	webComment := "# a comment changes nothing\n" + web
+	fixedUID := func(name, uid, extra string) string {
+		return strings.Replace(podYAML(name, extra), "metadata: {name: "+name+"}", "metadata: {name: "+name+", uid: "+uid+"}", 1)
+	}
+	invalid := podYAML("web", "    livenessProbe:\n      exec: {command: [\"true\"]}\n      periodSecond: 5\n")
+	invalidRule := podYAML("web", "    readinessProbe:\n      tcpSocket: {port: 80}\n      terminationGracePeriodSeconds: 3\n")
+	fromF := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "f-uid"}}
+
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"a new file starts its pod, an unchanged one nothing", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", web)}, want: nil, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", webComment)}, want: nil, running: []string{"web"}},
+		}},
+		{"a removed file stops its pod", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
+			{scan: nil, want: []string{"stop web (removed)"}, running: []string{}},
+			{scan: nil, want: nil},
+			{stopped: "web", want: nil, running: []string{}},
+		}},
+		{"a changed pod is stopped, and its replacement starts once it is gone", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
+			{scan: []File{file("d/web.yaml", web2)}, want: []string{"stop web (changed)"}, running: []string{}},
+			{scan: []File{file("d/web.yaml", web2)}, want: nil, running: []string{}},
+			{stopped: "web", want: []string{"start web (changed)"}, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", web2)}, want: nil},
+		}},
+		{"an invalid new file is reported with its field path once, and starts nothing", []step{
+			{scan: []File{file("d/a.yaml", podYAML("a", "")), file("d/web.yaml", invalid)}, want: []string{
+				"start a (added)",
+				"d/web.yaml: spec.containers[0].livenessProbe.periodSecond: unknown field",
+			}},
+			{scan: []File{file("d/a.yaml", podYAML("a", "")), file("d/web.yaml", invalid)}, want: nil, running: []string{"a"}},
+			{scan: []File{file("d/a.yaml", podYAML("a", "")), file("d/web.yaml", invalidRule)}, want: []string{
+				"d/web.yaml: spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 3: must not be set for readinessProbes",
+			}},
+			{scan: []File{file("d/a.yaml", podYAML("a", "")), file("d/web.yaml", web)}, want: []string{"start web (added)"}, running: []string{"a", "web"}},
+			{scan: []File{file("d/a.yaml", podYAML("a", "")), file("d/web.yaml", invalid)}, want: []string{
+				"d/web.yaml: spec.containers[0].livenessProbe.periodSecond: unknown field",
+				"d/web.yaml: not applied; the pods of its last valid version keep running",
+			}, running: []string{"a", "web"}},
+		}},
+		{"a running pod's file that becomes unreadable or empty keeps the pod", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
+			{scan: []File{{Path: "d/web.yaml", Err: errors.New("permission denied")}}, want: []string{
+				"d/web.yaml: permission denied",
+				"d/web.yaml: not applied; the pods of its last valid version keep running",
+			}, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", web)}, want: nil, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", "")}, want: []string{
+				"d/web.yaml: no pods found (delete the file to stop its pods)",
+				"d/web.yaml: not applied; the pods of its last valid version keep running",
+			}, running: []string{"web"}},
+		}},
+		{"a directory that cannot be listed changes nothing", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
+			{listErr: errors.New("open d: permission denied"), want: []string{"open d: permission denied"}, running: []string{"web"}},
+			{listErr: errors.New("open d: permission denied"), want: nil, running: []string{"web"}},
+			{scan: []File{file("d/web.yaml", web)}, want: nil, running: []string{"web"}},
+		}},
+		{"the first file in name order gets a name; the running pod keeps it", []step{
+			{scan: []File{file("d/b.yaml", web)}, want: []string{"start web (added)"}},
+			{scan: []File{file("d/a.yaml", web2), file("d/b.yaml", web)}, want: []string{
+				`d/a.yaml: metadata.name: Duplicate value: pod "default/web" is also defined in d/b.yaml`,
+			}, running: []string{"web"}, check: func(c *Core) {
+				assert.Equal(t, "d/b.yaml", c.running["default/web"].origin)
+			}},
+			{scan: []File{file("d/a.yaml", web2)}, want: []string{"stop web (changed)"}},
+			{stopped: "web", want: []string{"start web (changed)"}, check: func(c *Core) {
+				assert.Equal(t, "d/a.yaml", c.running["default/web"].origin)
+			}},
+		}},
+		{"names and UIDs of -f pods are refused", []step{
+			{reserve: []*v1.Pod{fromF}, scan: []File{
+				file("d/a.yaml", podYAML("api", "")),
+				file("d/b.yaml", fixedUID("other", "f-uid", "")),
+			}, want: []string{
+				`d/a.yaml: metadata.name: Duplicate value: pod "default/api" is also run from -f`,
+				`d/b.yaml: metadata.uid: Duplicate value: "f-uid" is also the UID of a pod run from -f`,
+			}, running: []string{}},
+		}},
+		{"a pod with a fixed UID is replaced only after its old instance stopped", []step{
+			{scan: []File{file("d/web.yaml", fixedUID("web", "u1", ""))}, want: []string{"start web (added)"}},
+			{scan: []File{file("d/web.yaml", fixedUID("web", "u1", "    workingDir: /tmp\n"))}, want: []string{"stop web (changed)"}},
+			{stopped: "web", want: []string{"start web (changed)"}, check: func(c *Core) {
+				assert.Equal(t, types.UID("u1"), c.running["default/web"].pod.UID)
+			}},
+		}},
+		{"a renamed pod with a fixed UID waits for the old name to stop", []step{
+			{scan: []File{file("d/web.yaml", fixedUID("web", "u1", ""))}, want: []string{"start web (added)"}},
+			{scan: []File{file("d/web.yaml", fixedUID("www", "u1", ""))}, want: []string{"stop web (removed)"}, running: []string{}},
+			{stopped: "web", want: []string{"start www (added)"}, running: []string{"www"}},
+		}},
+		{"a file of several pods: each is added and removed on its own", []step{
+			{scan: []File{file("d/pods.yaml", podYAML("a", "")+"---\n"+podYAML("b", ""))}, want: []string{"start a (added)", "start b (added)"}},
+			{scan: []File{file("d/pods.yaml", podYAML("a", ""))}, want: []string{"stop b (removed)"}, running: []string{"a"}},
+			{scan: []File{file("d/pods.yaml", podYAML("a", "")+"---\n"+podYAML("b", ""))}, want: nil, running: []string{"a"}},
+			{stopped: "b", want: []string{"start b (added)"}, running: []string{"a", "b"}},
+		}},
+		{"two pods of one file with one name: both origins named", []step{
+			{scan: []File{file("d/pods.yaml", web+"---\n"+web2)}, want: []string{
+				"start web (added)",
+				`d/pods.yaml: document 2: metadata.name: Duplicate value: pod "default/web" is also defined in d/pods.yaml: document 1`,
+			}},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCore(tc.steps[0].reserve, "-f")
+			started := map[string]types.UID{} // last started UID per name
+			for i, s := range tc.steps {
+				var p Plan
+				switch {
+				case s.listErr != nil:
+					p = c.ListFailed(s.listErr)
+				case s.stopped != "":
+					uid, ok := started[s.stopped]
+					require.True(t, ok, "step %d: %s was never started", i, s.stopped)
+					p = c.Stopped(uid)
+				default:
+					p = c.Scan(s.scan, t0.Add(time.Duration(i)*time.Second))
+				}
+				for _, a := range p.Start {
+					started[a.Pod.Name] = a.Pod.UID
+				}
+				assert.Equal(t, s.want, summary(p), "step %d", i)
+				if s.running != nil {
+					var names []string
+					for _, pod := range c.Running() {
+						names = append(names, pod.Name)
+					}
+					assert.ElementsMatch(t, s.running, names, "step %d: running", i)
+				}
+				if s.check != nil {
+					s.check(c)
+				}
+			}
+		})
+	}
+}
+
+// TestStartFailedIsRetriedAtTheNextScan: a pod that could not start is forgotten and started again
+// by the next scan.
+func TestStartFailedIsRetriedAtTheNextScan(t *testing.T) {
+	c := NewCore(nil, "-f")
+	files := []File{file("d/web.yaml", podYAML("web", ""))}
+	p := c.Scan(files, t0)
+	require.Len(t, p.Start, 1)
+	c.StartFailed(p.Start[0].Pod.UID)
+	assert.Empty(t, c.Running())
+	assert.Equal(t, []string{"start web (added)"}, summary(c.Scan(files, t0)))
+}
+
+// TestUIDsAreDerivedFromPathAndContent: as kubelet, a pod without metadata.uid gets a UID that is
+// the same for the same file and content (also after a restart of node), and different when the
+// path or the content differs; defaults and validation are the ones -f gets.
+func TestUIDsAreDerivedFromPathAndContent(t *testing.T) {
+	uid := func(path, content string) types.UID {
+		p := NewCore(nil, "-f").Scan([]File{file(path, content)}, t0)
+		require.Len(t, p.Start, 1, p.Problems)
+		return p.Start[0].Pod.UID
+	}
+	web := podYAML("web", "    readinessProbe: {tcpSocket: {port: 80}}\n")
+	a := uid("d/web.yaml", web)
+	assert.Len(t, string(a), 32)
+	assert.Equal(t, a, uid("d/web.yaml", web))
+	assert.Equal(t, a, uid("d/web.yaml", "# comment\n"+web), "formatting is not content")
+	assert.NotEqual(t, a, uid("d/other.yaml", web))
+	assert.NotEqual(t, a, uid("d/web.yaml", podYAML("web", "")))
+
+	p := NewCore(nil, "-f").Scan([]File{file("d/web.yaml", web)}, t0).Start[0].Pod
+	assert.Equal(t, "default", p.Namespace)
+	assert.Equal(t, v1.RestartPolicyAlways, p.Spec.RestartPolicy)
+	assert.Equal(t, int32(10), p.Spec.Containers[0].ReadinessProbe.PeriodSeconds, "probe defaults")
+	assert.Equal(t, t0, p.CreationTimestamp.Time)
+}

@@ -1,0 +1,196 @@
+package staticpod
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultPeriod is how often the manifest path is read (kubelet's --file-check-frequency).
+const DefaultPeriod = 20 * time.Second
+
+// MaxFileSize bounds what is read of one manifest file; a larger file is a problem, not read.
+const MaxFileSize = 1 << 20
+
+// Runner starts and stops pods for the watcher (node: the probe tree and the process runtime).
+type Runner interface {
+	// StartPod starts a valid pod; an error means nothing of it runs.
+	StartPod(pod *v1.Pod) error
+	// StopPod stops a pod the watcher started (containers killed with their grace periods) and
+	// forgets it; it returns once its processes are gone.
+	StopPod(pod *v1.Pod)
+}
+
+// Options configure a Watcher.
+type Options struct {
+	Path     string        // a directory of manifests, or one manifest file
+	Period   time.Duration // DefaultPeriod when zero
+	Runner   Runner
+	Logger   hclog.Logger
+	Reserved []*v1.Pod // pods node runs from -f: their names and UIDs are not available
+	Now      func() time.Time
+}
+
+// Watcher runs the static pods of a manifest path. Start it once; Close ends it.
+type Watcher struct {
+	opts    Options
+	log     hclog.Logger
+	core    *Core
+	stopped chan types.UID // a pod the plan stopped is gone
+	quit    chan struct{}
+	done    chan struct{} // closed when the loop has ended
+	stops   sync.WaitGroup
+	start   sync.Once
+	close   sync.Once
+}
+
+// New returns a watcher that has not read anything yet.
+func New(opts Options) *Watcher {
+	if opts.Period <= 0 {
+		opts.Period = DefaultPeriod
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Watcher{
+		opts:    opts,
+		log:     opts.Logger.Named("static-pods"),
+		core:    NewCore(opts.Reserved, "-f"),
+		stopped: make(chan types.UID),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// Start reads the manifest path at once and then every period, on a goroutine of its own that ends
+// with Close.
+func (w *Watcher) Start() {
+	w.start.Do(func() { go w.loop() })
+}
+
+// Close stops reading the manifest path, waits until the pods being stopped are gone, and returns
+// the static pods still running (the caller stops them with everything else).
+func (w *Watcher) Close() []*v1.Pod {
+	w.close.Do(func() { close(w.quit) })
+	w.start.Do(func() { close(w.done) }) // never started: nothing to wait for
+	<-w.done
+	w.stops.Wait()
+	return w.core.Running()
+}
+
+func (w *Watcher) loop() {
+	defer close(w.done)
+	t := time.NewTicker(w.opts.Period)
+	defer t.Stop()
+	w.scan()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-t.C:
+			w.scan()
+		case uid := <-w.stopped:
+			w.carryOut(w.core.Stopped(uid))
+		}
+	}
+}
+
+func (w *Watcher) scan() {
+	files, err := List(w.opts.Path)
+	if err != nil {
+		w.carryOut(w.core.ListFailed(err))
+		return
+	}
+	w.carryOut(w.core.Scan(files, w.opts.Now()))
+}
+
+// carryOut reports the plan's problems, begins its stops (each on its own goroutine, which ends
+// when the pod is gone and the loop heard of it, or at Close) and makes its starts.
+func (w *Watcher) carryOut(p Plan) {
+	for _, msg := range p.Problems {
+		w.log.Error("static pod manifest not applied", "problem", msg)
+	}
+	for _, a := range p.Stop {
+		w.log.Info("stopping static pod", "pod", podKey(a.Pod), "why", a.Why, "manifest", a.Origin)
+		w.stops.Add(1)
+		go func() {
+			defer w.stops.Done()
+			w.opts.Runner.StopPod(a.Pod)
+			select {
+			case w.stopped <- a.Pod.UID:
+			case <-w.quit:
+			}
+		}()
+	}
+	for _, a := range p.Start {
+		if err := w.opts.Runner.StartPod(a.Pod); err != nil {
+			w.log.Error("static pod did not start; trying again at the next read", "pod", podKey(a.Pod), "manifest", a.Origin, "error", err)
+			w.core.StartFailed(a.Pod.UID)
+			continue
+		}
+		w.log.Info("static pod started", "pod", podKey(a.Pod), "why", a.Why, "manifest", a.Origin)
+	}
+}
+
+// List reads a manifest path as kubelet's file source does: a regular file is the only manifest; in
+// a directory every entry not starting with "." is one, in name order (subdirectories are not read
+// and are reported).
+func List(path string) ([]File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []File{readFile(path)}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]File, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		files = append(files, readFile(filepath.Join(path, e.Name())))
+	}
+	return files, nil
+}
+
+// readFile reads one manifest, following symbolic links, at most MaxFileSize bytes. Only a regular
+// file is opened (opening a FIFO would block the watcher).
+func readFile(path string) File {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return File{Path: path, Err: err}
+	case st.IsDir():
+		return File{Path: path, Err: fmt.Errorf("a directory: manifests in subdirectories are not read")}
+	case !st.Mode().IsRegular():
+		return File{Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return File{Path: path, Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err == nil && len(data) > MaxFileSize {
+		err = fmt.Errorf("larger than %d bytes: not read", MaxFileSize)
+	}
+	if err != nil {
+		return File{Path: path, Err: err}
+	}
+	return File{Path: path, Data: data}
+}

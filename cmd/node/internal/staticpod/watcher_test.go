@@ -1,0 +1,177 @@
+package staticpod
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeRunner records what the watcher starts and stops; StopPod waits for gate when it is set.
+type fakeRunner struct {
+	mu      sync.Mutex
+	started []string
+	stopped []string
+	gate    chan struct{}
+}
+
+func (r *fakeRunner) StartPod(pod *v1.Pod) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, pod.Name)
+	return nil
+}
+
+func (r *fakeRunner) StopPod(pod *v1.Pod) {
+	if r.gate != nil {
+		<-r.gate
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = append(r.stopped, pod.Name)
+}
+
+func (r *fakeRunner) seen() (started, stopped []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.started...), append([]string(nil), r.stopped...)
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+}
+
+func names(pods []*v1.Pod) []string {
+	out := []string{}
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// TestWatcherFollowsTheDirectory: files added start pods at the next read, removed files stop them,
+// hidden files are ignored, subdirectories and invalid files are logged with their paths, and
+// Close returns the pods still running.
+func TestWatcherFollowsTheDirectory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+		write(t, filepath.Join(dir, ".hidden.yaml"), podYAML("hidden", ""))
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+		log, logs := logtest.Capture(t)
+		r := &fakeRunner{}
+		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log})
+		w.Start()
+		synctest.Wait()
+		started, _ := r.seen()
+		assert.Equal(t, []string{"a"}, started, "read at once")
+		assert.Contains(t, logs.String(), filepath.Join(dir, "sub")+": a directory: manifests in subdirectories are not read")
+
+		write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
+		write(t, filepath.Join(dir, "bad.yaml"), podYAML("bad", "    livenessProbe: {tcpSocket: {port: 80}, periodSecond: 5}\n"))
+		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		started, stopped := r.seen()
+		assert.Equal(t, []string{"a", "b"}, started)
+		assert.Equal(t, []string{"a"}, stopped)
+		assert.Contains(t, logs.String(), filepath.Join(dir, "bad.yaml")+": spec.containers[0].livenessProbe.periodSecond: unknown field")
+
+		assert.Equal(t, []string{"b"}, names(w.Close()))
+		started, stopped = r.seen()
+		assert.Equal(t, []string{"a", "b"}, started, "nothing more after Close")
+		assert.Equal(t, []string{"a"}, stopped, "Close leaves the running pods to the caller")
+	})
+}
+
+// TestWatcherReplacesAChangedPodAfterTheOldOneStopped: an edited manifest stops the old pod; the
+// new one starts only once StopPod has returned, without waiting for the next read.
+func TestWatcherReplacesAChangedPodAfterTheOldOneStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "web.yaml")
+		write(t, path, podYAML("web", ""))
+		r := &fakeRunner{gate: make(chan struct{})}
+		w := New(Options{Path: dir, Period: 20 * time.Second, Runner: r, Logger: logtest.New(t)})
+		w.Start()
+		synctest.Wait()
+		write(t, path, podYAML("web", "    workingDir: /tmp\n"))
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		started, _ := r.seen()
+		assert.Equal(t, []string{"web"}, started, "the replacement waits while the old pod stops")
+		assert.Empty(t, w.core.Running(), "read only after the loop is idle: the old pod is stopping")
+
+		close(r.gate)
+		synctest.Wait()
+		started, stopped := r.seen()
+		assert.Equal(t, []string{"web", "web"}, started, "started as soon as the old one is gone")
+		assert.Equal(t, []string{"web"}, stopped)
+		assert.Equal(t, []string{"web"}, names(w.Close()))
+	})
+}
+
+// TestCloseWaitsForPodsBeingStopped: Close returns only after the pods the watcher is stopping are
+// gone, and does not return them.
+func TestCloseWaitsForPodsBeingStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+		write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
+		r := &fakeRunner{gate: make(chan struct{})}
+		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: logtest.New(t)})
+		w.Start()
+		synctest.Wait()
+		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
+		time.Sleep(time.Second)
+		synctest.Wait()
+
+		closed := make(chan []*v1.Pod, 1)
+		go func() { closed <- w.Close() }()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while a pod was still stopping")
+		default:
+		}
+		close(r.gate)
+		synctest.Wait()
+		assert.Equal(t, []string{"b"}, names(<-closed))
+		_, stopped := r.seen()
+		assert.Equal(t, []string{"a"}, stopped)
+	})
+}
+
+// TestListReadsAFileOrADirectory: a manifest path may be one file; a missing path is an error;
+// a file over MaxFileSize is not read.
+func TestListReadsAFileOrADirectory(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.yaml")
+	write(t, one, podYAML("one", ""))
+	files, err := List(one)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	assert.Equal(t, one, files[0].Path)
+	assert.NoError(t, files[0].Err)
+
+	_, err = List(filepath.Join(dir, "missing"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	big := filepath.Join(dir, "big.yaml")
+	write(t, big, string(make([]byte, MaxFileSize+1)))
+	files, err = List(big)
+	require.NoError(t, err)
+	assert.ErrorContains(t, files[0].Err, "larger than 1048576 bytes")
+}
