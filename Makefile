@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet soak clean proto proto-check protoc
 
 all: build
 
