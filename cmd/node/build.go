@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -47,6 +48,10 @@ type node struct {
 	manifestPath string        // --pod-manifest-path
 	fileCheck    time.Duration // --file-check-frequency
 
+	podsMu           sync.Mutex    // a static pod's start, and housekeeping's look at which pods exist
+	housekeepingStop chan struct{} // closed by shutdown
+	housekeepingDone chan struct{} // closed when housekeeping has ended; nil if it never ran
+
 	serveErr chan error // the HTTP server's end (buffered: Serve's goroutine never blocks on it)
 }
 
@@ -59,7 +64,8 @@ var liveHeap = collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetr
 // comes first, so an address in use fails node before anything else exists. On error, whatever was
 // built is taken down again.
 func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error) {
-	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck, serveErr: make(chan error, 1)}
+	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck,
+		housekeepingStop: make(chan struct{}), serveErr: make(chan error, 1)}
 	fail := func(err error) (*node, error) {
 		n.shutdown(nil)
 		return nil, err

@@ -101,3 +101,68 @@ spec:
 	_, err = client.Get(base + "/healthz")
 	assert.Error(t, err, "the API is down")
 }
+
+// TestRemovedStaticPodIsForgottenByTheTree: a static pod whose file is removed is stopped, and the
+// probe tree forgets it too (housekeeping's CleanupPods): Tree.RemovePod alone would leave its
+// statuses in statusManager and probeManager for ever, which the soak saw as a heap that grows
+// with every removed pod.
+func TestRemovedStaticPodIsForgottenByTheTree(t *testing.T) {
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	require.NoError(t, os.Mkdir(manifests, 0o755))
+	file := filepath.Join(manifests, "web.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: app
+    command: ["sleep", "300"]
+    readinessProbe:
+      exec: {command: ["true"]}
+      periodSeconds: 1
+`), 0o600))
+	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard,
+		backoffInitial: 10 * time.Second, backoffMax: time.Minute, manifestPath: manifests, fileCheck: 100 * time.Millisecond}
+	n, err := buildNode(cfg, hclog.NewNullLogger(), io.Discard)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan []*v1.Pod, 1)
+	go func() { // ends when ctx is cancelled below
+		started, err := n.serve(ctx, nil)
+		assert.NoError(t, err)
+		done <- started
+	}()
+	defer func() {
+		cancel()
+		n.shutdown(<-done)
+	}()
+
+	status := func(pod *v1.Pod) (v1.PodStatus, bool) {
+		qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer qcancel()
+		st, ok, err := n.tree.PodStatus(qctx, pod.UID)
+		require.NoError(t, err)
+		return st, ok
+	}
+	var pod *v1.Pod
+	require.Eventually(t, func() bool {
+		pods := n.rt.Pods()
+		if len(pods) != 1 {
+			return false
+		}
+		pod = pods[0]
+		st, ok := status(pod)
+		return ok && len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].Ready
+	}, 20*time.Second, 20*time.Millisecond, "the static pod runs and is ready")
+
+	require.NoError(t, os.Remove(file))
+	require.Eventually(t, func() bool { return len(n.rt.Pods()) == 0 }, 20*time.Second, 20*time.Millisecond, "the runtime forgets the pod")
+	require.Eventually(t, func() bool {
+		_, ok := status(pod)
+		return !ok
+	}, 3*housekeepingPeriod+5*time.Second, 20*time.Millisecond, "the tree forgets the pod's status")
+}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
@@ -27,6 +29,8 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 	if n.manifestPath != "" {
 		n.static = staticpod.New(staticpod.Options{Path: n.manifestPath, Period: n.fileCheck, Runner: n, Logger: n.log, Reserved: pods})
 		n.static.Start() // reads the path at once; ended by shutdown
+		n.housekeepingDone = make(chan struct{})
+		go n.housekeeping() // ends when shutdown closes housekeepingStop
 	}
 	n.log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", n.rootDir, "pod_manifest_path", n.manifestPath)
 	select {
@@ -41,10 +45,46 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 // StartPod implements staticpod.Runner: the probe tree learns the pod before its containers start
 // (as serve does for -f pods).
 func (n *node) StartPod(pod *v1.Pod) error {
+	n.podsMu.Lock() // housekeeping must not see the pod in the tree but not yet in the runtime
+	defer n.podsMu.Unlock()
 	n.tree.AddPod(pod)
 	if err := n.rt.Run(pod); err != nil {
 		n.tree.RemovePod(pod)
 		return err
 	}
 	return nil
+}
+
+// housekeepingPeriod is kubelet's: how often HandlePodCleanups runs.
+const housekeepingPeriod = 2 * time.Second
+
+// housekeeping is kubelet's housekeeping loop for a node whose pods come and go (static pods): every
+// housekeepingPeriod the probe tree forgets every pod the runtime no longer runs. Tree.RemovePod
+// stops a pod's workers, but statusManager and probeManager keep the pod's last statuses until
+// CleanupPods, as kubelet's prober and status manager keep theirs until HandlePodCleanups (the
+// soak measured ~10 KB per removed pod before this). Ends when shutdown closes housekeepingStop.
+func (n *node) housekeeping() {
+	defer close(n.housekeepingDone)
+	t := time.NewTicker(housekeepingPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.housekeepingStop:
+			return
+		case <-t.C:
+			n.cleanupPods()
+		}
+	}
+}
+
+// cleanupPods tells the tree which pods exist: the runtime's (a static pod being started is in both
+// or neither, see StartPod).
+func (n *node) cleanupPods() {
+	n.podsMu.Lock()
+	defer n.podsMu.Unlock()
+	desired := map[types.UID]struct{}{}
+	for _, p := range n.rt.Pods() {
+		desired[p.UID] = struct{}{}
+	}
+	n.tree.CleanupPods(desired)
 }

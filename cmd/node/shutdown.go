@@ -17,7 +17,7 @@ const httpShutdownTimeout = 5 * time.Second
 // shutdown takes the node down in dependency order, each step after the previous one finished:
 //
 //  0. the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
-//     are gone, the ones it runs join the started pods;
+//     are gone, the ones it runs join the started pods; then housekeeping;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
 //  2. the HTTP API (in-flight log follows end);
@@ -29,6 +29,10 @@ const httpShutdownTimeout = 5 * time.Second
 func (n *node) shutdown(started []*v1.Pod) {
 	if n.static != nil {
 		started = append(started, n.static.Close()...)
+	}
+	if n.housekeepingDone != nil {
+		close(n.housekeepingStop)
+		<-n.housekeepingDone
 	}
 	if n.rt != nil && n.tree != nil {
 		n.terminatePods(started)
