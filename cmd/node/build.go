@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"sync"
 	"time"
 
@@ -55,11 +54,6 @@ type node struct {
 	serveErr chan error // the HTTP server's end (buffered: Serve's goroutine never blocks on it)
 }
 
-// liveHeap adds go_gc_heap_live_bytes (the heap the last GC found live) to the Go collector's
-// defaults: unlike go_memstats_heap_alloc_bytes it does not swing with garbage not yet collected,
-// so it shows what node keeps (make soak compares it over time).
-var liveHeap = collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})
-
 // buildNode constructs the node without starting any container or serving any request. The listener
 // comes first, so an address in use fails node before anything else exists. On error, whatever was
 // built is taken down again.
@@ -78,7 +72,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 
 	probeReg := prometheus.NewRegistry()
 	mainReg := prometheus.NewRegistry()
-	mainReg.MustRegister(collectors.NewGoCollector(liveHeap), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mainReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	n.rt, err = proc.New(proc.Options{
 		RootDir:        cfg.rootDir,

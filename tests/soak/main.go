@@ -8,8 +8,10 @@
 // written, one slot in three edited half-way through a generation's life). It starts
 // `node run --pod-manifest-path DIR`, carries the schedule out, and every --interval samples node's
 // own RSS and open descriptors (/proc/<pid>; the processes below node — container shims, containers,
-// exec probes, the guard — are counted separately and are not in those figures), its live heap and
-// goroutines (/metrics: go_gc_heap_live_bytes, go_goroutines), the actor tree's scheduler entries
+// exec probes, the guard — are counted separately and are not in those figures), its live heap
+// (HeapAlloc right after a forced GC, /debug/pprof/heap?debug=1&gc=1) and goroutines (/metrics:
+// go_goroutines; descriptors and goroutines are the least of three reads 300 ms apart, so probes in
+// flight at one instant are not counted as growth), the actor tree's scheduler entries
 // and mailbox lengths (/metrics: probeactor_scheduler_entries, probeactor_mailbox_messages; n/a
 // while node does not expose them), and the pods it reports.
 //
@@ -427,14 +429,18 @@ func (n *nodeProc) stop() int {
 	}
 }
 
-// sample observes node once; what cannot be read is NaN. It forces a garbage collection first
-// (node's /debug/pprof/heap?gc=1), so the live heap is what node keeps rather than where its GC
-// cycle happens to be, then reads /metrics and node's descriptors Reads times (Combine).
+// sample observes node once; what cannot be read is NaN. It first has node collect its garbage and
+// report its heap (HeapAfterGC: what node keeps, not where its GC cycle happens to be; reading it
+// from /metrics would count the scrape's own allocations), then reads /metrics and node's
+// descriptors Reads times (Combine).
 func (n *nodeProc) sample(ctx context.Context, at time.Duration) Sample {
 	began := time.Now()
 	pid := n.cmd.Process.Pid
-	if resp, err := n.get(ctx, "/debug/pprof/heap?gc=1"); err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
+	heapLive := math.NaN()
+	if resp, err := n.get(ctx, "/debug/pprof/heap?debug=1&gc=1"); err == nil {
+		if v, err := HeapAfterGC(resp.Body); err == nil {
+			heapLive = v
+		}
 		resp.Body.Close()
 	}
 	reads := make([]Sample, 0, Reads)
@@ -455,7 +461,7 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration) Sample {
 		reads = append(reads, r)
 	}
 	s := Combine(reads)
-	s.At = at
+	s.At, s.HeapLive = at, heapLive
 	nan := math.NaN()
 	s.RSS, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan
 	if v, err := RSS(pid); err == nil {

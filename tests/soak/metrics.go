@@ -75,8 +75,8 @@ func splitSeries(line string) (name, rest string, err error) {
 	return "", "", fmt.Errorf("%q: unterminated labels", line)
 }
 
-// FromMetrics fills s's Go runtime and actor tree fields from a parsed /metrics; a metric node does
-// not expose stays NaN.
+// FromMetrics fills s's goroutines, heap-alloc and actor tree fields from a parsed /metrics; a
+// metric node does not expose stays NaN.
 func FromMetrics(m map[string][]float64, s *Sample) {
 	first := func(name string) float64 {
 		if v := m[name]; len(v) > 0 {
@@ -85,7 +85,6 @@ func FromMetrics(m map[string][]float64, s *Sample) {
 		return math.NaN()
 	}
 	s.Goroutines = first("go_goroutines")
-	s.HeapLive = first("go_gc_heap_live_bytes")
 	s.HeapAlloc = first("go_memstats_heap_alloc_bytes")
 	s.SchedulerEntries, s.MailboxMessages, s.MailboxMax = math.NaN(), math.NaN(), math.NaN()
 	if v, ok := m[MetricSchedulerEntries]; ok {
@@ -108,6 +107,23 @@ func sum(v []float64) float64 {
 	return t
 }
 
+// HeapAfterGC reads the heap profile node serves at /debug/pprof/heap?debug=1&gc=1: Go forces a
+// garbage collection, writes the profile, then runtime.MemStats, whose HeapAlloc is then the live
+// heap (plus what node allocated during those milliseconds). It returns that HeapAlloc.
+func HeapAfterGC(r io.Reader) (float64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("heap profile has no \"# HeapAlloc = \" line (not debug=1?)")
+}
+
 // Reads is how many times a sample reads /metrics and node's descriptors, ReadGap apart.
 const (
 	Reads   = 3
@@ -117,8 +133,8 @@ const (
 // Combine folds a sample's reads (FromMetrics and FDs of each) into one: goroutines, descriptors,
 // scheduler entries and mailbox messages are the least of the reads — a probe in flight at one
 // instant is not growth, a leak raises the floor — with the most of goroutines and descriptors
-// kept as peaks and the largest single mailbox over all reads; heap-live is the least (every read
-// follows the forced GC), heap-alloc the first. NaN reads are skipped; all NaN stays NaN.
+// kept as peaks and the largest single mailbox over all reads; heap-alloc is the first read's (the
+// live heap is measured apart: HeapAfterGC). NaN reads are skipped; all NaN stays NaN.
 func Combine(reads []Sample) Sample {
 	nan := math.NaN()
 	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapAlloc: nan, Goroutines: nan, GoroutinesPeak: nan,
@@ -141,7 +157,6 @@ func Combine(reads []Sample) Sample {
 		most(&out.GoroutinesPeak, r.Goroutines)
 		least(&out.FDs, r.FDs)
 		most(&out.FDsPeak, r.FDs)
-		least(&out.HeapLive, r.HeapLive)
 		least(&out.SchedulerEntries, r.SchedulerEntries)
 		least(&out.MailboxMessages, r.MailboxMessages)
 		most(&out.MailboxMax, r.MailboxMax)

@@ -16,7 +16,7 @@ type Sample struct {
 	RSS            float64 // node's own resident set (bytes), /proc/<pid>/status VmRSS
 	FDs            float64 // node's own open descriptors, /proc/<pid>/fd: the least of a sample's reads
 	FDsPeak        float64 // the most of them
-	HeapLive       float64 // go_gc_heap_live_bytes right after a forced GC: what node keeps
+	HeapLive       float64 // HeapAlloc right after a forced GC (HeapAfterGC): what node keeps
 	HeapAlloc      float64 // go_memstats_heap_alloc_bytes: live + not yet collected (swings with GC)
 	Goroutines     float64 // go_goroutines: the least of a sample's reads
 	GoroutinesPeak float64 // the most of them (probes in flight)
