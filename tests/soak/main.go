@@ -10,8 +10,8 @@
 // own RSS and open descriptors (/proc/<pid>; the processes below node — container shims, containers,
 // exec probes, the guard — are counted separately and are not in those figures), its live heap
 // (HeapAlloc right after a forced GC, /debug/pprof/heap?debug=1&gc=1) and goroutines (/metrics:
-// go_goroutines; descriptors and goroutines are the least of three reads 300 ms apart, so probes in
-// flight at one instant are not counted as growth), the actor tree's scheduler entries
+// go_goroutines; heap, descriptors and goroutines are the least of three reads 300 ms apart, so
+// probes in flight at one instant are not counted as growth), the actor tree's scheduler entries
 // and mailbox lengths (/metrics: probeactor_scheduler_entries, probeactor_mailbox_messages; n/a
 // while node does not expose them), and the pods it reports.
 //
@@ -56,6 +56,13 @@ import (
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// PodsEvery is how often a sample also reads /pods (for the pods and ready-pods series). Each
+// /pods costs node one protoactor future per pod (Tree.PodStatus), and every distinct future or
+// actor leaves a little memory in protoactor's process registry until all of its 32,768 shard maps
+// have been used (at most ~9 MiB, see ARCHITECTURE.md's Soak section): read every 10 s, /pods would
+// make the sampler itself the main source of heap growth in a 10-minute run.
+const PodsEvery = time.Minute
 
 // config is the command line; SOAK_PODS, SOAK_DURATION and SOAK_OUT give the defaults.
 type config struct {
@@ -236,11 +243,11 @@ func soak(ctx context.Context, cfg config, stdout io.Writer) (Result, error) {
 		}
 		if t >= nextSample {
 			at := min(nextSample, cfg.duration)
-			s := n.sample(ctx, at)
+			s := n.sample(ctx, at, at%PodsEvery == 0)
 			res.Samples = append(res.Samples, s)
-			fmt.Fprintf(stdout, "%6s rss=%.1fMiB heap-live=%.1fMiB goroutines=%.0f(..%.0f) fds=%.0f(..%.0f) scheduler=%s mailbox=%s children=%.0f pods=%.0f ready=%.0f load=%.2f\n",
+			fmt.Fprintf(stdout, "%6s rss=%.1fMiB heap-live=%.1fMiB goroutines=%.0f(..%.0f) fds=%.0f(..%.0f) scheduler=%s mailbox=%s children=%.0f pods=%s ready=%s load=%.2f\n",
 				at.Round(time.Second), s.RSS/(1<<20), s.HeapLive/(1<<20), s.Goroutines, s.GoroutinesPeak, s.FDs, s.FDsPeak,
-				orNA(s.SchedulerEntries), orNA(s.MailboxMessages), s.Children, s.Pods, s.ReadyPods, s.Load1)
+				orNA(s.SchedulerEntries), orNA(s.MailboxMessages), s.Children, orNA(s.Pods), orNA(s.ReadyPods), s.Load1)
 			if at >= warmup && !profiledWarm {
 				profiledWarm = true
 				n.profiles(ctx, "warmup")
@@ -429,20 +436,13 @@ func (n *nodeProc) stop() int {
 	}
 }
 
-// sample observes node once; what cannot be read is NaN. It first has node collect its garbage and
-// report its heap (HeapAfterGC: what node keeps, not where its GC cycle happens to be; reading it
-// from /metrics would count the scrape's own allocations), then reads /metrics and node's
-// descriptors Reads times (Combine).
-func (n *nodeProc) sample(ctx context.Context, at time.Duration) Sample {
+// sample observes node once; what cannot be read is NaN. It reads Reads times (Combine): /metrics,
+// then node's heap right after a forced GC (HeapAfterGC: what node keeps, not where its GC cycle
+// happens to be; go_gc_heap_live_bytes would count a GC during the scrape's own allocations), then
+// node's descriptors. withPods also reads /pods (PodsEvery).
+func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) Sample {
 	began := time.Now()
 	pid := n.cmd.Process.Pid
-	heapLive := math.NaN()
-	if resp, err := n.get(ctx, "/debug/pprof/heap?debug=1&gc=1"); err == nil {
-		if v, err := HeapAfterGC(resp.Body); err == nil {
-			heapLive = v
-		}
-		resp.Body.Close()
-	}
 	reads := make([]Sample, 0, Reads)
 	for i := range Reads {
 		if i > 0 {
@@ -454,14 +454,20 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration) Sample {
 		} else {
 			r = Combine(nil) // all NaN
 		}
-		r.FDs = math.NaN()
+		r.HeapLive, r.FDs = math.NaN(), math.NaN()
+		if resp, err := n.get(ctx, "/debug/pprof/heap?debug=1&gc=1"); err == nil {
+			if v, err := HeapAfterGC(resp.Body); err == nil {
+				r.HeapLive = v
+			}
+			resp.Body.Close()
+		}
 		if v, err := FDs(pid); err == nil {
 			r.FDs = float64(v)
 		}
 		reads = append(reads, r)
 	}
 	s := Combine(reads)
-	s.At, s.HeapLive = at, heapLive
+	s.At = at
 	nan := math.NaN()
 	s.RSS, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan
 	if v, err := RSS(pid); err == nil {
@@ -476,6 +482,10 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration) Sample {
 	}
 	if v, err := LoadAverage(); err == nil {
 		s.Load1 = v
+	}
+	if !withPods {
+		s.SampleTook = time.Since(began).Seconds()
+		return s
 	}
 	if pods, err := n.pods(ctx); err == nil {
 		s.Pods, s.ReadyPods = float64(len(pods)), 0

@@ -130,11 +130,12 @@ const (
 	ReadGap = 300 * time.Millisecond
 )
 
-// Combine folds a sample's reads (FromMetrics and FDs of each) into one: goroutines, descriptors,
-// scheduler entries and mailbox messages are the least of the reads — a probe in flight at one
-// instant is not growth, a leak raises the floor — with the most of goroutines and descriptors
-// kept as peaks and the largest single mailbox over all reads; heap-alloc is the first read's (the
-// live heap is measured apart: HeapAfterGC). NaN reads are skipped; all NaN stays NaN.
+// Combine folds a sample's reads (FromMetrics, HeapAfterGC and FDs of each) into one: the live heap,
+// goroutines, descriptors, scheduler entries and mailbox messages are the least of the reads — a
+// probe in flight at one instant, or what node allocated between its forced GC and the report, is
+// not growth; a leak raises the floor — with the most of goroutines and descriptors kept as peaks
+// and the largest single mailbox over all reads; heap-alloc is the first read's. NaN reads are
+// skipped; all NaN stays NaN.
 func Combine(reads []Sample) Sample {
 	nan := math.NaN()
 	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapAlloc: nan, Goroutines: nan, GoroutinesPeak: nan,
@@ -157,6 +158,7 @@ func Combine(reads []Sample) Sample {
 		most(&out.GoroutinesPeak, r.Goroutines)
 		least(&out.FDs, r.FDs)
 		most(&out.FDsPeak, r.FDs)
+		least(&out.HeapLive, r.HeapLive)
 		least(&out.SchedulerEntries, r.SchedulerEntries)
 		least(&out.MailboxMessages, r.MailboxMessages)
 		most(&out.MailboxMax, r.MailboxMax)
