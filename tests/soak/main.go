@@ -73,6 +73,7 @@ type config struct {
 	interval  time.Duration
 	settle    time.Duration
 	fileCheck time.Duration
+	registry  bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.interval, "interval", 10*time.Second, "time between samples")
 	fs.DurationVar(&c.settle, "settle", 45*time.Second, "time node gets after the run before the pods are checked")
 	fs.DurationVar(&c.fileCheck, "file-check-frequency", time.Second, "node's --file-check-frequency")
+	fs.BoolVar(&c.registry, "registry-fill", false, "only measure how protoactor's process registry grows with the futures it has seen, and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -126,6 +128,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "soak: %v\n", err)
 		return 2
+	}
+	if cfg.registry {
+		if err := registryFill(stdout); err != nil {
+			fmt.Fprintf(stderr, "soak: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -86,6 +86,8 @@ func FromMetrics(m map[string][]float64, s *Sample) {
 	}
 	s.Goroutines = first("go_goroutines")
 	s.HeapAlloc = first("go_memstats_heap_alloc_bytes")
+	s.HeapRetained = first("go_memstats_heap_idle_bytes") - first("go_memstats_heap_released_bytes")
+	s.Stacks = first("go_memstats_stack_inuse_bytes")
 	s.SchedulerEntries, s.MailboxMessages, s.MailboxMax = math.NaN(), math.NaN(), math.NaN()
 	if v, ok := m[MetricSchedulerEntries]; ok {
 		s.SchedulerEntries = sum(v)
@@ -134,11 +136,11 @@ const (
 // goroutines, descriptors, scheduler entries and mailbox messages are the least of the reads — a
 // probe in flight at one instant, or what node allocated between its forced GC and the report, is
 // not growth; a leak raises the floor — with the most of goroutines and descriptors kept as peaks
-// and the largest single mailbox over all reads; heap-alloc is the first read's. NaN reads are
-// skipped; all NaN stays NaN.
+// and the largest single mailbox over all reads; heap-alloc, heap-retained and stacks are the first
+// read's. NaN reads are skipped; all NaN stays NaN.
 func Combine(reads []Sample) Sample {
 	nan := math.NaN()
-	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapAlloc: nan, Goroutines: nan, GoroutinesPeak: nan,
+	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapAlloc: nan, HeapRetained: nan, Stacks: nan, Goroutines: nan, GoroutinesPeak: nan,
 		SchedulerEntries: nan, MailboxMessages: nan, MailboxMax: nan}
 	least := func(acc *float64, v float64) {
 		if !math.IsNaN(v) && (math.IsNaN(*acc) || v < *acc) {
@@ -152,7 +154,7 @@ func Combine(reads []Sample) Sample {
 	}
 	for i, r := range reads {
 		if i == 0 {
-			out.HeapAlloc = r.HeapAlloc
+			out.HeapAlloc, out.HeapRetained, out.Stacks = r.HeapAlloc, r.HeapRetained, r.Stacks
 		}
 		least(&out.Goroutines, r.Goroutines)
 		most(&out.GoroutinesPeak, r.Goroutines)

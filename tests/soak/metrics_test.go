@@ -13,6 +13,9 @@ const exposition = `# HELP go_goroutines Number of goroutines that currently exi
 # TYPE go_goroutines gauge
 go_goroutines 1234
 go_memstats_heap_alloc_bytes 9e+06
+go_memstats_heap_idle_bytes 8e+06
+go_memstats_heap_released_bytes 5e+06
+go_memstats_stack_inuse_bytes 2e+06
 probeactor_scheduler_entries 600
 probeactor_mailbox_messages{actor="probeManager"} 3
 probeactor_mailbox_messages{actor="worker"} 17
@@ -30,6 +33,8 @@ func TestParseMetricsAndFromMetrics(t *testing.T) {
 	FromMetrics(m, &s)
 	assert.Equal(t, 1234.0, s.Goroutines)
 	assert.Equal(t, 9e6, s.HeapAlloc)
+	assert.Equal(t, 3e6, s.HeapRetained)
+	assert.Equal(t, 2e6, s.Stacks)
 	assert.Equal(t, 600.0, s.SchedulerEntries)
 	assert.Equal(t, 21.0, s.MailboxMessages)
 	assert.Equal(t, 17.0, s.MailboxMax)

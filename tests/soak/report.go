@@ -18,6 +18,8 @@ type Sample struct {
 	FDsPeak        float64 // the most of them
 	HeapLive       float64 // HeapAlloc right after a forced GC (HeapAfterGC): what node keeps
 	HeapAlloc      float64 // go_memstats_heap_alloc_bytes: live + not yet collected (swings with GC)
+	HeapRetained   float64 // go_memstats_heap_idle_bytes − heap_released: free heap not yet returned to the OS
+	Stacks         float64 // go_memstats_stack_inuse_bytes
 	Goroutines     float64 // go_goroutines: the least of a sample's reads
 	GoroutinesPeak float64 // the most of them (probes in flight)
 
@@ -45,6 +47,8 @@ var AllSeries = []Series{
 	{"rss", "B", func(s Sample) float64 { return s.RSS }},
 	{"heap-live", "B", func(s Sample) float64 { return s.HeapLive }},
 	{"heap-alloc", "B", func(s Sample) float64 { return s.HeapAlloc }},
+	{"heap-retained", "B", func(s Sample) float64 { return s.HeapRetained }},
+	{"stacks", "B", func(s Sample) float64 { return s.Stacks }},
 	{"goroutines", "", func(s Sample) float64 { return s.Goroutines }},
 	{"goroutines-peak", "", func(s Sample) float64 { return s.GoroutinesPeak }},
 	{"fds", "", func(s Sample) float64 { return s.FDs }},
