@@ -26,7 +26,8 @@
 //     in name order wins (kubelet keeps the first and logs the duplicate);
 //   - names are not suffixed with the node name (node has no API server and no mirror pods);
 //   - a directory that cannot be listed changes nothing (kubelet: a missing path stops every static
-//     pod).
+//     pod); a path naming one manifest file that is removed stops its pods, as a file removed from a
+//     directory does.
 //
 // Invariants: the core never starts a pod while another instance with its name or UID still runs
 // or stops; each distinct problem is reported once while it lasts (again if it recurs after it was

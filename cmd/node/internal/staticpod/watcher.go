@@ -1,8 +1,10 @@
 package staticpod
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,11 +47,14 @@ type Watcher struct {
 	log     hclog.Logger
 	core    *Core
 	stopped chan types.UID // a pod the plan stopped is gone
-	quit    chan struct{}
-	done    chan struct{} // closed when the loop has ended
-	stops   sync.WaitGroup
-	start   sync.Once
-	close   sync.Once
+	// singleFile: the path was a manifest file when last read (owned by the loop). Its removal then
+	// stops its pods; a directory that cannot be read changes nothing.
+	singleFile bool
+	quit       chan struct{}
+	done       chan struct{} // closed when the loop has ended
+	stops      sync.WaitGroup
+	start      sync.Once
+	close      sync.Once
 }
 
 // New returns a watcher that has not read anything yet.
@@ -108,9 +113,15 @@ func (w *Watcher) loop() {
 
 func (w *Watcher) scan() {
 	files, err := List(w.opts.Path)
+	if errors.Is(err, fs.ErrNotExist) && w.singleFile {
+		files, err = nil, nil // the one manifest was removed: its pods stop, as a file removed from a directory
+	}
 	if err != nil {
 		w.carryOut(w.core.ListFailed(err))
 		return
+	}
+	if len(files) == 1 && files[0].Path == w.opts.Path {
+		w.singleFile = true
 	}
 	w.carryOut(w.core.Scan(files, w.opts.Now()))
 }
@@ -145,14 +156,17 @@ func (w *Watcher) carryOut(p Plan) {
 
 // List reads a manifest path as kubelet's file source does: a regular file is the only manifest; in
 // a directory every entry not starting with "." is one, in name order (subdirectories are not read
-// and are reported).
+// and are reported). A file removed while the directory is read is not listed.
 func List(path string) ([]File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return []File{readFile(path)}, nil
+		if f, ok := readFile(path); ok {
+			return []File{f}, nil
+		}
+		return nil, nil // removed since the Stat above: no manifest
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
@@ -163,34 +177,42 @@ func List(path string) ([]File, error) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		files = append(files, readFile(filepath.Join(path, e.Name())))
+		if f, ok := readFile(filepath.Join(path, e.Name())); ok {
+			files = append(files, f)
+		}
 	}
 	return files, nil
 }
 
 // readFile reads one manifest, following symbolic links, at most MaxFileSize bytes. Only a regular
-// file is opened (opening a FIFO would block the watcher).
-func readFile(path string) File {
+// file is opened (opening a FIFO would block the watcher). ok is false when the file no longer
+// exists (removed since it was listed): it is not there, which is not a problem.
+func readFile(path string) (f File, ok bool) {
 	st, err := os.Stat(path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return File{}, false
 	case err != nil:
-		return File{Path: path, Err: err}
+		return File{Path: path, Err: err}, true
 	case st.IsDir():
-		return File{Path: path, Err: fmt.Errorf("a directory: manifests in subdirectories are not read")}
+		return File{Path: path, Err: fmt.Errorf("a directory: manifests in subdirectories are not read")}, true
 	case !st.Mode().IsRegular():
-		return File{Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
+		return File{Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}, true
 	}
-	f, err := os.Open(path)
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, false
+	}
 	if err != nil {
-		return File{Path: path, Err: err}
+		return File{Path: path, Err: err}, true
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, MaxFileSize+1))
 	if err == nil && len(data) > MaxFileSize {
 		err = fmt.Errorf("larger than %d bytes: not read", MaxFileSize)
 	}
 	if err != nil {
-		return File{Path: path, Err: err}
+		return File{Path: path, Err: err}, true
 	}
-	return File{Path: path, Data: data}
+	return File{Path: path, Data: data}, true
 }

@@ -175,3 +175,50 @@ func TestListReadsAFileOrADirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, files[0].Err, "larger than 1048576 bytes")
 }
+
+// TestAFileRemovedWhileListedIsNotAProblem: a manifest removed between the directory listing and
+// its read is simply not there (the soak caught this as a spurious "no such file" error).
+func TestAFileRemovedWhileListedIsNotAProblem(t *testing.T) {
+	_, ok := readFile(filepath.Join(t.TempDir(), "gone.yaml"))
+	assert.False(t, ok)
+}
+
+// TestRemovingASingleManifestFileStopsItsPods: with --pod-manifest-path naming one file, removing
+// the file stops its pods (as removing it from a directory would); a missing directory changes
+// nothing.
+func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "web.yaml")
+		write(t, path, podYAML("web", ""))
+		log, logs := logtest.Capture(t)
+		r := &fakeRunner{}
+		w := New(Options{Path: path, Period: time.Second, Runner: r, Logger: log})
+		w.Start()
+		synctest.Wait()
+		require.NoError(t, os.Remove(path))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		started, stopped := r.seen()
+		assert.Equal(t, []string{"web"}, started)
+		assert.Equal(t, []string{"web"}, stopped)
+		assert.Empty(t, w.Close())
+		assert.NotContains(t, logs.String(), "not applied")
+
+		sub := filepath.Join(dir, "manifests")
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		write(t, filepath.Join(sub, "a.yaml"), podYAML("a", ""))
+		r = &fakeRunner{}
+		w = New(Options{Path: sub, Period: time.Second, Runner: r, Logger: log})
+		w.Start()
+		synctest.Wait()
+		require.NoError(t, os.RemoveAll(sub))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		started, stopped = r.seen()
+		assert.Equal(t, []string{"a"}, started)
+		assert.Empty(t, stopped, "a directory that cannot be read changes nothing")
+		assert.Contains(t, logs.String(), "no such file or directory")
+		assert.Equal(t, []string{"a"}, names(w.Close()))
+	})
+}
