@@ -83,6 +83,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// Catch the stop signals first: a test may stop a member while it is still joining, and a
+	// SIGTERM that arrives before the handler is installed would kill the process uncleanly.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
 	log := hclog.New(&hclog.LoggerOptions{Name: *listen, Level: hclog.LevelFromString(*level), Output: stderr})
 	tlsCfg, err := remotesec.LoadTLS(*certFile, *keyFile, *caFile)
 	if err != nil {
@@ -148,8 +153,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("member running", "self", m.Self(), "pods", len(pods))
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	log.Info("leaving the cluster")
 	if err := request(sys, pid, &sharder.Release{}); err != nil {
