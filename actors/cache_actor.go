@@ -87,14 +87,11 @@ func (a *cacheActor) unsubscribe(ctx actor.Context, pid *actor.PID, alive bool) 
 }
 
 func (a *cacheActor) deliver(ctx actor.Context, sends ...results.Send[string]) {
-	stopping := a.env.stopping.Load()
 	for i := range sends {
-		pid := a.pids[sends[i].To]
-		if pid == nil || (stopping && a.internal(pid)) {
-			continue
+		if pid := a.pids[sends[i].To]; pid != nil {
+			b := sends[i].Batch
+			a.env.ask(ctx, pid, &b)
 		}
-		b := sends[i].Batch
-		ctx.Request(pid, &b)
 	}
 }
 

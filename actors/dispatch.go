@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/asynkron/protoactor-go/actor"
 )
 
 // Executors of one tree. protoactor's default dispatcher starts a new goroutine for every mailbox
@@ -16,6 +14,15 @@ import (
 // separate executors because a worker waits for its cancelled attempt when it stops: on one shared
 // pool, workers waiting for attempts could occupy every goroutine the attempts need.
 
+// job is what the pools run: a worker mailbox's activation (*workerMailbox) or a worker's attempt
+// (*attemptSlot). Both are pointers, so handing one over allocates nothing.
+type job interface{ run() }
+
+// jobFunc runs a function as a job (tests).
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
 const (
 	// mailboxThroughput is protoactor's default: messages a mailbox handles before yielding.
 	mailboxThroughput = 300
@@ -23,23 +30,21 @@ const (
 	mailboxQueue = 8192
 )
 
-// mailboxPool is an actor.Dispatcher for the worker mailboxes: a fixed set of goroutines taking
-// mailbox activations from one queue. Schedule never blocks (it is called from every sender, and
-// from the pool's own goroutines): when the queue is full, or the pool is stopped, it falls back to
-// a goroutine of its own, as protoactor's default dispatcher does. A mailbox handler that blocks
-// (a worker waiting for its cancelled attempt) holds one pool goroutine for that time; the others
-// and the fallback keep the rest going.
+// mailboxPool runs worker mailboxes (workerMailbox) on a fixed set of goroutines taking them from
+// one queue. schedule never blocks (it is called from every sender, and from the pool's own
+// goroutines): when the queue is full, or the pool is stopped, it falls back to a goroutine of its
+// own, as protoactor's default dispatcher does. A mailbox handler that blocks (a worker waiting for
+// its cancelled attempt) holds one pool goroutine for that time; the others and the fallback keep
+// the rest going.
 type mailboxPool struct {
-	mu     sync.RWMutex // Schedule holds it shared; Stop exclusively, so no send races the close
+	mu     sync.RWMutex // schedule holds it shared; Stop exclusively, so no send races the close
 	closed bool
-	queue  chan func()
+	queue  chan job
 	wg     sync.WaitGroup
 }
 
-var _ actor.Dispatcher = (*mailboxPool)(nil)
-
 func newMailboxPool(goroutines int) *mailboxPool {
-	p := &mailboxPool{queue: make(chan func(), mailboxQueue)}
+	p := &mailboxPool{queue: make(chan job, mailboxQueue)}
 	p.wg.Add(goroutines)
 	for range goroutines {
 		go p.run()
@@ -50,30 +55,28 @@ func newMailboxPool(goroutines int) *mailboxPool {
 // defaultMailboxGoroutines is one pool goroutine per P.
 func defaultMailboxGoroutines() int { return max(2, runtime.GOMAXPROCS(0)) }
 
+// run ends when Stop closed the queue and it is drained.
 func (p *mailboxPool) run() {
 	defer p.wg.Done()
-	for fn := range p.queue {
-		fn()
+	for j := range p.queue {
+		j.run()
 	}
 }
 
-// Schedule runs fn (a mailbox's processMessages) on a pool goroutine.
-func (p *mailboxPool) Schedule(fn func()) {
+// schedule runs m (a mailbox activation) on a pool goroutine.
+func (p *mailboxPool) schedule(m job) {
 	p.mu.RLock()
 	if !p.closed {
 		select {
-		case p.queue <- fn:
+		case p.queue <- m:
 			p.mu.RUnlock()
 			return
 		default:
 		}
 	}
 	p.mu.RUnlock()
-	go fn()
+	go m.run()
 }
-
-// Throughput is protoactor's per-activation message budget.
-func (p *mailboxPool) Throughput() int { return mailboxThroughput }
 
 // Stop runs what is queued, then ends the pool's goroutines and waits for them. Idempotent.
 func (p *mailboxPool) Stop() {
@@ -87,7 +90,7 @@ func (p *mailboxPool) Stop() {
 }
 
 // attemptPool runs probe attempts, which may block for up to their timeout (real probes), on
-// long-lived goroutines without ever queueing one attempt behind another: Go hands fn to an idle
+// long-lived goroutines without ever queueing one attempt behind another: Go hands an attempt to an idle
 // goroutine if one is free and otherwise starts a new one, so the pool grows to the number of
 // attempts in flight. A goroutine that finishes an attempt stays for the next one only while fewer
 // than maxIdle others are idle, and for at most two attemptIdleTimeouts, so the pool shrinks back as
@@ -99,7 +102,7 @@ func (p *mailboxPool) Stop() {
 type attemptPool struct {
 	mu      sync.RWMutex // Go holds it shared; Stop exclusively, so no wg.Add races the Wait
 	closed  bool
-	work    chan func() // capacity maxIdle
+	work    chan job // capacity maxIdle
 	quit    chan struct{}
 	free    atomic.Int32 // idle goroutines no attempt has been promised to
 	idle    atomic.Int32 // goroutines waiting on work
@@ -112,7 +115,7 @@ type attemptPool struct {
 const attemptIdleTimeout = time.Second
 
 func newAttemptPool(maxIdle int) *attemptPool {
-	return &attemptPool{work: make(chan func(), maxIdle), quit: make(chan struct{}), maxIdle: int32(maxIdle)}
+	return &attemptPool{work: make(chan job, maxIdle), quit: make(chan struct{}), maxIdle: int32(maxIdle)}
 }
 
 // defaultIdleAttemptGoroutines is how many idle attempt goroutines stay (256 on 2 cores, ~2 MB of
@@ -122,24 +125,27 @@ func newAttemptPool(maxIdle int) *attemptPool {
 // under 2 %.
 func defaultIdleAttemptGoroutines() int { return 128 * max(2, runtime.GOMAXPROCS(0)) }
 
-// Go runs fn on an idle pool goroutine, or a new one. It never blocks and never waits for another
-// attempt. After Stop it starts a plain goroutine (no attempt starts then: every worker is gone).
-func (p *attemptPool) Go(fn func()) {
+// Go runs the attempt of s on an idle pool goroutine, or a new one. It never blocks and never waits
+// for another attempt. After Stop it starts a plain goroutine (no attempt starts then: every worker
+// is gone).
+func (p *attemptPool) Go(s job) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
-		go fn()
+		go s.run()
 		return
 	}
 	if p.withdraw() { // an idle goroutine is ours
-		p.work <- fn
+		p.work <- s
 		return
 	}
 	p.wg.Add(1)
-	go p.run(fn)
+	go p.run(s)
 }
 
-func (p *attemptPool) run(fn func()) {
+// run ends when the goroutine has been idle for one to two attemptIdleTimeouts, when more than
+// maxIdle others are idle, or when the pool stops.
+func (p *attemptPool) run(s job) {
 	defer p.wg.Done()
 	// The retire timer is armed once and re-armed only when it fires after the goroutine worked
 	// since (not per attempt: a Reset per attempt cost ~3 % of CPU at 100,000 probes/s), so an idle
@@ -151,7 +157,7 @@ func (p *attemptPool) run(fn func()) {
 		}
 	}()
 	for {
-		fn()
+		s.run()
 		if p.idle.Add(1) > p.maxIdle {
 			p.idle.Add(-1)
 			return
@@ -163,7 +169,7 @@ func (p *attemptPool) run(fn func()) {
 		}
 	wait:
 		select {
-		case fn = <-p.work:
+		case s = <-p.work:
 		case <-retire.C:
 			if worked {
 				worked = false
@@ -177,7 +183,7 @@ func (p *attemptPool) run(fn func()) {
 			// Every idle goroutine has been promised an attempt: one is on its way to us.
 			retire.Reset(attemptIdleTimeout)
 			select {
-			case fn = <-p.work:
+			case s = <-p.work:
 			case <-p.quit:
 				p.drain()
 				return
@@ -206,8 +212,8 @@ func (p *attemptPool) withdraw() bool {
 func (p *attemptPool) drain() {
 	for {
 		select {
-		case fn := <-p.work:
-			fn()
+		case s := <-p.work:
+			s.run()
 		default:
 			p.idle.Add(-1)
 			return

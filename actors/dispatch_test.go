@@ -22,13 +22,13 @@ func TestMailboxPoolRunsEverything(t *testing.T) {
 	const n = 1000
 	wg.Add(n)
 	for range n {
-		p.Schedule(wg.Done)
+		p.schedule(jobFunc(wg.Done))
 	}
 	wg.Wait()
 	p.Stop()
 	p.Stop() // idempotent
 	done := make(chan struct{})
-	p.Schedule(func() { close(done) }) // after Stop: a goroutine of its own
+	p.schedule(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
 	<-done
 }
 
@@ -39,14 +39,14 @@ func TestMailboxPoolNeverBlocks(t *testing.T) {
 	var stuck sync.WaitGroup
 	stuck.Add(2)
 	for range 2 {
-		p.Schedule(func() { stuck.Done(); <-release })
+		p.schedule(jobFunc(func() { stuck.Done(); <-release }))
 	}
 	stuck.Wait()
 	for range mailboxQueue {
-		p.Schedule(func() {})
+		p.schedule(jobFunc(func() {}))
 	}
 	ran := make(chan struct{})
-	p.Schedule(func() { close(ran) }) // the queue is full: it must not wait for the stuck goroutines
+	p.schedule(jobFunc(func() { close(ran) })) // the queue is full: it must not wait for the stuck goroutines
 	<-ran
 	close(release)
 	p.Stop()
@@ -61,27 +61,27 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 		p := newAttemptPool(maxIdle)
 		defer p.Stop()
 
-		p.Go(func() {})
+		p.Go(jobFunc(func() {}))
 		synctest.Wait()
 		require.Equal(t, 1, p.Idle())
 		release := make(chan struct{})
-		p.Go(func() { <-release })
+		p.Go(jobFunc(func() { <-release }))
 		synctest.Wait()
 		assert.Equal(t, 0, p.Idle(), "the idle goroutine took the attempt (a new goroutine would leave it idle)")
 
 		const blocked = 20
 		for range blocked - 1 {
-			p.Go(func() { <-release })
+			p.Go(jobFunc(func() { <-release }))
 		}
 		ran := make(chan struct{})
-		p.Go(func() { close(ran) })
+		p.Go(jobFunc(func() { close(ran) }))
 		<-ran // while 20 attempts block: nothing queued behind them
 
 		close(release)
 		synctest.Wait()
 		assert.Equal(t, maxIdle, p.Idle(), "the rest ended as soon as they finished")
 		for range 6 { // one attempt every half timeout: a goroutine that works stays
-			p.Go(func() {})
+			p.Go(jobFunc(func() {}))
 			time.Sleep(attemptIdleTimeout / 2)
 			synctest.Wait()
 			require.GreaterOrEqual(t, p.Idle(), 1)
@@ -90,7 +90,7 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 0, p.Idle(), "no goroutine at rest")
 		done := make(chan struct{})
-		p.Go(func() { close(done) }) // and it grows again
+		p.Go(jobFunc(func() { close(done) })) // and it grows again
 		<-done
 	})
 }
@@ -100,7 +100,7 @@ func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan struct{})
 	started := make(chan struct{})
-	p.Go(func() { close(started); <-release; close(finished) })
+	p.Go(jobFunc(func() { close(started); <-release; close(finished) }))
 	<-started
 	stopped := make(chan struct{})
 	go func() { p.Stop(); close(stopped) }()
@@ -112,7 +112,7 @@ func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 		t.Fatal("Stop returned before the busy attempt finished")
 	}
 	done := make(chan struct{})
-	p.Go(func() { close(done) }) // after Stop: a goroutine of its own
+	p.Go(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
 	<-done
 }
 

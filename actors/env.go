@@ -41,8 +41,14 @@ type env struct {
 	// (without them the tree is no tree; protoactor's default would stop one after 10 panics in 10 s).
 	infra *supervision.Strategy
 
-	// panics logs a panic with its stack before supervision handles it (every actor of the tree).
+	// panics logs a panic with its stack before supervision handles it (every actor of the tree
+	// but the workers, whose mailbox does it).
 	panics actor.ReceiverMiddleware
+
+	// workerProps spawn every worker; spawning is the worker probeManager is spawning (read by the
+	// props' producers during SpawnNamed, on probeManager's goroutine).
+	workerProps *actor.Props
+	spawning    *workerActor
 }
 
 // props builds an actor's props with the tree's panic logging (and a test's extra middleware).
@@ -53,8 +59,34 @@ func (e *env) props(produce actor.Producer, opts ...actor.PropsOption) *actor.Pr
 
 func (e *env) now() time.Time { return e.cfg.clock.Now() }
 
-// send delivers a message from outside any actor (scheduler callbacks, attempt goroutines).
+// send delivers a message from outside the tree (the Tree's methods).
 func (e *env) send(pid *actor.PID, msg any) { e.sys.Root.Send(pid, msg) }
+
+// tell is how the tree's actors send to each other: from sends msg to "to" unless the tree is
+// stopping. A stopping root has let every child finish its current message (see rootActor.barrier)
+// and protoactor then stops them all at once, so a message to a sibling could become a dead letter;
+// a stopping tree takes no new work either. This is the only place that rule lives. from nil means
+// the actor system's root context (a worker failing outside a handler). It reports whether msg was
+// sent.
+func (e *env) tell(from actor.SenderContext, to *actor.PID, msg any) bool {
+	if e.stopping.Load() {
+		return false
+	}
+	if from == nil {
+		from = e.sys.Root
+	}
+	from.Send(to, msg)
+	return true
+}
+
+// ask is tell with from as the sender, so that "to" can answer (result batches, acknowledgements).
+func (e *env) ask(from actor.SenderContext, to *actor.PID, msg any) bool {
+	if e.stopping.Load() {
+		return false
+	}
+	from.Request(to, msg)
+	return true
+}
 
 func childPID(root *actor.PID, name string) *actor.PID {
 	return actor.NewPID(root.Address, root.Id+"/"+name)

@@ -52,12 +52,14 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.OnGiveUp(func(child *actor.PID, reason any) {
 			m.givenUp[child.Id] = reason
 			m.stopSent[child.Id] = struct{}{} // the strategy stopped it
-		}))
+		}),
+		supervision.Resume())
 	if err != nil { // the policy was validated in newConfig
 		panic(fmt.Sprintf("probeManager supervision: %v", err))
 	}
 	m.strategy = s
 	e.supervisor = s
+	e.workerProps = newWorkerProps(e, s)
 	return e.props(func() actor.Actor { return m }, actor.WithSupervisor(s))
 }
 
@@ -82,22 +84,16 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.PodStatusChanged:
-		if m.env.stopping.Load() {
-			return // the workers are about to stop
-		}
 		st := msg.Status
 		m.statuses[msg.PodUID] = &st
 		for k := range m.pods[msg.PodUID] {
 			v := viewFor(&st, k.Container)
-			ctx.Send(m.workers[k], &v)
+			m.env.tell(ctx, m.workers[k], &v)
 		}
 	case *messages.TriggerReadiness:
-		if m.env.stopping.Load() {
-			return
-		}
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
 		if pid, ok := m.workers[k]; ok {
-			ctx.Send(pid, msg)
+			m.env.tell(ctx, pid, msg)
 		}
 	case *exitWorker:
 		m.stop(ctx, msg.pid)
@@ -194,8 +190,9 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 			continue
 		}
 		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, viewFor(m.statuses[pod.UID], k.Container))
-		pid, err := ctx.SpawnNamed(m.env.props(func() actor.Actor { return w },
-			actor.WithDispatcher(m.env.cfg.exec.mailboxes)), workerName(k))
+		m.env.spawning = w
+		pid, err := ctx.SpawnNamed(m.env.workerProps, workerName(k))
+		m.env.spawning = nil
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
 			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
@@ -264,8 +261,8 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 	v := viewFor(m.statuses[k.PodUID], k.Container)
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))
-	if v.Found && !m.env.stopping.Load() {
-		ctx.Send(m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: v.ContainerID,
+	if v.Found {
+		m.env.tell(ctx, m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: v.ContainerID,
 			Type: k.Type, Result: messages.Unknown})
 	}
 	m.env.cfg.sink.Event(messages.Event{
@@ -279,14 +276,11 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 }
 
 func (m *managerActor) notifyWorkers(ctx actor.Context, uid types.UID) {
-	if m.env.stopping.Load() { // statusManager may be gone
-		return
-	}
 	keys := make([]messages.ProbeKey, 0, len(m.pods[uid]))
 	for k := range m.pods[uid] {
 		keys = append(keys, k)
 	}
-	ctx.Send(m.env.status, &messages.ProbeWorkers{PodUID: uid, Keys: keys})
+	m.env.tell(ctx, m.env.status, &messages.ProbeWorkers{PodUID: uid, Keys: keys})
 }
 
 // viewFor is what a worker of container name reads from a pod status (doProbe steps 1–3, 6, 8, 9):

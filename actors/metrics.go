@@ -5,29 +5,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/probeactor/probeactor/messages"
 )
-
-// Metric result label values (kubelet's probeResultSuccessful/Failed/Unknown).
-const (
-	resultSuccessful = "successful"
-	resultFailed     = "failed"
-	resultUnknown    = "unknown"
-)
-
-// metricResult is kubelet's doProbe step 11: the prober_probe_total result label of a probe result,
-// and whether prober_probe_duration_seconds observes it (Success and Unknown, not Failure).
-func metricResult(r messages.Result) (label string, timed bool) {
-	switch r {
-	case messages.Success:
-		return resultSuccessful, true
-	case messages.Failure:
-		return resultFailed, false
-	default:
-		return resultUnknown, true
-	}
-}
 
 // metrics are kubelet's prober series, registered on the embedder's registry.
 type metrics struct {

@@ -44,21 +44,3 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
-
-// kubelet's doProbe step 11: every result counts; the duration is observed for Success and Unknown
-// (prober.probe never returns Unknown, so in practice for Success only).
-func TestMetricResult(t *testing.T) {
-	for _, tc := range []struct {
-		r     messages.Result
-		label string
-		timed bool
-	}{
-		{messages.Success, "successful", true},
-		{messages.Failure, "failed", false},
-		{messages.Unknown, "unknown", true},
-	} {
-		label, timed := metricResult(tc.r)
-		assert.Equal(t, tc.label, label, tc.r.String())
-		assert.Equal(t, tc.timed, timed, tc.r.String())
-	}
-}

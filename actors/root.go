@@ -64,9 +64,6 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
 	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:
-		if e.stopping.Load() {
-			return // the children may be gone; a stopping tree takes no new work
-		}
 		// Pod lifecycle commands reach probeManager through statusManager, which forwards them in
 		// order behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives
 		// new workers a known pod status (as kubelet's SyncPod sets the status before AddPod), and
@@ -74,14 +71,12 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		// syncLoop first: it must know the pod before any worker of it can report a failure.
 		switch m.(type) {
 		case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods:
-			ctx.Send(e.sync, m)
+			e.tell(ctx, e.sync, m)
 		default:
 		}
-		ctx.Send(e.status, m)
+		e.tell(ctx, e.status, m)
 	case *messages.SetPodStatus:
-		if !e.stopping.Load() {
-			ctx.Send(e.status, m)
-		}
+		e.tell(ctx, e.status, m)
 	case *messages.GetPodStatus:
 		ctx.Forward(e.status)
 	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
@@ -94,11 +89,11 @@ func (r *rootActor) Receive(ctx actor.Context) {
 const stopBarrierTimeout = 5 * time.Second
 
 // barrier returns once every child has finished the message it was handling when the tree started
-// stopping. A child checks env.stopping when a message starts and then may send to its siblings;
+// stopping. Children send to each other only through env.tell, which checks env.stopping;
 // protoactor stops all children at once after this handler returns, so without the barrier a child
 // that read "not stopping" just before could send to a sibling that is already gone (a dead letter,
 // which protoactor logs and which keeps a throttle goroutine alive for a second). Messages a child
-// starts afterwards see the flag and send nothing to siblings.
+// handles afterwards see the flag and send nothing.
 func (r *rootActor) barrier(ctx actor.Context) {
 	var fs []*actor.Future
 	for _, c := range r.children {

@@ -44,9 +44,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		a.recompute(ctx, m.PodUID)
 	case *messages.ResultChanges:
 		touched := a.book.apply(m.Changes)
-		if !a.env.stopping.Load() {
-			ctx.Respond(&messages.AckResults{Seq: m.Seq})
-		}
+		a.env.tell(ctx, ctx.Sender(), &messages.AckResults{Seq: m.Seq})
 		for uid := range touched {
 			a.recompute(ctx, uid)
 		}
@@ -62,24 +60,17 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	}
 }
 
-// tellManager sends to probeManager unless the tree is stopping (probeManager may be gone).
-func (a *statusActor) tellManager(ctx actor.Context, msg any) {
-	if !a.env.stopping.Load() {
-		ctx.Send(a.env.manager, msg)
-	}
-}
+// tellManager forwards a pod command to probeManager.
+func (a *statusActor) tellManager(ctx actor.Context, msg any) { a.env.tell(ctx, a.env.manager, msg) }
 
 // recompute pushes a pod's probe-adjusted status to probeManager when it changed and sends kubelet's
 // manual readiness triggers.
 func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
-	if a.env.stopping.Load() {
-		return
-	}
 	changed, trigger := a.book.recompute(uid, a.env.now())
 	if changed != nil {
-		ctx.Send(a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *changed})
+		a.env.tell(ctx, a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *changed})
 	}
 	for _, c := range trigger {
-		ctx.Send(a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})
+		a.env.tell(ctx, a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})
 	}
 }

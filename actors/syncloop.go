@@ -58,10 +58,9 @@ func (a *syncActor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.ResultChanges:
-		if a.env.stopping.Load() {
-			return // the cache may be gone; no new kills while the tree stops
+		if !a.env.tell(ctx, ctx.Sender(), &messages.AckResults{Seq: m.Seq}) {
+			return // no new kills while the tree stops
 		}
-		ctx.Respond(&messages.AckResults{Seq: m.Seq})
 		for _, c := range m.Changes {
 			if c.Result == messages.Failure {
 				a.kill(c)

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"context"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/worker"
 	"github.com/probeactor/probeactor/messages"
-	"github.com/probeactor/probeactor/probes"
 )
 
 // defaultPeriod replaces a non-positive periodSeconds (the API defaults it to 10 s; validation is
@@ -26,46 +24,32 @@ type tick struct{}
 
 var tickMsg = &tick{}
 
-// attemptDone carries an attempt's verdict from its goroutine back to the worker.
-type attemptDone struct {
-	gen     uint32
-	verdict worker.Verdict
-	start   time.Time
-}
-
-// attemptPanicked carries a prober panic back to the worker, which re-raises it in Receive so the
-// probeManager's supervision strategy handles it.
-type attemptPanicked struct {
-	gen    uint32
-	reason any
-	stack  []byte
-}
-
-// workerActor is the thin shell around one worker.Core and worker.Ticker. At rest it holds no
-// goroutine and exactly one scheduler entry. The same instance is reused when the actor restarts
-// after a panic, so run counters and the tracked container survive and the cached result is left
-// alone (kubelet's HandleCrash: the worker continues, result unchanged).
+// workerActor is the shell around one worker.Machine: a switch that turns messages into the
+// Machine's events and performs the effects it returns. At rest it holds no goroutine and exactly
+// one scheduler entry. Its mailbox and its attempt slot are part of it, so a worker is one
+// allocation plus protoactor's own per-actor objects. The instance lives as long as the actor: a
+// supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
+// the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
 type workerActor struct {
+	mb        workerMailbox
+	m         worker.Machine
+	att       attemptSlot
 	env       *env
 	key       messages.ProbeKey
 	pod       *v1.Pod // the AddPod object (never updated, as kubelet's worker.pod)
 	container *v1.Container
 	spec      *v1.Probe
 	sidecar   bool
-	core      *worker.Core
-	ticker    *worker.Ticker
-	published worker.Published // what the cache holds for this key: only changes are sent
 
-	self    *actor.PID
-	fire    func() // scheduler callback, allocated once
-	timer   clock.Handle
-	wake    time.Time
-	gen     uint32
-	cancel  context.CancelFunc // in-flight attempt
-	done    chan struct{}      // closed when the attempt goroutine has ended
-	started bool
-	exiting bool
-	lg      hclog.Logger // bound lazily: most workers never log
+	self  *actor.PID
+	fire  func() // scheduler callback, allocated once
+	timer clock.Handle
+	lg    hclog.Logger // bound lazily: most workers never log
+
+	// probeManager's bookkeeping of this worker (touched only on its goroutine).
+	stopSent bool
+	gaveUp   bool
+	reason   any
 }
 
 func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, spec *v1.Probe, sidecar bool,
@@ -74,19 +58,38 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, s
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	w := &workerActor{
-		env: e, key: k, pod: pod, container: c, spec: spec, sidecar: sidecar,
-		core: worker.New(worker.Config{
-			Type:         k.Type,
-			Spec:         spec,
-			RestartNever: pod.Spec.RestartPolicy == v1.RestartPolicyNever,
-			Sidecar:      sidecar,
-			Deleting:     pod.DeletionTimestamp != nil,
-		}),
-		ticker: worker.NewTicker(period),
-	}
-	w.core.SetView(view)
+	w := &workerActor{env: e, key: k, pod: pod, container: c, spec: spec, sidecar: sidecar}
+	w.mb.w, w.mb.pool = w, e.cfg.exec.mailboxes
+	w.att.w = w
+	w.m.Init(worker.Config{
+		Type:         k.Type,
+		Spec:         spec,
+		Period:       period,
+		RestartNever: pod.Spec.RestartPolicy == v1.RestartPolicyNever,
+		Sidecar:      sidecar,
+		Deleting:     pod.DeletionTimestamp != nil,
+	})
+	w.m.Step(worker.Event{Kind: worker.View, View: view})
+	w.fire = w.onTimer
 	return w
+}
+
+// newWorkerProps builds the one Props every worker of a tree is spawned with. protoactor calls a
+// Props' producers while SpawnNamed runs, on the spawning goroutine: probeManager puts the worker it
+// spawns in e.spawning first, and the producers hand out that worker and its embedded mailbox.
+// Workers are supervised with the Resume directive (supervision.Resume): protoactor never calls the
+// producer again for them, and the worker's mailbox turns the resume into a restart of the worker's
+// run loop. Without middleware (the tree's panic logging is done by the mailbox) protoactor wraps
+// no envelope per message and allocates no context extras per worker.
+func newWorkerProps(e *env, strategy actor.SupervisorStrategy) *actor.Props {
+	opts := []actor.PropsOption{
+		actor.WithSupervisor(strategy),
+		actor.WithMailbox(func() actor.Mailbox { return &e.spawning.mb }),
+	}
+	if len(e.cfg.middleware) > 0 {
+		opts = append(opts, actor.WithReceiverMiddleware(e.cfg.middleware...))
+	}
+	return actor.PropsFromProducer(func() actor.Actor { return e.spawning }, opts...)
 }
 
 func (w *workerActor) logger() hclog.Logger {
@@ -97,198 +100,135 @@ func (w *workerActor) logger() hclog.Logger {
 	return w.lg
 }
 
+// onTimer is the scheduler's callback: an attempt-pool goroutine carries the tick into the worker's
+// mailbox (and then, usually, runs the probe it causes).
+func (w *workerActor) onTimer() { w.env.cfg.exec.attempts.Go((*tickJob)(w)) }
+
+// tickJob is a worker as the attempt pool's job of delivering its tick.
+type tickJob workerActor
+
+func (j *tickJob) run() { (*workerActor)(j).mb.carry(tickMsg) }
+
 func (w *workerActor) Receive(ctx actor.Context) {
+	now := w.env.now()
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		w.onStarted(ctx)
 	case *tick:
-		w.onTick(ctx)
+		w.step(ctx, worker.Event{Kind: worker.Tick, Now: now})
+	case *attemptFinished:
+		w.onFinished(ctx, now)
 	case *messages.ContainerView:
-		w.core.SetView(*m)
+		w.m.Step(worker.Event{Kind: worker.View, View: *m})
 	case *messages.TriggerReadiness:
-		if !w.exiting {
-			if w.env.log.IsTrace() {
-				w.logger().Trace("triggered probe by manual run")
-			}
-			w.handle(ctx, w.ticker.Trigger(w.env.now()))
+		if w.env.log.IsTrace() {
+			w.logger().Trace("triggered probe by manual run")
 		}
-	case *attemptDone:
-		if m.gen == w.gen && !w.exiting {
-			w.onDone(ctx, m)
-		}
+		w.step(ctx, worker.Event{Kind: worker.Trigger, Now: now})
+	case *actor.Started:
+		w.self = ctx.Self()
+		w.step(ctx, worker.Event{Kind: worker.Started, Now: now,
+			Jitter: worker.Jitter(now, w.env.start, w.m.Period(), w.env.cfg.rand)})
+	case *restarted:
+		w.step(ctx, worker.Event{Kind: worker.Started, Now: now})
 	case *inspectWorker:
-		ctx.Respond(&workerInfo{Exists: true, Busy: w.ticker.Busy(), ContainerID: w.core.ContainerID(),
-			ResultRun: w.core.ResultRun(), OnHold: w.core.OnHold()})
-	case *attemptPanicked:
-		if m.gen == w.gen {
-			w.logger().Error("prober panicked", "panic", fmt.Sprint(m.reason), "stack", string(m.stack))
-			panic(fmt.Sprintf("prober panicked: %v", m.reason))
-		}
-	case *actor.Restarting:
-		w.abort()
-		w.disarm()
+		ctx.Respond(&workerInfo{Exists: true, Busy: w.m.Busy(), ContainerID: w.m.ContainerID(),
+			ResultRun: w.m.ResultRun(), OnHold: w.m.OnHold()})
 	case *actor.Stopping:
-		w.abort()
-		w.disarm()
-		if id := w.core.ContainerID(); id != "" && !w.env.stopping.Load() {
-			ctx.Send(w.env.cache, &messages.RemoveResult{ContainerID: id, Type: w.key.Type})
-		}
+		w.step(ctx, worker.Event{Kind: worker.Stopping, Now: now})
 		w.deleteMetrics()
 	default:
 	}
 }
 
-func (w *workerActor) onStarted(ctx actor.Context) {
-	now := w.env.now()
-	if w.self == nil {
-		self, e := ctx.Self(), w.env
-		w.self = self
-		w.fire = func() { e.send(self, tickMsg) }
+// onFinished takes the attempt's report: a verdict, or a panic the worker re-raises here so that
+// probeManager's supervision handles it.
+func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
+	rep, ok := w.att.take()
+	if !ok {
+		return // taken already (a stale notification of an abandoned attempt)
 	}
-	if w.started {
-		// Restarted after a panic: forget the lost attempt and continue with a fresh run loop.
-		w.core.Abandon()
-		w.ticker = worker.NewTicker(w.ticker.Period())
-		w.handle(ctx, w.ticker.Fire(now))
+	if rep.panicked {
+		if w.m.Step(worker.Event{Kind: worker.Panicked, Now: now, Attempt: rep.num}).Crash {
+			w.logger().Error("prober panicked", "panic", fmt.Sprint(rep.reason), "stack", string(rep.stack))
+			panic(fmt.Sprintf("prober panicked: %v", rep.reason))
+		}
 		return
 	}
-	w.started = true
-	j := worker.Jitter(now, w.env.start, w.ticker.Period(), w.env.cfg.rand)
-	if j <= 0 {
-		w.handle(ctx, w.ticker.Fire(now))
-		return
+	if rep.verdict.Err != nil {
+		w.logger().Debug("probe errored", "error", rep.verdict.Err, "tries", rep.verdict.Tries)
 	}
-	w.handle(ctx, w.ticker.Start(now, j))
+	w.step(ctx, worker.Event{Kind: worker.Done, Now: now, Attempt: rep.num, Verdict: rep.verdict, Duration: rep.duration})
 }
 
-func (w *workerActor) onTick(ctx actor.Context) {
+// failed runs on the worker's goroutine when handling a message panicked, before the failure is
+// escalated: the panic is logged with its stack, and the worker abandons its attempt and stops its
+// timer until supervision resumes it.
+func (w *workerActor) failed(reason, msg any) {
+	w.env.log.Error("actor panicked", "actor", w.key.String(), "message_type", fmt.Sprintf("%T", msg),
+		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
+	w.perform(nil, w.m.Step(worker.Event{Kind: worker.Restarting, Now: w.env.now()}))
+}
+
+func (w *workerActor) step(ctx actor.Context, ev worker.Event) {
+	w.perform(ctx, w.m.Step(ev))
+}
+
+// perform carries out a Ready in the Machine's order. ctx is nil only when the worker fails.
+func (w *workerActor) perform(ctx actor.Context, r worker.Ready) {
+	e := w.env
+	if r.Cancel {
+		w.att.abandon()
+	}
+	for _, op := range r.Cache() {
+		if op.Remove {
+			e.tell(ctx, e.cache, &messages.RemoveResult{ContainerID: op.ContainerID, Type: w.key.Type})
+		} else {
+			e.tell(ctx, e.cache, &messages.SetResult{PodUID: w.key.PodUID, Container: w.key.Container,
+				ContainerID: op.ContainerID, Type: w.key.Type, Result: op.Result})
+		}
+	}
+	if len(r.Events) > 0 {
+		w.events(r.Events)
+	}
+	if r.Observed {
+		w.observe(r.Observation)
+	}
+	switch r.Timer {
+	case worker.TimerArm:
+		e.sched.Cancel(w.timer)
+		w.timer = e.sched.At(r.WakeAt, w.fire)
+	case worker.TimerStop:
+		e.sched.Cancel(w.timer)
+		w.timer = clock.Handle{}
+	default:
+	}
+	if r.StartAttempt {
+		w.att.start(r.Attempt)
+	}
+	if r.Exit && ctx != nil {
+		e.tell(ctx, ctx.Parent(), &exitWorker{pid: w.self})
+	}
+}
+
+func (w *workerActor) events(evs []worker.EventText) {
 	now := w.env.now()
-	if w.exiting || now.Before(w.wake) {
-		return // stale: the entry was re-armed after this tick was sent
-	}
-	w.handle(ctx, w.ticker.Fire(now))
-}
-
-// handle carries out a ticker step: re-arm the one scheduler entry, and run doProbe if asked (again
-// for as long as the ticker asks and no attempt is in flight).
-func (w *workerActor) handle(ctx actor.Context, s worker.Step) {
-	for {
-		if !s.Wake.IsZero() {
-			w.arm(s.Wake)
-		}
-		if !s.Run || w.exiting {
-			return
-		}
-		d := w.core.Begin(w.env.now())
-		w.apply(ctx, d)
-		if d.Exit {
-			w.exiting = true
-			w.disarm()
-			ctx.Send(ctx.Parent(), &exitWorker{pid: ctx.Self()})
-			return
-		}
-		if d.Probe {
-			w.startAttempt(d.ContainerID)
-			return
-		}
-		s = w.ticker.Done(w.env.now())
-	}
-}
-
-func (w *workerActor) apply(ctx actor.Context, d worker.Decision) {
-	if w.env.stopping.Load() {
-		return // the cache may be gone already
-	}
-	if d.RemoveID != "" {
-		w.published.Forget(d.RemoveID)
-		ctx.Send(w.env.cache, &messages.RemoveResult{ContainerID: d.RemoveID, Type: w.key.Type})
-	}
-	for _, r := range d.Set {
-		if w.published.Changed(d.ContainerID, r) {
-			ctx.Send(w.env.cache, &messages.SetResult{PodUID: w.key.PodUID, Container: w.key.Container,
-				ContainerID: d.ContainerID, Type: w.key.Type, Result: r})
-		}
-	}
-}
-
-func (w *workerActor) arm(at time.Time) {
-	w.env.sched.Cancel(w.timer)
-	w.wake = at
-	w.timer = w.env.sched.At(at, w.fire)
-}
-
-func (w *workerActor) disarm() {
-	w.env.sched.Cancel(w.timer)
-	w.timer = clock.Handle{}
-}
-
-// startAttempt runs the prober off the mailbox, on the attempt pool; its verdict (or panic) comes back as a message.
-func (w *workerActor) startAttempt(id messages.ContainerID) {
-	w.gen++
-	gen := w.gen
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	w.cancel, w.done = cancel, done
-	e, pt, spec := w.env, w.key.Type, w.spec
-	self := w.self
-	target := probes.Target{Container: w.container, ContainerID: string(id), PodIP: w.core.View().PodIP}
-	e.cfg.exec.attempts.Go(func() {
-		defer close(done)
-		defer func() {
-			if r := recover(); r != nil && ctx.Err() == nil {
-				e.send(self, &attemptPanicked{gen: gen, reason: r, stack: debug.Stack()})
-			}
-		}()
-		start := e.now()
-		v := worker.RunProbe(ctx, e.cfg.prober, pt, spec, target)
-		if ctx.Err() == nil { // else the worker aborted the attempt and may be gone
-			e.send(self, &attemptDone{gen: gen, verdict: v, start: start})
-		}
-	})
-}
-
-// abort cancels the in-flight attempt and waits for its goroutine (probes honour ctx).
-func (w *workerActor) abort() {
-	if w.cancel == nil {
-		return
-	}
-	w.cancel()
-	<-w.done
-	w.cancel, w.done = nil, nil
-	w.gen++ // a verdict already queued is now stale
-}
-
-func (w *workerActor) onDone(ctx actor.Context, m *attemptDone) {
-	w.cancel()
-	w.cancel, w.done = nil, nil
-	now := w.env.now()
-	v := m.verdict
-	for _, ev := range v.Events {
+	for _, ev := range evs {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
 			Pod:    types.NamespacedName{Namespace: w.pod.Namespace, Name: w.pod.Name},
 			PodUID: w.pod.UID, FieldPath: fieldPath(w.key.Container, w.sidecar),
 		})
 	}
-	if v.Err != nil {
-		w.logger().Debug("probe errored", "error", v.Err, "tries", v.Tries)
-	} else {
-		w.observe(v.Result, now.Sub(m.start))
-	}
-	w.apply(ctx, w.core.Complete(v.Result, v.Err != nil))
-	w.handle(ctx, w.ticker.Done(now))
 }
 
-func (w *workerActor) observe(r messages.Result, d time.Duration) {
+func (w *workerActor) observe(o worker.Observation) {
 	m := w.env.metrics
 	if m == nil {
 		return
 	}
 	pt := w.key.Type.String()
-	label, timed := metricResult(r)
-	m.total.WithLabelValues(pt, label, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
-	if timed {
-		m.duration.WithLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace).Observe(d.Seconds())
+	m.total.WithLabelValues(pt, o.Label, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	if o.Timed {
+		m.duration.WithLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace).Observe(o.Duration.Seconds())
 	}
 }
 
@@ -298,7 +238,7 @@ func (w *workerActor) deleteMetrics() {
 		return
 	}
 	pt := w.key.Type.String()
-	for _, r := range []string{resultSuccessful, resultFailed, resultUnknown} {
+	for _, r := range []string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown} {
 		m.total.DeleteLabelValues(pt, r, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
 	}
 	m.duration.DeleteLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace)

@@ -30,6 +30,12 @@ func WithLogger(l hclog.Logger) Option { return func(s *Strategy) { s.log = l } 
 // OnGiveUp sets the callback for children given up on.
 func OnGiveUp(f GiveUpFunc) Option { return func(s *Strategy) { s.onGiveUp = f } }
 
+// Resume makes the strategy resume a failed child after its back-off (protoactor's Resume
+// directive: the same instance continues with its mailbox) instead of restarting it (a new instance
+// from the child's Props). It is for children that restart themselves when resumed, and whose
+// Props therefore never need to produce a second instance.
+func Resume() Option { return func(s *Strategy) { s.resume = true } }
+
 // Strategy is a protoactor SupervisorStrategy that restarts each failed child on its own exponential
 // back-off (see Policy) and gives up on a child that fails too often: it stops that child and calls
 // OnGiveUp. Siblings are never affected (one-for-one).
@@ -49,6 +55,7 @@ type Strategy struct {
 	rnd      clock.Rand
 	log      hclog.Logger
 	onGiveUp GiveUpFunc
+	resume   bool
 
 	mu       sync.Mutex
 	children map[string]*child // by PID.Id; only children that have failed
@@ -135,6 +142,11 @@ func (s *Strategy) HandleFailure(sys *actor.ActorSystem, sup actor.Supervisor, p
 }
 
 func (s *Strategy) restart(sys *actor.ActorSystem, sup actor.Supervisor, pid *actor.PID, reason any) {
+	if s.resume {
+		sys.EventStream.Publish(&actor.SupervisorEvent{Child: pid, Reason: reason, Directive: actor.ResumeDirective})
+		sup.ResumeChildren(pid)
+		return
+	}
 	sys.EventStream.Publish(&actor.SupervisorEvent{Child: pid, Reason: reason, Directive: actor.RestartDirective})
 	sup.RestartChildren(pid)
 }

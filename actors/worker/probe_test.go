@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	v1 "k8s.io/api/core/v1"
@@ -12,64 +11,6 @@ import (
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
-
-func TestTickerFirstRunThenPeriod(t *testing.T) {
-	tk := NewTicker(10 * time.Second)
-	s := tk.Start(t0, 3*time.Second)
-	assert.Equal(t, Step{Wake: t0.Add(3 * time.Second)}, s)
-	s = tk.Fire(t0.Add(3 * time.Second))
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(13 * time.Second)}, s)
-	assert.Equal(t, Step{}, tk.Done(t0.Add(4*time.Second)))
-	s = tk.Fire(t0.Add(13 * time.Second))
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(23 * time.Second)}, s)
-}
-
-func TestTickerOverrunCoalesces(t *testing.T) {
-	tk := NewTicker(time.Second)
-	tk.Start(t0, 0)
-	assert.True(t, tk.Fire(t0).Run)
-	// The attempt runs 3.5 periods: three ticks arrive, one run follows, then the phase is kept.
-	for i := 1; i <= 3; i++ {
-		s := tk.Fire(t0.Add(time.Duration(i) * time.Second))
-		assert.False(t, s.Run)
-		assert.Equal(t, t0.Add(time.Duration(i+1)*time.Second), s.Wake)
-	}
-	assert.Equal(t, Step{Run: true}, tk.Done(t0.Add(3500*time.Millisecond)))
-	assert.Equal(t, Step{}, tk.Done(t0.Add(3600*time.Millisecond)), "one catch-up run, never a burst")
-	// A late timer skips missed deadlines.
-	s := tk.Fire(t0.Add(6500 * time.Millisecond))
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(7 * time.Second)}, s)
-}
-
-func TestTickerTriggerResetsPeriod(t *testing.T) {
-	tk := NewTicker(10 * time.Second)
-	tk.Start(t0, 0)
-	tk.Fire(t0)
-	tk.Done(t0)
-	s := tk.Trigger(t0.Add(4 * time.Second))
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(14 * time.Second)}, s)
-	// Two triggers while busy: one extra run only (§7.12 manual trigger buffer).
-	assert.Equal(t, Step{}, tk.Trigger(t0.Add(5*time.Second)))
-	assert.Equal(t, Step{}, tk.Trigger(t0.Add(5*time.Second)))
-	s = tk.Done(t0.Add(6 * time.Second))
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(16 * time.Second)}, s)
-	assert.Equal(t, Step{}, tk.Done(t0.Add(6*time.Second)))
-}
-
-func TestTickerTriggerBeforeFirstRun(t *testing.T) {
-	tk := NewTicker(10 * time.Second)
-	tk.Start(t0, 5*time.Second)
-	assert.Equal(t, Step{}, tk.Trigger(t0.Add(time.Second)), "jitter sleep is not interrupted")
-	assert.True(t, tk.Fire(t0.Add(5*time.Second)).Run)
-	assert.Equal(t, Step{Run: true, Wake: t0.Add(16 * time.Second)}, tk.Done(t0.Add(6*time.Second)))
-}
-
-func TestJitter(t *testing.T) {
-	half := func() float64 { return 0.5 }
-	assert.Equal(t, 5*time.Second, Jitter(t0.Add(9*time.Second), t0, 10*time.Second, half))
-	assert.Zero(t, Jitter(t0.Add(10*time.Second), t0, 10*time.Second, half), "created a period after start")
-	assert.Zero(t, Jitter(t0, t0, 10*time.Second, nil))
-}
 
 type fakeProber struct {
 	outs  []probes.Outcome

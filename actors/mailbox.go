@@ -1,0 +1,250 @@
+package actors
+
+import (
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// workerMailbox is a probe worker's protoactor mailbox (installed with actor.WithMailbox, and
+// embedded in the worker so that it costs no allocation of its own). Compared with protoactor's
+// default mailbox (a ring buffer of ten slots, a lock-free system queue with a node per message, a
+// method value allocated per activation) it holds one pending user message inline, allocates only
+// while more are queued, and runs on the tree's mailbox pool without a closure.
+//
+// The scheduler and the worker's own attempts skip protoactor's PID lookup and post to it directly:
+// carry runs the mailbox on the caller's goroutine (an attempt-pool goroutine) when nobody else is
+// running it, and that goroutine then also runs the attempt the worker started, so that a probe
+// costs one hand-off between goroutines (scheduler → attempt pool), as a kubelet worker's ticker
+// wake-up does; system messages (which may block: a stopping worker waits for its attempt) are
+// always left to the mailbox pool.
+//
+// Supervision: a panic while handling a message is escalated to the supervisor (protoactor's
+// EscalateFailure: SuspendMailbox, then Failure to probeManager), after the worker abandoned its
+// attempt and stopped its timer. Workers are resumed, not re-incarnated (see newWorkerProps): when
+// ResumeMailbox arrives after a failure, the mailbox hands the worker a restarted message before
+// any queued message, which is exactly where protoactor's restart would deliver Started.
+type workerMailbox struct {
+	mu        sync.Mutex
+	one       any   // the oldest pending user message when more is nil
+	more      []any // all pending user messages, oldest first, when there is more than one
+	sys       []any // pending system messages
+	running   bool  // a goroutine is processing (or is about to, from the pool's queue)
+	suspended bool
+	failed    bool // escalated a failure and not resumed yet
+
+	// carrying: the goroutine running the mailbox came through carry and runs the worker's next
+	// attempt itself (carried is then set by attemptSlot.start). Only that goroutine touches them.
+	carrying bool
+	carried  bool
+
+	invoker actor.MessageInvoker
+	pool    *mailboxPool
+	w       *workerActor
+}
+
+var _ actor.Mailbox = (*workerMailbox)(nil)
+
+// restarted is what a worker's mailbox delivers first when supervision resumes it after a failure.
+type restarted struct{}
+
+var restartedMsg = &restarted{}
+
+// PostUserMessage implements actor.Mailbox (protoactor's senders: probeManager, the cache, tests).
+func (m *workerMailbox) PostUserMessage(msg any) { m.post(msg) }
+
+// PostSystemMessage implements actor.Mailbox.
+func (m *workerMailbox) PostSystemMessage(msg any) {
+	m.mu.Lock()
+	m.sys = append(m.sys, msg)
+	m.scheduleLocked()
+}
+
+// RegisterHandlers implements actor.Mailbox. The dispatcher is ignored: worker mailboxes always run
+// on the tree's mailbox pool.
+func (m *workerMailbox) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatcher) {
+	m.invoker = invoker
+}
+
+// Start implements actor.Mailbox.
+func (m *workerMailbox) Start() {}
+
+// UserMessageCount implements actor.Mailbox.
+func (m *workerMailbox) UserMessageCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.userLen()
+}
+
+// post queues a user message and schedules the mailbox on the pool.
+func (m *workerMailbox) post(msg any) {
+	m.mu.Lock()
+	m.pushLocked(msg)
+	m.scheduleLocked()
+}
+
+// carry delivers msg and, when no goroutine is running the mailbox and no system message is
+// pending, processes the mailbox on the calling goroutine, which must be an attempt-pool goroutine
+// (free to block): an attempt the worker starts meanwhile is run here as well, right after the
+// mailbox was released, and its report is carried the same way. So a tick handed to the attempt pool
+// by the scheduler becomes "tick handled → probe → verdict handled" on one goroutine, one hand-off
+// per probe, while the mailbox stays free during the probe (a stopping worker can cancel it).
+func (m *workerMailbox) carry(msg any) {
+	for {
+		m.mu.Lock()
+		m.pushLocked(msg)
+		if m.running || m.suspended || len(m.sys) > 0 {
+			m.scheduleLocked()
+			return
+		}
+		m.running, m.carrying = true, true
+		m.mu.Unlock()
+		m.process(true)
+		if !m.carried {
+			return
+		}
+		m.carried = false
+		if !m.w.att.exec() {
+			return
+		}
+		msg = attemptFinishedMsg
+	}
+}
+
+// scheduleLocked hands the mailbox to the pool unless it is running or has nothing it may process.
+// It unlocks m.mu.
+func (m *workerMailbox) scheduleLocked() {
+	if m.running || (len(m.sys) == 0 && (m.suspended || m.userLen() == 0)) {
+		m.mu.Unlock()
+		return
+	}
+	m.running = true
+	m.mu.Unlock()
+	m.pool.schedule(m)
+}
+
+func (m *workerMailbox) userLen() int {
+	if m.more != nil {
+		return len(m.more)
+	}
+	if m.one != nil {
+		return 1
+	}
+	return 0
+}
+
+func (m *workerMailbox) pushLocked(msg any) {
+	switch {
+	case m.more != nil:
+		m.more = append(m.more, msg)
+	case m.one == nil:
+		m.one = msg
+	default:
+		m.more = append(make([]any, 0, 4), m.one, msg)
+		m.one = nil
+	}
+}
+
+func (m *workerMailbox) pushFrontLocked(msg any) {
+	switch {
+	case m.more != nil:
+		m.more = append(m.more, nil)
+		copy(m.more[1:], m.more)
+		m.more[0] = msg
+	case m.one == nil:
+		m.one = msg
+	default:
+		m.more = append(make([]any, 0, 4), msg, m.one)
+		m.one = nil
+	}
+}
+
+func (m *workerMailbox) popLocked() any {
+	if m.more != nil {
+		msg := m.more[0]
+		m.more[0] = nil
+		m.more = m.more[1:]
+		if len(m.more) == 0 {
+			m.more = nil // a burst's backing array is not kept
+		}
+		return msg
+	}
+	msg := m.one
+	m.one = nil
+	return msg
+}
+
+// run is the mailbox's activation on a pool goroutine.
+func (m *workerMailbox) run() { m.process(false) }
+
+// process runs queued messages: system messages first, then user messages unless suspended, at
+// most mailboxThroughput per activation (then the mailbox goes back to the end of the pool's
+// queue). inline: the caller came through carry; system messages are left to the pool.
+func (m *workerMailbox) process(inline bool) {
+	for i := 0; ; i++ {
+		m.mu.Lock()
+		if len(m.sys) > 0 {
+			if inline {
+				m.carrying = false
+				m.mu.Unlock()
+				m.pool.schedule(m) // still running: the pool continues
+				return
+			}
+			msg := m.sys[0]
+			m.sys[0] = nil
+			m.sys = m.sys[1:]
+			if len(m.sys) == 0 {
+				m.sys = nil
+			}
+			switch msg.(type) {
+			case *actor.SuspendMailbox:
+				m.suspended = true
+				m.mu.Unlock()
+			case *actor.ResumeMailbox:
+				m.suspended = false
+				if m.failed {
+					m.failed = false
+					m.pushFrontLocked(restartedMsg)
+				}
+				m.mu.Unlock()
+			default:
+				m.mu.Unlock()
+				m.invoke(msg, true)
+			}
+			continue
+		}
+		if m.suspended || m.userLen() == 0 {
+			m.running, m.carrying = false, false
+			m.mu.Unlock()
+			return
+		}
+		if i >= mailboxThroughput {
+			m.carrying = false
+			m.mu.Unlock()
+			m.pool.schedule(m) // let other mailboxes run; still running
+			return
+		}
+		msg := m.popLocked()
+		m.mu.Unlock()
+		m.invoke(msg, false)
+	}
+}
+
+// invoke hands one message to the actor; a panic is escalated to the supervisor after the worker
+// abandoned what it was doing.
+func (m *workerMailbox) invoke(msg any, system bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.w.failed(r, msg)
+			m.mu.Lock()
+			m.failed = true
+			m.mu.Unlock()
+			m.invoker.EscalateFailure(r, msg)
+		}
+	}()
+	if system {
+		m.invoker.InvokeSystemMessage(msg)
+	} else {
+		m.invoker.InvokeUserMessage(msg)
+	}
+}
