@@ -10,17 +10,17 @@ import (
 	"github.com/probeactor/probeactor/probes"
 )
 
-// attemptSlot is a worker's reusable attempt: what one attempt needs (its number, target and
-// cancellable context) and what it reports (verdict, duration or panic). A worker has at most one
-// attempt in flight, so one slot per worker serves every attempt and a probe allocates nothing of
-// its own.
+// attemptSlot is what one attempt needs (its number, target and cancellable context) and what it
+// reports (verdict, duration or panic). A worker holds a slot only while it has an attempt in
+// flight; slots are pooled, so a probe allocates nothing and a worker at rest holds none.
 //
-// Hand-over: the worker fills the inputs and gives the slot to the attempt pool (a channel send:
-// the attempt goroutine sees the inputs); the attempt goroutine records its report under mu, marks
-// itself finished (wg) and posts attemptFinished to the worker's mailbox; the worker takes the report
-// under mu (take) when it handles that message; its Machine ignores a report whose attempt is not
-// the one in flight. A worker that abandons its attempt cancels ctx, waits (wg) and clears the
-// report, so a stale report is never taken for a later attempt's.
+// Hand-over: the worker fills the inputs and gives the slot to the goroutine that runs the attempt
+// (a channel send, or the carrying goroutine itself: either way it sees the inputs); that goroutine
+// records its report under mu, marks itself finished (wg) and notifies the worker, which takes the
+// report under mu (take) and releases the slot. Its Machine ignores a report whose attempt is not
+// the one in flight. A worker that abandons its attempt cancels ctx, waits (wg) and releases the
+// slot without reading it. After wg.Done the attempt goroutine touches only its own copy of the
+// worker pointer, never the slot, which may already serve another worker.
 type attemptSlot struct {
 	w   *workerActor
 	ctx attemptCtx
@@ -44,22 +44,25 @@ type attemptReport struct {
 	stack    []byte
 }
 
+var slots = sync.Pool{New: func() any { return new(attemptSlot) }}
+
 // attemptFinished tells a worker that its slot holds a report. One value serves every worker.
 type attemptFinished struct{}
 
 var attemptFinishedMsg = &attemptFinished{}
 
-// start sets up the attempt described by a and has it run: by the goroutine carrying the worker's
-// mailbox right now, once it has released the mailbox (see workerMailbox.carry), or else on the
-// attempt pool.
-func (s *attemptSlot) start(a worker.AttemptStart) {
-	w := s.w
-	s.ctx.reset()
+// startAttempt takes a slot, sets up the attempt described by a and has it run: by the goroutine
+// carrying the worker's mailbox right now, once it has released the mailbox (see
+// workerMailbox.carry), or else on the attempt pool.
+func (w *workerActor) startAttempt(a worker.AttemptStart) {
+	s := slots.Get().(*attemptSlot)
+	w.att = s
+	s.w = w
 	s.num = a.Attempt
 	s.target = probes.Target{Container: w.container, ContainerID: string(a.ContainerID), PodIP: a.PodIP}
 	s.wg.Add(1)
 	if w.mb.carrying {
-		w.mb.carried = true
+		w.mb.carried = s
 		return
 	}
 	w.env.cfg.exec.attempts.Go(s)
@@ -68,14 +71,14 @@ func (s *attemptSlot) start(a worker.AttemptStart) {
 // run is the attempt handed to the attempt pool: it runs, then the worker handles its report on
 // this goroutine if its mailbox is free.
 func (s *attemptSlot) run() {
-	if s.exec() {
-		s.w.mb.carry(attemptFinishedMsg)
+	if w, tell := s.exec(); tell {
+		w.mb.carry(attemptFinishedMsg)
 	}
 }
 
-// exec runs the attempt, records its report and reports whether the worker must be told (not when
-// it abandoned the attempt: it may be gone).
-func (s *attemptSlot) exec() bool {
+// exec runs the attempt and records its report. It returns the worker and whether to tell it (not
+// when it abandoned the attempt: it may be gone).
+func (s *attemptSlot) exec() (*workerActor, bool) {
 	w := s.w
 	e := w.env
 	rep := attemptReport{num: s.num}
@@ -86,43 +89,59 @@ func (s *attemptSlot) exec() bool {
 			}
 		}()
 		start := e.now()
-		rep.verdict = worker.RunProbe(&s.ctx, e.cfg.prober, w.key.Type, w.spec, s.target)
+		rep.verdict = worker.RunProbe(&s.ctx, e.cfg.prober, w.key.Type, w.spec(), s.target)
 		rep.duration = e.now().Sub(start)
 	}()
 	s.mu.Lock()
 	s.finished, s.report = true, rep
 	s.mu.Unlock()
-	abandoned := s.ctx.Err() != nil // read before Done: after it the worker may reset ctx
+	abandoned := s.ctx.Err() != nil // read before Done: after it the slot may serve another attempt
 	s.wg.Done()
-	return !abandoned
+	return w, !abandoned
 }
 
-// take returns the waiting report, if any, and clears the slot (so that an HTTP body is not kept
-// alive at rest). The worker's Machine decides whether the report's attempt is still current.
-func (s *attemptSlot) take() (attemptReport, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.finished {
+// takeReport returns the report of the worker's attempt once it has finished, and releases the
+// slot; false while it is still running (a stale notification).
+func (w *workerActor) takeReport() (attemptReport, bool) {
+	s := w.att
+	if s == nil {
 		return attemptReport{}, false
 	}
-	rep := s.report
-	s.finished, s.report = false, attemptReport{}
+	s.mu.Lock()
+	rep, ok := s.report, s.finished
+	s.mu.Unlock()
+	if !ok {
+		return attemptReport{}, false
+	}
+	s.wg.Wait() // the attempt goroutine is between recording the report and Done
+	w.releaseSlot()
 	return rep, true
 }
 
-// abandon cancels the attempt in flight, waits until its goroutine has finished and drops its
-// report.
-func (s *attemptSlot) abandon() {
-	s.ctx.cancel()
-	s.wg.Wait()
-	s.mu.Lock()
-	s.finished, s.report = false, attemptReport{}
-	s.mu.Unlock()
+// abandonAttempt cancels the attempt in flight, waits until its goroutine has finished and
+// releases the slot without reading the report.
+func (w *workerActor) abandonAttempt() {
+	if s := w.att; s != nil {
+		s.ctx.cancel()
+		s.wg.Wait()
+		w.releaseSlot()
+	}
 }
 
-// attemptCtx is the context.Context of a worker's attempts. It is reused from one attempt to the
-// next (a context.WithCancel per attempt costs two allocations), cancelled only when the worker
-// abandons its attempt, and made live again by reset before the next one. It has no deadline and
+func (w *workerActor) releaseSlot() {
+	s := w.att
+	w.att = nil
+	s.mu.Lock()
+	s.finished, s.report = false, attemptReport{} // keep no verdict (an HTTP body) alive in the pool
+	s.mu.Unlock()
+	s.w, s.target = nil, probes.Target{}
+	s.ctx.reset()
+	slots.Put(s)
+}
+
+// attemptCtx is the context.Context of an attempt. It lives in a pooled slot and is reused from one
+// attempt to the next (a context.WithCancel per attempt costs two allocations), cancelled only when
+// a worker abandons its attempt, and made live again by reset when the slot is released. It has no deadline and
 // no values. Children (the prober's context.WithTimeout) register through AfterFunc, so the
 // context package starts no goroutine for them.
 type attemptCtx struct {

@@ -16,40 +16,64 @@ import (
 	"github.com/probeactor/probeactor/probes"
 )
 
-func TestMailboxPoolRunsEverything(t *testing.T) {
-	p := newMailboxPool(2)
-	var wg sync.WaitGroup
-	const n = 1000
-	wg.Add(n)
-	for range n {
-		p.schedule(jobFunc(wg.Done))
+// within fails the test unless ch is closed within d of (the bubble's virtual) time: a pool that
+// hangs fails the test instead of hanging it.
+func within(t *testing.T, d time.Duration, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(d):
+		t.Fatalf("%s: not done within %v", what, d)
 	}
-	wg.Wait()
-	p.Stop()
-	p.Stop() // idempotent
-	done := make(chan struct{})
-	p.schedule(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
-	<-done
 }
 
-// Schedule never blocks, even when every pool goroutine is stuck and the queue is full.
+// signal closes a channel when f returns.
+func signal(f func()) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { f(); close(ch) }()
+	return ch
+}
+
+func TestMailboxPoolRunsEverything(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		p := newMailboxPool(2)
+		var wg sync.WaitGroup
+		const n = 1000
+		wg.Add(n)
+		for range n {
+			p.schedule(jobFunc(wg.Done))
+		}
+		within(t, time.Second, signal(wg.Wait), "every scheduled activation runs")
+		within(t, time.Second, signal(p.Stop), "Stop")
+		p.Stop() // idempotent
+		done := make(chan struct{})
+		p.schedule(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
+		within(t, time.Second, done, "an activation after Stop runs")
+	})
+}
+
+// schedule never blocks, even when every pool goroutine is stuck and the queue is full.
 func TestMailboxPoolNeverBlocks(t *testing.T) {
-	p := newMailboxPool(2)
-	release := make(chan struct{})
-	var stuck sync.WaitGroup
-	stuck.Add(2)
-	for range 2 {
-		p.schedule(jobFunc(func() { stuck.Done(); <-release }))
-	}
-	stuck.Wait()
-	for range mailboxQueue {
-		p.schedule(jobFunc(func() {}))
-	}
-	ran := make(chan struct{})
-	p.schedule(jobFunc(func() { close(ran) })) // the queue is full: it must not wait for the stuck goroutines
-	<-ran
-	close(release)
-	p.Stop()
+	inBubble(t, func(t *testing.T) {
+		p := newMailboxPool(2)
+		release := make(chan struct{})
+		var stuck sync.WaitGroup
+		stuck.Add(2)
+		for range 2 {
+			p.schedule(jobFunc(func() { stuck.Done(); <-release }))
+		}
+		within(t, time.Second, signal(stuck.Wait), "both pool goroutines are stuck")
+		ran := make(chan struct{})
+		within(t, time.Second, signal(func() {
+			for range mailboxQueue {
+				p.schedule(jobFunc(func() {}))
+			}
+			p.schedule(jobFunc(func() { close(ran) })) // the queue is full: it must not wait for the stuck goroutines
+		}), "scheduling onto a full queue")
+		within(t, time.Second, ran, "the activation past the full queue runs")
+		close(release)
+		within(t, time.Second, signal(p.Stop), "Stop")
+	})
 }
 
 // Attempts never wait for each other: blocked attempts do not delay a new one, a goroutine that
@@ -96,6 +120,10 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 }
 
 func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
+	inBubble(t, func(t *testing.T) { attemptPoolStopWaitsForBusyAttempts(t) })
+}
+
+func attemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	p := newAttemptPool(1)
 	release := make(chan struct{})
 	finished := make(chan struct{})
@@ -119,23 +147,26 @@ func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 // Far more workers than pool goroutines, each with an attempt that blocks until cancelled: the
 // workers still answer, and the tree stops (each stopping worker waits for its attempt).
 func TestBlockedAttemptsDoNotStarveWorkers(t *testing.T) {
-	h := newHarness(t)
-	const pods = 50
-	var keys []messages.ProbeKey
-	for i := range pods {
-		name := fmt.Sprintf("c%d", i)
-		h.prober.set(name, func(ctx context.Context) (probes.Outcome, error) {
-			<-ctx.Done()
-			return probes.Outcome{Result: probes.Unknown}, ctx.Err()
-		})
-		pod := testPod(fmt.Sprintf("slow-%d", i), v1.Container{Name: name, ReadinessProbe: execProbe(1, 1)})
-		h.run(pod)
-		keys = append(keys, messages.ProbeKey{PodUID: pod.UID, Container: name, Type: messages.Readiness})
-	}
-	for _, k := range keys {
-		require.Eventually(t, func() bool { return h.inspect(k).Busy }, 5*time.Second, time.Millisecond)
-	}
-	assert.Equal(t, pods, countAll(h.prober, pods), "one attempt per worker, all in flight at once")
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		const pods = 50
+		var keys []messages.ProbeKey
+		for i := range pods {
+			name := fmt.Sprintf("c%d", i)
+			h.prober.set(name, func(ctx context.Context) (probes.Outcome, error) {
+				<-ctx.Done()
+				return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+			})
+			pod := testPod(fmt.Sprintf("slow-%d", i), v1.Container{Name: name, ReadinessProbe: execProbe(1, 1)})
+			h.run(pod)
+			keys = append(keys, messages.ProbeKey{PodUID: pod.UID, Container: name, Type: messages.Readiness})
+		}
+		for _, k := range keys {
+			synctest.Wait()
+			require.True(t, h.inspect(k).Busy)
+		}
+		assert.Equal(t, pods, countAll(h.prober, pods), "one attempt per worker, all in flight at once")
+	})
 }
 
 func countAll(p *scriptProber, n int) int {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -17,87 +18,92 @@ import (
 
 // The tree can live under an embedder's own actor; stopping that actor stops the tree with it.
 func TestStartUnderParentActor(t *testing.T) {
-	sys := newSystem(t)
-	clk := clock.NewFake(t0)
-	rt := fakeruntime.New(clk, nil)
-	trees := make(chan *Tree, 1)
-	parent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		if _, ok := ctx.Message().(*actor.Started); ok {
-			tree, err := Start(ctx, WithRuntime(rt), WithClock(clk), WithRand(func() float64 { return 0 }),
-				WithLogger(testLogger(t)))
-			require.NoError(t, err)
-			trees <- tree
-		}
-	}))
-	tree := <-trees
-	assert.Equal(t, parent.Id, tree.PID().Id[:len(parent.Id)], "the root is the parent's child")
-	rt.SetPush(tree.SetPodStatus)
-	pod := testPod("emb", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
-	rt.RunPod(pod)
-	tree.AddPod(pod)
-	require.Eventually(t, func() bool {
+	inBubble(t, func(t *testing.T) {
+		sys := newSystem(t)
+		clk := clock.NewFake(t0)
+		rt := fakeruntime.New(clk, nil)
+		trees := make(chan *Tree, 1)
+		parent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+			if _, ok := ctx.Message().(*actor.Started); ok {
+				tree, err := Start(ctx, WithRuntime(rt), WithClock(clk), WithRand(func() float64 { return 0 }),
+					WithLogger(testLogger(t)))
+				require.NoError(t, err)
+				trees <- tree
+			}
+		}))
+		tree := <-trees
+		assert.Equal(t, parent.Id, tree.PID().Id[:len(parent.Id)], "the root is the parent's child")
+		rt.SetPush(tree.SetPodStatus)
+		pod := testPod("emb", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		rt.RunPod(pod)
+		tree.AddPod(pod)
+		synctest.Wait()
 		r, ok, err := tree.Result(context.Background(), rt.ContainerID(pod.UID, "c"), messages.Readiness)
-		return err == nil && ok && r == messages.Success
-	}, 5*time.Second, time.Millisecond)
-	require.NoError(t, sys.Root.PoisonFuture(parent).Wait())
-	assert.Zero(t, tree.env.sched.Len())
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, messages.Success, r)
+		require.NoError(t, sys.Root.PoisonFuture(parent).Wait())
+		assert.Zero(t, tree.env.sched.Len())
+	})
 }
 
 func TestUnsubscribe(t *testing.T) {
-	h := newHarness(t)
-	got := make(chan *messages.ResultChanges, 10)
-	sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
-			got <- b
-			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		got := make(chan *messages.ResultChanges, 10)
+		sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+			if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+				got <- b
+				ctx.Respond(&messages.AckResults{Seq: b.Seq})
+			}
+		}))
+		t.Cleanup(func() { h.sys.Root.Stop(sub) })
+		h.tree.Subscribe(sub, messages.Liveness)
+		h.sync() // the subscription (root → cache) is in place before the direct Sets below
+		set := func(id messages.ContainerID, pt messages.ProbeType) {
+			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})
 		}
-	}))
-	t.Cleanup(func() { h.sys.Root.Stop(sub) })
-	h.tree.Subscribe(sub, messages.Liveness)
-	h.sync() // the subscription (root → cache) is in place before the direct Sets below
-	set := func(id messages.ContainerID, pt messages.ProbeType) {
-		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})
-	}
-	set("test://a", messages.Readiness) // filtered out
-	set("test://b", messages.Liveness)
-	var b *messages.ResultChanges
-	select {
-	case b = <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no batch")
-	}
-	require.Len(t, b.Changes, 1)
-	assert.Equal(t, messages.ContainerID("test://b"), b.Changes[0].ContainerID)
-	h.tree.Unsubscribe(sub)
-	h.sync()
-	set("test://c", messages.Liveness)
-	h.eventuallyResult("test://c", messages.Liveness, messages.Failure)
-	assert.Len(t, h.cacheStats().Pending, 2, "only the tree's own subscribers (statusManager, syncLoop) are left")
-	select {
-	case b := <-got:
-		t.Fatalf("unexpected batch after unsubscribe: %+v", b)
-	default:
-	}
+		set("test://a", messages.Readiness) // filtered out
+		set("test://b", messages.Liveness)
+		var b *messages.ResultChanges
+		select {
+		case b = <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no batch")
+		}
+		require.Len(t, b.Changes, 1)
+		assert.Equal(t, messages.ContainerID("test://b"), b.Changes[0].ContainerID)
+		h.tree.Unsubscribe(sub)
+		h.sync()
+		set("test://c", messages.Liveness)
+		h.settledResult("test://c", messages.Liveness, messages.Failure)
+		assert.Len(t, h.cacheStats().Pending, 2, "only the tree's own subscribers (statusManager, syncLoop) are left")
+		select {
+		case b := <-got:
+			t.Fatalf("unexpected batch after unsubscribe: %+v", b)
+		default:
+		}
+	})
 }
 
 // A subscriber that stops is unsubscribed automatically (the cache watches it), without a dead
 // letter (the harness fails on any).
 func TestStoppedSubscriberIsUnsubscribed(t *testing.T) {
-	h := newHarness(t)
-	sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		if b, ok := ctx.Message().(*messages.ResultChanges); ok {
-			ctx.Respond(&messages.AckResults{Seq: b.Seq})
-		}
-	}))
-	h.tree.Subscribe(sub)
-	h.sync()
-	require.Contains(t, h.cacheStats().Pending, sub.String())
-	require.NoError(t, h.sys.Root.StopFuture(sub).Wait())
-	require.Eventually(t, func() bool {
-		_, ok := h.cacheStats().Pending[sub.String()]
-		return !ok
-	}, 5*time.Second, time.Millisecond)
-	h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
-		Type: messages.Liveness, Result: messages.Failure})
-	h.eventuallyResult("test://x", messages.Liveness, messages.Failure) // nothing is sent to the gone subscriber
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+			if b, ok := ctx.Message().(*messages.ResultChanges); ok {
+				ctx.Respond(&messages.AckResults{Seq: b.Seq})
+			}
+		}))
+		h.tree.Subscribe(sub)
+		h.sync()
+		require.Contains(t, h.cacheStats().Pending, sub.String())
+		require.NoError(t, h.sys.Root.StopFuture(sub).Wait())
+		synctest.Wait()
+		require.NotContains(t, h.cacheStats().Pending, sub.String())
+		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
+			Type: messages.Liveness, Result: messages.Failure})
+		h.settledResult("test://x", messages.Liveness, messages.Failure) // nothing is sent to the gone subscriber
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -191,12 +192,14 @@ func (h *harness) result(id messages.ContainerID, pt messages.ProbeType) (messag
 	return r, ok
 }
 
-func (h *harness) eventuallyResult(id messages.ContainerID, pt messages.ProbeType, want messages.Result) {
+// settledResult waits until the tree is at rest (every goroutine of the bubble blocked) and requires
+// the cached result.
+func (h *harness) settledResult(id messages.ContainerID, pt messages.ProbeType, want messages.Result) {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool {
-		r, ok := h.result(id, pt)
-		return ok && r == want
-	}, 5*time.Second, time.Millisecond, "%s %s never became %s", id, pt, want)
+	synctest.Wait()
+	r, ok := h.result(id, pt)
+	require.True(h.t, ok, "no cached %s result for %s", pt, id)
+	require.Equal(h.t, want, r, "%s %s", id, pt)
 }
 
 func (h *harness) status(uid types.UID) v1.PodStatus {
@@ -206,15 +209,9 @@ func (h *harness) status(uid types.UID) v1.PodStatus {
 	return st
 }
 
-// sync waits until every message sent so far has been processed by the tree's actors, by round
-// trips through them (cache, statusManager) twice.
-func (h *harness) sync() {
-	for i := 0; i < 2; i++ {
-		h.result("", messages.Liveness)
-		_, _, err := h.tree.PodStatus(context.Background(), "")
-		require.NoError(h.t, err)
-	}
-}
+// sync waits until every message sent so far has been processed: every goroutine of the test's
+// bubble is blocked (actors idle, no attempt running unless it waits on something).
+func (h *harness) sync() { synctest.Wait() }
 
 func (h *harness) inspect(k messages.ProbeKey) *workerInfo {
 	res, err := h.sys.Root.RequestFuture(h.tree.env.manager, &inspectWorker{key: k}, 5*time.Second).Result()
@@ -222,39 +219,33 @@ func (h *harness) inspect(k messages.ProbeKey) *workerInfo {
 	return res.(*workerInfo)
 }
 
-// idle waits until the worker of k has no run in progress; everything it published before is then
-// queued at the cache ahead of any later query.
+// idle waits until the tree is at rest and requires the worker of k to exist with no attempt in
+// flight.
 func (h *harness) idle(k messages.ProbeKey) *workerInfo {
 	h.t.Helper()
-	var info *workerInfo
-	require.Eventually(h.t, func() bool {
-		info = h.inspect(k)
-		return info.Exists && !info.Busy
-	}, 5*time.Second, time.Millisecond, "worker %s stays busy", k)
+	synctest.Wait()
+	info := h.inspect(k)
+	require.True(h.t, info.Exists, "worker %s does not exist", k)
+	require.False(h.t, info.Busy, "worker %s is busy", k)
 	return info
 }
 
-// settle waits until statusManager's status shows the runtime's current container ID for name,
-// then until the pod's worker k has that view (or is gone).
+// settle waits until the tree is at rest and requires statusManager's status to show the runtime's
+// current container ID for name, and the pod's worker k (if it exists) to be idle.
 func (h *harness) settle(uid types.UID, name string, k messages.ProbeKey) {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool {
-		want := string(h.rt.ContainerID(uid, name))
-		st, ok, err := h.tree.PodStatus(context.Background(), uid)
-		if err != nil || !ok {
-			return false
+	synctest.Wait()
+	want := string(h.rt.ContainerID(uid, name))
+	found := false
+	for _, cs := range append(h.status(uid).ContainerStatuses, h.status(uid).InitContainerStatuses...) {
+		if cs.Name == name {
+			require.Equal(h.t, want, cs.ContainerID, "statusManager's container ID of %s", name)
+			found = true
 		}
-		for _, cs := range append(st.ContainerStatuses, st.InitContainerStatuses...) {
-			if cs.Name == name {
-				return cs.ContainerID == want
-			}
-		}
-		return false
-	}, 5*time.Second, time.Millisecond)
-	require.Eventually(h.t, func() bool {
-		info := h.inspect(k)
-		return !info.Exists || !info.Busy
-	}, 5*time.Second, time.Millisecond)
+	}
+	require.True(h.t, found, "no status for container %s", name)
+	info := h.inspect(k)
+	require.False(h.t, info.Exists && info.Busy, "worker %s is busy", k)
 }
 
 // tick advances the fake clock by d and waits until the worker of k finished the run it caused.
@@ -264,13 +255,26 @@ func (h *harness) tick(k messages.ProbeKey, d time.Duration) *workerInfo {
 	return h.idle(k)
 }
 
-// settled waits until the pt worker of the pod's container has published Success for the
-// container's current ID and has no run in progress, and returns that ID and the worker's state.
+// settled waits for rest and requires the pt worker of the pod's container to have published
+// Success for the container's current ID and to be idle; it returns that ID and the worker's state.
 func (h *harness) settled(pod *v1.Pod, container string, pt messages.ProbeType) (messages.ContainerID, *workerInfo) {
 	h.t.Helper()
 	id := h.rt.ContainerID(pod.UID, container)
-	h.eventuallyResult(id, pt, messages.Success)
+	h.settledResult(id, pt, messages.Success)
 	return id, h.idle(messages.ProbeKey{PodUID: pod.UID, Container: container, Type: pt})
+}
+
+// inBubble runs a test body inside a testing/synctest bubble: the tree's goroutines, timers and
+// channels belong to the bubble, synctest.Wait returns when all of them are blocked, and a tree that
+// would hang fails the test at once (every goroutine blocked, no timer to wait for).
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		// Runs last: lets time-bound leftovers end inside the bubble (protoactor's dead-letter
+		// throttle keeps a goroutine for its 10 ms interval); virtual time, no wait.
+		t.Cleanup(func() { time.Sleep(time.Second) })
+		f(t)
+	})
 }
 
 // run starts a pod in the fake runtime and, once statusManager has its status, adds it to the tree

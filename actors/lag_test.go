@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,74 +20,69 @@ import (
 // cache holds at most one pending change per key for it, and once it resumes it ends with the exact
 // final state.
 func TestSlowSubscriber(t *testing.T) {
-	const keys = 10000
-	h := newHarness(t)
-	release := make(chan struct{})
-	var mu sync.Mutex
-	seen := map[messages.ContainerID]messages.Result{}
-	batches := 0
-	sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		b, ok := ctx.Message().(*messages.ResultChanges)
-		if !ok {
-			return
-		}
-		<-release // stuck until the test lets go
-		mu.Lock()
-		batches++
-		for _, c := range b.Changes {
-			seen[c.ContainerID] = c.Result
-		}
-		mu.Unlock()
-		ctx.Respond(&messages.AckResults{Seq: b.Seq})
-	}))
-	t.Cleanup(func() { h.sys.Root.Stop(sub) })
-	h.tree.Subscribe(sub, messages.Readiness)
+	inBubble(t, func(t *testing.T) {
+		const keys = 10000
+		h := newHarness(t)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		seen := map[messages.ContainerID]messages.Result{}
+		batches := 0
+		sub := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+			b, ok := ctx.Message().(*messages.ResultChanges)
+			if !ok {
+				return
+			}
+			<-release // stuck until the test lets go
+			mu.Lock()
+			batches++
+			for _, c := range b.Changes {
+				seen[c.ContainerID] = c.Result
+			}
+			mu.Unlock()
+			ctx.Respond(&messages.AckResults{Seq: b.Seq})
+		}))
+		t.Cleanup(func() { h.sys.Root.Stop(sub) })
+		h.tree.Subscribe(sub, messages.Readiness)
 
-	// A real worker keeps running meanwhile.
-	pod := testPod("lag", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
-	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
-	h.run(pod)
-	h.idle(key)
+		// A real worker keeps running meanwhile.
+		pod := testPod("lag", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
+		h.run(pod)
+		h.idle(key)
 
-	start := time.Now()
-	for round := 0; round < 5; round++ {
-		for i := 0; i < keys; i++ {
-			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "x",
-				ContainerID: messages.ContainerID(fmt.Sprintf("test://%d", i)), Type: messages.Readiness,
-				Result: messages.Result(round % 2)})
-		}
-	}
-	t.Logf("50,000 Sets sent in %v", time.Since(start))
-
-	h.prober.result("c", probes.Failure)
-	for i := 0; i < 3; i++ {
-		h.tick(key, time.Second) // the worker is not blocked by the stuck subscriber
-	}
-	id := h.rt.ContainerID(pod.UID, "c")
-	h.eventuallyResult(id, messages.Readiness, messages.Failure)
-
-	res, err := h.sys.Root.RequestFuture(h.tree.env.cache, &cacheStats{}, 5*time.Second).Result()
-	require.NoError(t, err)
-	st := res.(*cacheStatsResponse)
-	assert.LessOrEqual(t, st.Pending[sub.String()], st.Entries, "bounded by the number of keys")
-	assert.LessOrEqual(t, st.Pending[sub.String()], keys+1)
-
-	close(release)
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(seen) != keys+1 || seen[id] != messages.Failure {
-			return false
-		}
-		for i := 0; i < keys; i++ {
-			if seen[messages.ContainerID(fmt.Sprintf("test://%d", i))] != messages.Success { // round 4
-				return false
+		start := time.Now()
+		for round := 0; round < 5; round++ {
+			for i := 0; i < keys; i++ {
+				h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "x",
+					ContainerID: messages.ContainerID(fmt.Sprintf("test://%d", i)), Type: messages.Readiness,
+					Result: messages.Result(round % 2)})
 			}
 		}
-		return true
-	}, 10*time.Second, time.Millisecond)
-	mu.Lock()
-	t.Logf("%d batches delivered for %d changes", batches, 5*keys)
-	assert.Less(t, batches, 100, "changes were coalesced")
-	mu.Unlock()
+		t.Logf("50,000 Sets sent in %v", time.Since(start))
+
+		h.prober.result("c", probes.Failure)
+		for i := 0; i < 3; i++ {
+			h.tick(key, time.Second) // the worker is not blocked by the stuck subscriber
+		}
+		id := h.rt.ContainerID(pod.UID, "c")
+		h.settledResult(id, messages.Readiness, messages.Failure)
+
+		res, err := h.sys.Root.RequestFuture(h.tree.env.cache, &cacheStats{}, 5*time.Second).Result()
+		require.NoError(t, err)
+		st := res.(*cacheStatsResponse)
+		assert.LessOrEqual(t, st.Pending[sub.String()], st.Entries, "bounded by the number of keys")
+		assert.LessOrEqual(t, st.Pending[sub.String()], keys+1)
+
+		close(release)
+		synctest.Wait()
+		mu.Lock()
+		require.Len(t, seen, keys+1)
+		require.Equal(t, messages.Failure, seen[id])
+		for i := 0; i < keys; i++ {
+			require.Equal(t, messages.Success, seen[messages.ContainerID(fmt.Sprintf("test://%d", i))], "key %d: round 4", i)
+		}
+		t.Logf("%d batches delivered for %d changes", batches, 5*keys)
+		assert.Less(t, batches, 100, "changes were coalesced")
+		mu.Unlock()
+	})
 }

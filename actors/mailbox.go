@@ -34,12 +34,11 @@ type workerMailbox struct {
 	failed    bool // escalated a failure and not resumed yet
 
 	// carrying: the goroutine running the mailbox came through carry and runs the worker's next
-	// attempt itself (carried is then set by attemptSlot.start). Only that goroutine touches them.
+	// attempt itself (carried is then set by startAttempt). Only that goroutine touches them.
 	carrying bool
-	carried  bool
+	carried  *attemptSlot
 
 	invoker actor.MessageInvoker
-	pool    *mailboxPool
 	w       *workerActor
 }
 
@@ -100,11 +99,12 @@ func (m *workerMailbox) carry(msg any) {
 		m.running, m.carrying = true, true
 		m.mu.Unlock()
 		m.process(true)
-		if !m.carried {
+		s := m.carried
+		if s == nil {
 			return
 		}
-		m.carried = false
-		if !m.w.att.exec() {
+		m.carried = nil
+		if _, tell := s.exec(); !tell {
 			return
 		}
 		msg = attemptFinishedMsg
@@ -120,7 +120,7 @@ func (m *workerMailbox) scheduleLocked() {
 	}
 	m.running = true
 	m.mu.Unlock()
-	m.pool.schedule(m)
+	m.w.env.cfg.exec.mailboxes.schedule(m)
 }
 
 func (m *workerMailbox) userLen() int {
@@ -187,7 +187,7 @@ func (m *workerMailbox) process(inline bool) {
 			if inline {
 				m.carrying = false
 				m.mu.Unlock()
-				m.pool.schedule(m) // still running: the pool continues
+				m.w.env.cfg.exec.mailboxes.schedule(m) // still running: the pool continues
 				return
 			}
 			msg := m.sys[0]
@@ -221,7 +221,7 @@ func (m *workerMailbox) process(inline bool) {
 		if i >= mailboxThroughput {
 			m.carrying = false
 			m.mu.Unlock()
-			m.pool.schedule(m) // let other mailboxes run; still running
+			m.w.env.cfg.exec.mailboxes.schedule(m) // let other mailboxes run; still running
 			return
 		}
 		msg := m.popLocked()
@@ -230,8 +230,8 @@ func (m *workerMailbox) process(inline bool) {
 	}
 }
 
-// invoke hands one message to the actor; a panic is escalated to the supervisor after the worker
-// abandoned what it was doing.
+// invoke hands one message to the actor (the worker's own signals straight to the worker); a panic
+// is escalated to the supervisor after the worker abandoned what it was doing.
 func (m *workerMailbox) invoke(msg any, system bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -242,9 +242,14 @@ func (m *workerMailbox) invoke(msg any, system bool) {
 			m.invoker.EscalateFailure(r, msg)
 		}
 	}()
-	if system {
-		m.invoker.InvokeSystemMessage(msg)
-	} else {
-		m.invoker.InvokeUserMessage(msg)
+	switch msg.(type) {
+	case *tick, *attemptFinished:
+		m.w.signal(msg)
+	default:
+		if system {
+			m.invoker.InvokeSystemMessage(msg)
+		} else {
+			m.invoker.InvokeUserMessage(msg)
+		}
 	}
 }

@@ -14,35 +14,40 @@ import (
 	"github.com/probeactor/probeactor/messages"
 )
 
-// managerActor is the probeManager: the supervisor of one worker per ProbeKey. It keeps the latest
-// probe-adjusted status per pod so a new worker starts with its container view, forwards pushed
-// views and readiness triggers to the workers of a pod, and tells statusManager which workers exist.
+// managerActor is the probeManager: the supervisor of one worker per ProbeKey. Its bookkeeping is
+// a workerSet; it spawns workers (each with its container's current view, which statusManager
+// attaches to the AddPod it forwards), routes pushed views and readiness triggers to the workers of
+// a pod, and tells statusManager which workers exist.
 type managerActor struct {
 	env      *env
 	log      hclog.Logger
 	strategy *supervision.Strategy
-
-	workers  map[messages.ProbeKey]*actor.PID
-	byID     map[string]messages.ProbeKey // worker PID.Id → key
-	pods     map[types.UID]map[messages.ProbeKey]struct{}
-	statuses map[types.UID]*v1.PodStatus
-	names    map[types.UID]types.NamespacedName // for events, while the pod has workers
-	givenUp  map[string]any                     // worker PID.Id → last panic, for workers the strategy gave up on
-	stopSent map[string]struct{}                // worker PID.Id → told to stop (by us or the strategy), until Terminated
+	set      *workerSet[*workerActor]
+	flushing bool // a flushWorkers is queued to ourselves
 }
 
+// addPod is AddPod as statusManager forwards it: with the views of the pod's containers (nil
+// before the pod has a status).
+type addPod struct {
+	pod   *v1.Pod
+	views []containerView
+}
+
+// podViews carries the current views of a pod's containers: statusManager → probeManager, when
+// they may have changed.
+type podViews struct {
+	uid   types.UID
+	views []containerView
+}
+
+// flushWorkers makes probeManager report the pods whose worker set changed (it sends it to itself
+// when a worker terminates, so that the workers of a pod that stop together are reported once).
+type flushWorkers struct{}
+
+var flushWorkersMsg = &flushWorkers{}
+
 func newManagerProps(e *env) *actor.Props {
-	m := &managerActor{
-		env:      e,
-		log:      e.log.Named(nameManager),
-		workers:  map[messages.ProbeKey]*actor.PID{},
-		byID:     map[string]messages.ProbeKey{},
-		pods:     map[types.UID]map[messages.ProbeKey]struct{}{},
-		statuses: map[types.UID]*v1.PodStatus{},
-		names:    map[types.UID]types.NamespacedName{},
-		givenUp:  map[string]any{},
-		stopSent: map[string]struct{}{},
-	}
+	m := &managerActor{env: e, log: e.log.Named(nameManager), set: newWorkerSet[*workerActor]()}
 	// The give-up callback runs on this actor's goroutine (while it handles the child's failure), so
 	// it may touch m directly; the follow-up happens when the child's Terminated arrives.
 	s, err := supervision.New(e.cfg.policy,
@@ -50,8 +55,9 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.WithRand(e.cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")),
 		supervision.OnGiveUp(func(child *actor.PID, reason any) {
-			m.givenUp[child.Id] = reason
-			m.stopSent[child.Id] = struct{}{} // the strategy stopped it
+			if w, ok := m.set.byIdentity(child.Id); ok {
+				m.set.gaveUp(w, reason) // the strategy stopped it
+			}
 		}),
 		supervision.Resume())
 	if err != nil { // the policy was validated in newConfig
@@ -65,45 +71,40 @@ func newManagerProps(e *env) *actor.Props {
 
 func (m *managerActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case *messages.AddPod:
-		m.addPod(ctx, msg.Pod)
+	case *addPod:
+		m.addPod(ctx, msg)
 	case *messages.RemovePod:
-		m.stopWhere(ctx, msg.Pod.UID, func(messages.ProbeKey) bool { return true })
+		m.stop(ctx, m.set.stopWhere(msg.Pod.UID, func(messages.ProbeKey) bool { return true }))
 	case *messages.StopLivenessAndStartup:
 		// Containers and sidecars (kubelet 1.30–1.35 skips sidecars; PR #141766 adds them).
-		m.stopWhere(ctx, msg.Pod.UID, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness })
+		m.stop(ctx, m.set.stopWhere(msg.Pod.UID, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
 	case *messages.CleanupPods:
-		for uid := range m.pods {
-			if _, ok := msg.Desired[uid]; !ok {
-				m.stopWhere(ctx, uid, func(messages.ProbeKey) bool { return true })
+		m.stop(ctx, m.set.cleanup(msg.Desired))
+	case *podViews:
+		for _, w := range m.set.workers(msg.uid) {
+			if v := viewIn(msg.views, w.key.Container); v != nil {
+				m.env.tell(ctx, w.ms.pid, v)
 			}
-		}
-		for uid := range m.statuses {
-			if _, ok := msg.Desired[uid]; !ok {
-				delete(m.statuses, uid)
-			}
-		}
-	case *messages.PodStatusChanged:
-		st := msg.Status
-		m.statuses[msg.PodUID] = &st
-		for k := range m.pods[msg.PodUID] {
-			v := viewFor(&st, k.Container)
-			m.env.tell(ctx, m.workers[k], &v)
 		}
 	case *messages.TriggerReadiness:
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
-		if pid, ok := m.workers[k]; ok {
-			m.env.tell(ctx, pid, msg)
+		if w, ok := m.set.get(k); ok {
+			m.env.tell(ctx, w.ms.pid, msg)
 		}
 	case *exitWorker:
-		m.stop(ctx, msg.pid)
+		if w, ok := m.set.byIdentity(msg.pid.Id); ok && m.set.stop(w) {
+			ctx.Stop(msg.pid)
+		}
 	case *actor.Terminated:
 		m.terminated(ctx, msg.Who)
+	case *flushWorkers:
+		m.flushing = false
+		m.flush(ctx)
 	case *countWorkers:
-		ctx.Respond(len(m.workers))
+		ctx.Respond(m.set.len())
 	case *inspectWorker:
-		if pid, ok := m.workers[msg.key]; ok {
-			ctx.Forward(pid)
+		if w, ok := m.set.get(msg.key); ok {
+			ctx.Forward(w.ms.pid)
 		} else {
 			ctx.Respond(&workerInfo{})
 		}
@@ -182,14 +183,19 @@ func fieldPath(container string, sidecar bool) string {
 
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
 // keys that already have a worker (kubelet post-1.35 behaviour).
-func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
-	added := false
+func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
+	pod := msg.pod
+	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	for _, p := range podProbes(pod) {
 		k := p.key
-		if _, ok := m.workers[k]; ok {
+		if m.set.has(k) {
 			continue
 		}
-		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, viewFor(m.statuses[pod.UID], k.Container))
+		var view messages.ContainerView
+		if v := viewIn(msg.views, k.Container); v != nil {
+			view = *v
+		}
+		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, view)
 		m.env.spawning = w
 		pid, err := ctx.SpawnNamed(m.env.workerProps, workerName(k))
 		m.env.spawning = nil
@@ -198,71 +204,59 @@ func (m *managerActor) addPod(ctx actor.Context, pod *v1.Pod) {
 			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
 			continue
 		}
-		m.workers[k] = pid
-		m.byID[pid.Id] = k
-		if m.pods[pod.UID] == nil {
-			m.pods[pod.UID] = map[messages.ProbeKey]struct{}{}
-		}
-		m.pods[pod.UID][k] = struct{}{}
-		added = true
+		m.set.add(name, pid, w)
 	}
-	if added {
-		m.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-		m.notifyWorkers(ctx, pod.UID)
-	}
+	m.flush(ctx)
 }
 
-// stopWhere stops the pod's workers whose key matches. Stopping is asynchronous: a worker leaves
-// the maps when its Terminated arrives (kubelet: workers remove themselves when they exit).
-func (m *managerActor) stopWhere(ctx actor.Context, uid types.UID, match func(messages.ProbeKey) bool) {
-	for k := range m.pods[uid] {
-		if match(k) {
-			m.stop(ctx, m.workers[k])
+func viewIn(views []containerView, container string) *messages.ContainerView {
+	for _, v := range views {
+		if v.container == container {
+			return v.view
 		}
 	}
+	return nil
 }
 
-// stop stops a worker once; it leaves the maps when its Terminated arrives.
-func (m *managerActor) stop(ctx actor.Context, pid *actor.PID) {
-	if _, sent := m.stopSent[pid.Id]; sent {
-		return
+// stop stops workers (each is in the list once: the workerSet hands out each worker once). They
+// leave the set when their Terminated arrives.
+func (m *managerActor) stop(ctx actor.Context, ws []*workerActor) {
+	for _, w := range ws {
+		ctx.Stop(w.ms.pid)
 	}
-	m.stopSent[pid.Id] = struct{}{}
-	ctx.Stop(pid)
 }
 
 func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
-	delete(m.stopSent, who.Id)
-	k, ok := m.byID[who.Id]
+	g, ok := m.set.terminated(who.Id)
 	if !ok {
 		return
 	}
 	m.strategy.Forget(who)
-	delete(m.byID, who.Id)
-	delete(m.workers, k)
-	delete(m.pods[k.PodUID], k)
-	if len(m.pods[k.PodUID]) == 0 {
-		delete(m.pods, k.PodUID)
+	if g.gaveUp {
+		m.reportGaveUp(ctx, g.w, g.pod, g.reason)
 	}
-	if reason, ok := m.givenUp[who.Id]; ok {
-		delete(m.givenUp, who.Id)
-		m.reportGaveUp(ctx, k, reason)
+	if !m.flushing {
+		m.flushing = m.env.tell(ctx, ctx.Self(), flushWorkersMsg)
 	}
-	if _, ok := m.pods[k.PodUID]; !ok {
-		delete(m.names, k.PodUID)
+}
+
+// flush tells statusManager the worker keys of every pod whose set changed.
+func (m *managerActor) flush(ctx actor.Context) {
+	for _, pw := range m.set.changed() {
+		m.env.tell(ctx, m.env.status, &pw)
 	}
-	m.notifyWorkers(ctx, k.PodUID)
 }
 
 // reportGaveUp publishes Unknown for a key whose worker failed too often. The worker's own cleanup
 // (RemoveResult on Stopping) was queued at the cache before its Terminated reached us, so this Set
-// lands after it.
-func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reason any) {
-	v := viewFor(m.statuses[k.PodUID], k.Container)
+// lands after it. The worker is gone: its last view is read here safely.
+func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, pod types.NamespacedName, reason any) {
+	k := w.key
+	id, found := w.m.ViewedContainer()
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))
-	if v.Found {
-		m.env.tell(ctx, m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: v.ContainerID,
+	if found {
+		m.env.tell(ctx, m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: id,
 			Type: k.Type, Result: messages.Unknown})
 	}
 	m.env.cfg.sink.Event(messages.Event{
@@ -270,49 +264,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, k messages.ProbeKey, reas
 		Type:    v1.EventTypeWarning,
 		Reason:  messages.ReasonProbeWorkerGaveUp,
 		Message: fmt.Sprintf("%s probe worker failed too often and was stopped; result is Unknown: %v", k.Type, reason),
-		Pod:     m.names[k.PodUID],
+		Pod:     pod,
 		PodUID:  k.PodUID,
 	})
-}
-
-func (m *managerActor) notifyWorkers(ctx actor.Context, uid types.UID) {
-	keys := make([]messages.ProbeKey, 0, len(m.pods[uid]))
-	for k := range m.pods[uid] {
-		keys = append(keys, k)
-	}
-	m.env.tell(ctx, m.env.status, &messages.ProbeWorkers{PodUID: uid, Keys: keys})
-}
-
-// viewFor is what a worker of container name reads from a pod status (doProbe steps 1–3, 6, 8, 9):
-// the status by name in containerStatuses, else (or when its ID is empty) in initContainerStatuses.
-func viewFor(st *v1.PodStatus, name string) messages.ContainerView {
-	if st == nil {
-		return messages.ContainerView{}
-	}
-	v := messages.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
-	cs := findStatus(st.ContainerStatuses, name)
-	if cs == nil || cs.ContainerID == "" {
-		cs = findStatus(st.InitContainerStatuses, name)
-	}
-	if cs == nil || cs.ContainerID == "" {
-		return v
-	}
-	v.Found = true
-	v.ContainerID = messages.ContainerID(cs.ContainerID)
-	if r := cs.State.Running; r != nil {
-		v.Running = true
-		v.StartedAt = r.StartedAt.Time
-	}
-	v.Terminated = cs.State.Terminated != nil
-	v.Started = cs.Started != nil && *cs.Started
-	return v
-}
-
-func findStatus(ss []v1.ContainerStatus, name string) *v1.ContainerStatus {
-	for i := range ss {
-		if ss[i].Name == name {
-			return &ss[i]
-		}
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -30,35 +31,39 @@ func (h *harness) keys(uid types.UID) []messages.ProbeKey {
 
 // kubelet's TestAddRemovePods.
 func TestAddRemovePods(t *testing.T) {
-	h := newHarness(t)
-	noProbe := testPod("no_probe_pod", v1.Container{Name: "no_probe1"}, v1.Container{Name: "no_probe2"})
-	h.tree.AddPod(noProbe)
-	h.sync()
-	assert.Equal(t, 0, h.workerCount())
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		noProbe := testPod("no_probe_pod", v1.Container{Name: "no_probe1"}, v1.Container{Name: "no_probe2"})
+		h.tree.AddPod(noProbe)
+		h.sync()
+		assert.Equal(t, 0, h.workerCount())
 
-	probePod := testPod("probe_pod",
-		v1.Container{Name: "no_probe1"},
-		v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
-		v1.Container{Name: "no_probe2"},
-		v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
-		v1.Container{Name: "no_probe3"},
-		v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
-	h.tree.AddPod(probePod)
-	require.Eventually(t, func() bool { return h.workerCount() == 3 }, 5*time.Second, time.Millisecond)
-	assert.ElementsMatch(t, []messages.ProbeKey{
-		{PodUID: "probe_pod", Container: "readiness", Type: messages.Readiness},
-		{PodUID: "probe_pod", Container: "liveness", Type: messages.Liveness},
-		{PodUID: "probe_pod", Container: "startup", Type: messages.Startup},
-	}, h.keys("probe_pod"))
+		probePod := testPod("probe_pod",
+			v1.Container{Name: "no_probe1"},
+			v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+			v1.Container{Name: "no_probe2"},
+			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
+			v1.Container{Name: "no_probe3"},
+			v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
+		h.tree.AddPod(probePod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 3)
+		assert.ElementsMatch(t, []messages.ProbeKey{
+			{PodUID: "probe_pod", Container: "readiness", Type: messages.Readiness},
+			{PodUID: "probe_pod", Container: "liveness", Type: messages.Liveness},
+			{PodUID: "probe_pod", Container: "startup", Type: messages.Startup},
+		}, h.keys("probe_pod"))
 
-	h.tree.RemovePod(noProbe)
-	h.sync()
-	assert.Equal(t, 3, h.workerCount())
-	h.tree.RemovePod(probePod)
-	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
-	h.tree.RemovePod(probePod)
-	h.sync()
-	assert.Equal(t, 0, h.workerCount())
+		h.tree.RemovePod(noProbe)
+		h.sync()
+		assert.Equal(t, 3, h.workerCount())
+		h.tree.RemovePod(probePod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 0)
+		h.tree.RemovePod(probePod)
+		h.sync()
+		assert.Equal(t, 0, h.workerCount())
+	})
 }
 
 // kubelet's TestAddRemovePodsWithRestartableInitContainer.
@@ -70,100 +75,118 @@ func TestAddRemovePodsWithRestartableInitContainer(t *testing.T) {
 		want   int
 	}{{"regular init container", nil, 0}, {"sidecar", &always, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			pod := testPod("p", v1.Container{Name: "main"})
-			pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "restartable-init", RestartPolicy: tc.policy,
-				LivenessProbe: execProbe(1, 3), ReadinessProbe: execProbe(1, 3), StartupProbe: execProbe(1, 3)}}
-			h.tree.AddPod(pod)
-			h.sync()
-			require.Eventually(t, func() bool { return h.workerCount() == tc.want }, 5*time.Second, time.Millisecond)
-			for _, k := range h.keys("p") {
-				assert.Equal(t, "restartable-init", k.Container)
-			}
-			h.tree.RemovePod(pod)
-			require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
-			h.tree.RemovePod(pod)
+			inBubble(t, func(t *testing.T) {
+				h := newHarness(t)
+				pod := testPod("p", v1.Container{Name: "main"})
+				pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "restartable-init", RestartPolicy: tc.policy,
+					LivenessProbe: execProbe(1, 3), ReadinessProbe: execProbe(1, 3), StartupProbe: execProbe(1, 3)}}
+				h.tree.AddPod(pod)
+				h.sync()
+				synctest.Wait()
+				require.True(t, h.workerCount() == tc.want)
+				for _, k := range h.keys("p") {
+					assert.Equal(t, "restartable-init", k.Container)
+				}
+				h.tree.RemovePod(pod)
+				synctest.Wait()
+				require.True(t, h.workerCount() == 0)
+				h.tree.RemovePod(pod)
+			})
 		})
 	}
 }
 
 // kubelet's TestCleanupPods and TestCleanupRepeated.
 func TestCleanupPods(t *testing.T) {
-	h := newHarness(t)
-	mk := func(uid string) *v1.Pod {
-		return testPod(uid, v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
-			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
-			v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
-	}
-	h.tree.AddPod(mk("keep"))
-	h.tree.AddPod(mk("cleanup"))
-	require.Eventually(t, func() bool { return h.workerCount() == 6 }, 5*time.Second, time.Millisecond)
-	h.tree.CleanupPods(map[types.UID]struct{}{"keep": {}})
-	require.Eventually(t, func() bool { return h.workerCount() == 3 }, 5*time.Second, time.Millisecond)
-	assert.Len(t, h.keys("keep"), 3)
-	assert.Empty(t, h.keys("cleanup"))
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		mk := func(uid string) *v1.Pod {
+			return testPod(uid, v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+				v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
+				v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
+		}
+		h.tree.AddPod(mk("keep"))
+		h.tree.AddPod(mk("cleanup"))
+		synctest.Wait()
+		require.True(t, h.workerCount() == 6)
+		h.tree.CleanupPods(map[types.UID]struct{}{"keep": {}})
+		synctest.Wait()
+		require.True(t, h.workerCount() == 3)
+		assert.Len(t, h.keys("keep"), 3)
+		assert.Empty(t, h.keys("cleanup"))
 
-	for i := 0; i < 100; i++ {
-		h.tree.AddPod(mk(fmt.Sprint(i)))
-	}
-	for i := 0; i < 10; i++ {
-		h.tree.CleanupPods(map[types.UID]struct{}{})
-	}
-	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 10*time.Second, time.Millisecond)
+		for i := 0; i < 100; i++ {
+			h.tree.AddPod(mk(fmt.Sprint(i)))
+		}
+		for i := 0; i < 10; i++ {
+			h.tree.CleanupPods(map[types.UID]struct{}{})
+		}
+		synctest.Wait()
+		require.True(t, h.workerCount() == 0)
+	})
 }
 
 // Unlike kubelet 1.30–1.33, AddPod continues past existing workers (post-1.35
 // TestAddPodContinuesAfterExistingWorker).
 func TestAddPodContinuesAfterExistingWorker(t *testing.T) {
-	h := newHarness(t)
-	pod := testPod("p", v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
-		v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)})
-	h.tree.AddPod(pod)
-	require.Eventually(t, func() bool { return h.workerCount() == 2 }, 5*time.Second, time.Millisecond)
-	// Stop only the second worker, then add the pod again.
-	h.tree.StopLivenessAndStartup(pod)
-	require.Eventually(t, func() bool { return h.workerCount() == 1 }, 5*time.Second, time.Millisecond)
-	h.tree.AddPod(pod)
-	require.Eventually(t, func() bool { return h.workerCount() == 2 }, 5*time.Second, time.Millisecond)
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		pod := testPod("p", v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
+			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)})
+		h.tree.AddPod(pod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 2)
+		// Stop only the second worker, then add the pod again.
+		h.tree.StopLivenessAndStartup(pod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 1)
+		h.tree.AddPod(pod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 2)
+	})
 }
 
 // Kubelet-start jitter applies only to workers created within one period of the tree's start (§7.12).
 func TestRestartJitter(t *testing.T) {
-	h := newHarness(t, WithRand(func() float64 { return 0.5 }))
-	early := testPod("early", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
-	h.run(early)
-	key := messages.ProbeKey{PodUID: "early", Container: "c", Type: messages.Liveness}
-	h.idle(key)
-	assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
-	h.tick(key, 4999*time.Millisecond)
-	assert.Equal(t, 0, h.prober.count("c"))
-	h.tick(key, time.Millisecond)
-	assert.Equal(t, 1, h.prober.count("c"))
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t, WithRand(func() float64 { return 0.5 }))
+		early := testPod("early", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
+		h.run(early)
+		key := messages.ProbeKey{PodUID: "early", Container: "c", Type: messages.Liveness}
+		h.idle(key)
+		assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
+		h.tick(key, 4999*time.Millisecond)
+		assert.Equal(t, 0, h.prober.count("c"))
+		h.tick(key, time.Millisecond)
+		assert.Equal(t, 1, h.prober.count("c"))
 
-	h.clk.Advance(10 * time.Second) // now more than a period after the start
-	h.idle(key)
-	late := testPod("late", v1.Container{Name: "d", LivenessProbe: execProbe(10, 1)})
-	h.run(late)
-	h.idle(messages.ProbeKey{PodUID: "late", Container: "d", Type: messages.Liveness})
-	assert.Equal(t, 1, h.prober.count("d"), "late workers probe at once")
+		h.clk.Advance(10 * time.Second) // now more than a period after the start
+		h.idle(key)
+		late := testPod("late", v1.Container{Name: "d", LivenessProbe: execProbe(10, 1)})
+		h.run(late)
+		h.idle(messages.ProbeKey{PodUID: "late", Container: "d", Type: messages.Liveness})
+		assert.Equal(t, 1, h.prober.count("d"), "late workers probe at once")
+	})
 }
 
 // Stopping the tree cancels in-flight attempts and waits for them: nothing is left behind
 // (goleak checks the package at exit).
 func TestStopCancelsInFlightAttempts(t *testing.T) {
-	h := newHarness(t)
-	entered := make(chan struct{}, 10)
-	h.prober.set("c", func(ctx context.Context) (probes.Outcome, error) {
-		entered <- struct{}{}
-		<-ctx.Done()
-		return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		entered := make(chan struct{}, 10)
+		h.prober.set("c", func(ctx context.Context) (probes.Outcome, error) {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+		})
+		pod := testPod("p", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
+		h.run(pod)
+		<-entered
+		<-entered
+		require.NoError(t, h.tree.Stop())
+		assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
 	})
-	pod := testPod("p", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
-	h.run(pod)
-	<-entered
-	<-entered
-	require.NoError(t, h.tree.Stop())
-	assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
 }
 
 // Which probes AddPod runs a worker for (kubelet's TestAddRemovePods and
@@ -219,27 +242,30 @@ func TestPodProbes(t *testing.T) {
 func TestCleanUp(t *testing.T) {
 	for _, pt := range messages.ProbeTypes {
 		t.Run(pt.String(), func(t *testing.T) {
-			h := newHarness(t)
-			c := v1.Container{Name: "c"}
-			switch pt {
-			case messages.Liveness:
-				c.LivenessProbe = execProbe(1, 1)
-			case messages.Readiness:
-				c.ReadinessProbe = execProbe(1, 1)
-			case messages.Startup:
-				c.StartupProbe = execProbe(1, 1)
-			default:
-			}
-			pod := testPod("cleanup", c)
-			h.run(pod)
-			id := h.rt.ContainerID(pod.UID, "c")
-			h.eventuallyResult(id, pt, messages.Success)
-			for i := 0; i < 10; i++ {
-				h.tree.RemovePod(pod)
-			}
-			require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
-			_, ok := h.result(id, pt)
-			assert.False(t, ok, "the exiting worker removed its result")
+			inBubble(t, func(t *testing.T) {
+				h := newHarness(t)
+				c := v1.Container{Name: "c"}
+				switch pt {
+				case messages.Liveness:
+					c.LivenessProbe = execProbe(1, 1)
+				case messages.Readiness:
+					c.ReadinessProbe = execProbe(1, 1)
+				case messages.Startup:
+					c.StartupProbe = execProbe(1, 1)
+				default:
+				}
+				pod := testPod("cleanup", c)
+				h.run(pod)
+				id := h.rt.ContainerID(pod.UID, "c")
+				h.settledResult(id, pt, messages.Success)
+				for i := 0; i < 10; i++ {
+					h.tree.RemovePod(pod)
+				}
+				synctest.Wait()
+				require.True(t, h.workerCount() == 0)
+				_, ok := h.result(id, pt)
+				assert.False(t, ok, "the exiting worker removed its result")
+			})
 		})
 	}
 }

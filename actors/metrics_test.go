@@ -2,6 +2,7 @@ package actors
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,32 +16,35 @@ import (
 )
 
 func TestMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	h := newHarness(t, WithRegistry(reg))
-	pod := testPod("m1", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
-	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
-	h.run(pod)
-	h.idle(key)
-	h.prober.result("c", probes.Failure)
-	h.tick(key, time.Second)
-	h.tick(key, time.Second)
+	inBubble(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		h := newHarness(t, WithRegistry(reg))
+		pod := testPod("m1", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
+		h.run(pod)
+		h.idle(key)
+		h.prober.result("c", probes.Failure)
+		h.tick(key, time.Second)
+		h.tick(key, time.Second)
 
-	m := h.tree.env.metrics
-	assert.GreaterOrEqual(t, testutil.ToFloat64(m.total.WithLabelValues("Readiness", "successful", "c", "pod-m1", "ns", "m1")), 1.0)
-	// Two ticks, plus kubelet's manual trigger after the result turned Failure (status generation).
-	assert.GreaterOrEqual(t, testutil.ToFloat64(m.total.WithLabelValues("Readiness", "failed", "c", "pod-m1", "ns", "m1")), 2.0)
-	n, err := testutil.GatherAndCount(reg, "prober_probe_total", "prober_probe_duration_seconds")
-	require.NoError(t, err)
-	assert.Equal(t, 3, n, "two counter series and one histogram (durations of successes only)")
+		m := h.tree.env.metrics
+		assert.GreaterOrEqual(t, testutil.ToFloat64(m.total.WithLabelValues("Readiness", "successful", "c", "pod-m1", "ns", "m1")), 1.0)
+		// Two ticks, plus kubelet's manual trigger after the result turned Failure (status generation).
+		assert.GreaterOrEqual(t, testutil.ToFloat64(m.total.WithLabelValues("Readiness", "failed", "c", "pod-m1", "ns", "m1")), 2.0)
+		n, err := testutil.GatherAndCount(reg, "prober_probe_total", "prober_probe_duration_seconds")
+		require.NoError(t, err)
+		assert.Equal(t, 3, n, "two counter series and one histogram (durations of successes only)")
 
-	// A second tree on the same registry is refused with a clear error.
-	_, err = Start(h.sys.Root, WithRuntime(h.rt), WithRegistry(reg))
-	assert.ErrorContains(t, err, "already registered")
+		// A second tree on the same registry is refused with a clear error.
+		_, err = Start(h.sys.Root, WithRuntime(h.rt), WithRegistry(reg))
+		assert.ErrorContains(t, err, "already registered")
 
-	// Series are deleted when the worker exits.
-	h.tree.RemovePod(pod)
-	require.Eventually(t, func() bool { return h.workerCount() == 0 }, 5*time.Second, time.Millisecond)
-	n, err = testutil.GatherAndCount(reg, "prober_probe_total", "prober_probe_duration_seconds")
-	require.NoError(t, err)
-	assert.Zero(t, n)
+		// Series are deleted when the worker exits.
+		h.tree.RemovePod(pod)
+		synctest.Wait()
+		require.True(t, h.workerCount() == 0)
+		n, err = testutil.GatherAndCount(reg, "prober_probe_total", "prober_probe_duration_seconds")
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	})
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -16,20 +17,23 @@ import (
 // After a give-up the key reads Unknown; a worker created for it again (the next AddPod) starts
 // with nothing published, so its initial value replaces the Unknown.
 func TestWorkerPublishesAgainAfterGiveUp(t *testing.T) {
-	policy := supervision.Policy{Initial: time.Second, Max: time.Second, MaxFailures: 1, Window: time.Minute}
-	h := newHarness(t, WithSupervision(policy))
-	pod := testPod("again", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
-	key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness}
-	h.run(pod)
-	id, _ := h.settled(pod, "c", messages.Liveness)
+	inBubble(t, func(t *testing.T) {
+		policy := supervision.Policy{Initial: time.Second, Max: time.Second, MaxFailures: 1, Window: time.Minute}
+		h := newHarness(t, WithSupervision(policy))
+		pod := testPod("again", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1)})
+		key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Liveness}
+		h.run(pod)
+		id, _ := h.settled(pod, "c", messages.Liveness)
 
-	var panics atomic.Int32
-	h.prober.set("c", panicky(&panics))
-	h.clk.Advance(time.Second)
-	h.eventuallyResult(id, messages.Liveness, messages.Unknown)
-	require.Eventually(t, func() bool { return !h.inspect(key).Exists }, 5*time.Second, time.Millisecond)
+		var panics atomic.Int32
+		h.prober.set("c", panicky(&panics))
+		h.clk.Advance(time.Second)
+		h.settledResult(id, messages.Liveness, messages.Unknown)
+		synctest.Wait()
+		require.True(t, !h.inspect(key).Exists)
 
-	h.prober.result("c", probes.Success)
-	h.tree.AddPod(pod)
-	h.eventuallyResult(id, messages.Liveness, messages.Success)
+		h.prober.result("c", probes.Success)
+		h.tree.AddPod(pod)
+		h.settledResult(id, messages.Liveness, messages.Success)
+	})
 }

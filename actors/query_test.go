@@ -42,9 +42,11 @@ func TestQueryEndsWithItsContext(t *testing.T) {
 
 // A query to a stopped tree fails at once with a dead-letter error instead of waiting for a timeout.
 func TestQueryAfterStop(t *testing.T) {
-	h := newHarness(t)
-	allowDeadLetters(h.sys) // the query itself is one
-	require.NoError(t, h.tree.Stop())
-	_, _, err := h.tree.PodStatus(context.Background(), "uid")
-	require.ErrorIs(t, err, actor.ErrDeadLetter)
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		allowDeadLetters(h.sys) // the query itself is one
+		require.NoError(t, h.tree.Stop())
+		_, _, err := h.tree.PodStatus(context.Background(), "uid")
+		require.ErrorIs(t, err, actor.ErrDeadLetter)
+	})
 }

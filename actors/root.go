@@ -61,6 +61,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
 		e.sched.Stop()
+		e.sched.Wait()
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
 	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:

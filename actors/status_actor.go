@@ -2,6 +2,7 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
@@ -30,14 +31,17 @@ type countResults struct{}
 func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *messages.AddPod:
-		// The status recomputed with the pod's future workers goes out ahead of the AddPod.
+		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
+		// carries the views the new workers start with.
 		a.book.addPod(m.Pod)
 		a.recompute(ctx, m.Pod.UID)
-		a.tellManager(ctx, m) // forwarded in order, see rootActor
+		a.tellManager(ctx, &addPod{pod: m.Pod, views: a.book.views(m.Pod.UID)}) // in order, see rootActor
 	case *messages.RemovePod, *messages.StopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *messages.SetPodStatus:
-		a.book.setRuntime(m.Pod, m.Status)
+		st := new(v1.PodStatus) // keep the status, not the message (and the pod copy it carries)
+		*st = m.Status
+		a.book.setRuntime(m.Pod, st)
 		a.recompute(ctx, m.Pod.UID)
 	case *messages.ProbeWorkers:
 		a.book.setWorkers(m.PodUID, m.Keys)
@@ -45,11 +49,11 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *messages.ResultChanges:
 		touched := a.book.apply(m.Changes)
 		a.env.tell(ctx, ctx.Sender(), &messages.AckResults{Seq: m.Seq})
-		for uid := range touched {
+		for _, uid := range touched {
 			a.recompute(ctx, uid)
 		}
 	case *countResults:
-		ctx.Respond(len(a.book.results))
+		ctx.Respond(a.book.mirroredResults())
 	case *messages.GetPodStatus:
 		st, ok := a.book.status(m.PodUID)
 		ctx.Respond(&messages.PodStatusResponse{Status: st, Found: ok})
@@ -63,12 +67,12 @@ func (a *statusActor) Receive(ctx actor.Context) {
 // tellManager forwards a pod command to probeManager.
 func (a *statusActor) tellManager(ctx actor.Context, msg any) { a.env.tell(ctx, a.env.manager, msg) }
 
-// recompute pushes a pod's probe-adjusted status to probeManager when it changed and sends kubelet's
-// manual readiness triggers.
+// recompute pushes a pod's container views to probeManager when they may have changed and sends
+// kubelet's manual readiness triggers.
 func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
-	changed, trigger := a.book.recompute(uid, a.env.now())
-	if changed != nil {
-		a.env.tell(ctx, a.env.manager, &messages.PodStatusChanged{PodUID: uid, Status: *changed})
+	views, trigger := a.book.recompute(uid, a.env.now())
+	if views != nil {
+		a.env.tell(ctx, a.env.manager, &podViews{uid: uid, views: views})
 	}
 	for _, c := range trigger {
 		a.env.tell(ctx, a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})

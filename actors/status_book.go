@@ -9,121 +9,244 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/podstatus"
-	"github.com/probeactor/probeactor/actors/results"
 	"github.com/probeactor/probeactor/messages"
 )
 
 // statusBook is statusManager's state and decisions without the actor: each pod's runtime status
 // and workers, the readiness and startup results mirrored from the cache, and the probe-adjusted
 // status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
+//
+// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only;
+// the adjustment is kept as what it changes: Started and Ready per container status (podstatus.Flags)
+// and the two conditions probing owns (ContainersReady, Ready) as their status and times. The full
+// adjusted v1.PodStatus is built only when somebody asks for it (status).
 type statusBook struct {
-	pods    map[types.UID]*podEntry
-	results map[results.Key]messages.Result // readiness and startup only
-	byPod   map[types.UID]map[results.Key]struct{}
+	pods map[types.UID]*podEntry
+
+	// scratch, reused by every recompute
+	flags   []podstatus.Flags
+	scratch v1.PodStatus
 }
 
 type podEntry struct {
-	pod      *v1.Pod
-	runtime  *v1.PodStatus // nil until the runtime reported one
-	adjusted *v1.PodStatus
-	workers  map[messages.ProbeKey]struct{}
+	pod     *v1.Pod       // the latest AddPod's, else the latest SetPodStatus's; read-only
+	added   bool          // pod came from AddPod
+	runtime *v1.PodStatus // the runtime's latest status; read-only; nil until the first
+	fresh   bool          // runtime changed since the workers were last given views
+	workers []messages.ProbeKey
+	results []mirrored // readiness and startup results of containers runtime lists
+
+	// the probe adjustment of runtime, valid when adjusted
+	adjusted bool
+	flags    []podstatus.Flags
+	conds    [2]condState // ContainersReady, Ready
 }
 
+// mirrored is one cached readiness or startup result.
+type mirrored struct {
+	id     messages.ContainerID
+	t      messages.ProbeType
+	result messages.Result
+}
+
+// condState is what the adjusted status keeps of a condition probing owns; its reason and message
+// are derived again from the same inputs when the status is built.
+type condState struct {
+	status     condStatus
+	transition metav1.Time
+	probe      *metav1.Time // lastProbeTime, nil when zero (it is, unless the runtime sets one)
+}
+
+// condStatus is a v1.ConditionStatus in one byte: True, False, or anything else (which never equals
+// a status statusManager computes).
+type condStatus uint8
+
+const (
+	condOther condStatus = iota
+	condTrue
+	condFalse
+)
+
+func statusOf(s v1.ConditionStatus) condStatus {
+	switch s {
+	case v1.ConditionTrue:
+		return condTrue
+	case v1.ConditionFalse:
+		return condFalse
+	default:
+		return condOther
+	}
+}
+
+func probeTime(t metav1.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func (c condState) probeTime() metav1.Time {
+	if c.probe == nil {
+		return metav1.Time{}
+	}
+	return *c.probe
+}
+
+// probeConditions are the conditions statusManager computes, in the order kubelet appends them.
+var probeConditions = [2]v1.PodConditionType{v1.ContainersReady, v1.PodReady}
+
 func newStatusBook() *statusBook {
-	return &statusBook{pods: map[types.UID]*podEntry{}, results: map[results.Key]messages.Result{},
-		byPod: map[types.UID]map[results.Key]struct{}{}}
+	return &statusBook{pods: map[types.UID]*podEntry{}}
 }
 
 // probesView answers podstatus.Probes for one pod.
-type probesView struct {
-	b *statusBook
-	e *podEntry
-}
+type probesView struct{ e *podEntry }
 
 func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
-	r, ok := p.b.results[results.Key{ContainerID: id, Type: t}]
-	return r, ok
+	for _, m := range p.e.results {
+		if m.id == id && m.t == t {
+			return m.result, true
+		}
+	}
+	return messages.Unknown, false
 }
 
 func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
-	_, ok := p.e.workers[messages.ProbeKey{PodUID: p.e.pod.UID, Container: c, Type: t}]
-	return ok
+	for _, k := range p.e.workers {
+		if k.Container == c && k.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *statusBook) entry(uid types.UID) *podEntry {
 	e := b.pods[uid]
 	if e == nil {
-		e = &podEntry{workers: map[messages.ProbeKey]struct{}{}}
+		e = &podEntry{}
 		b.pods[uid] = e
 	}
 	return e
 }
 
-// addPod records the workers AddPod is about to create before probeManager creates them: otherwise
-// a pod whose containers are already running would look started ("no startup worker") to its
-// brand-new workers, and liveness or readiness would probe before the startup probe succeeded.
-// probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous worker is still
-// exiting).
+// addPod records the pod and the workers AddPod is about to create before probeManager creates
+// them: otherwise a pod whose containers are already running would look started ("no startup
+// worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
+// succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
+// worker is still exiting).
 func (b *statusBook) addPod(pod *v1.Pod) {
 	e := b.entry(pod.UID)
-	e.pod = pod
-	for _, p := range podProbes(pod) {
-		e.workers[p.key] = struct{}{}
-	}
-}
-
-// setRuntime records the runtime's status of a pod and drops the mirrored results of containers it
-// no longer lists (a restarted container has a new ID), as kubelet's worker removes the old ID's
-// result from its cache.
-func (b *statusBook) setRuntime(pod *v1.Pod, status v1.PodStatus) {
-	e := b.entry(pod.UID)
-	e.pod = pod
-	e.runtime = &status
-	for k := range b.byPod[pod.UID] {
-		if !hasContainerID(e.runtime, k.ContainerID) {
-			b.drop(pod.UID, k)
+	e.pod, e.added = pod, true
+	probes := podProbes(pod)
+	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
+	keys = append(keys, e.workers...)
+	for _, p := range probes {
+		if !hasKey(keys, p.key) {
+			keys = append(keys, p.key)
 		}
 	}
+	e.workers = keys
 }
 
-// setWorkers records the keys that have a worker and drops the mirrored results of workers that are
-// gone, as kubelet's cache loses them when the worker exits (UpdatePodStatus then falls back to the
-// "is there a worker?" rule).
+func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// setRuntime records the runtime's status of a pod (the pod spec is the AddPod one when there is
+// one: kubelet's pod manager) and drops the mirrored results of containers it no longer lists (a
+// restarted container has a new ID), as kubelet's worker removes the old ID's result from its cache.
+func (b *statusBook) setRuntime(pod *v1.Pod, status *v1.PodStatus) {
+	e := b.entry(pod.UID)
+	if !e.added {
+		e.pod = pod
+	}
+	if e.runtime == nil || !equality.Semantic.DeepEqual(e.runtime, status) {
+		e.fresh = true
+	}
+	e.runtime = status
+	kept := e.results[:0]
+	for _, m := range e.results {
+		if hasContainerID(status, m.id) {
+			kept = append(kept, m)
+		}
+	}
+	clear(e.results[len(kept):])
+	e.results = kept
+}
+
+// setWorkers records the keys that have a worker (keys is kept, read-only) and drops the mirrored
+// results of workers that are gone, as kubelet's cache loses them when the worker exits
+// (UpdatePodStatus then falls back to the "is there a worker?" rule).
 func (b *statusBook) setWorkers(uid types.UID, keys []messages.ProbeKey) {
 	e := b.entry(uid)
-	next := make(map[messages.ProbeKey]struct{}, len(keys))
-	for _, k := range keys {
-		next[k] = struct{}{}
-	}
-	for k := range e.workers {
-		if _, ok := next[k]; !ok && e.runtime != nil {
-			for _, cs := range allContainerStatuses(e.runtime) {
-				if cs.Name == k.Container && cs.ContainerID != "" {
-					b.drop(uid, results.Key{ContainerID: messages.ContainerID(cs.ContainerID), Type: k.Type})
+	if e.runtime != nil {
+		for _, k := range e.workers {
+			if hasKey(keys, k) {
+				continue
+			}
+			for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
+				for i := range ss {
+					if ss[i].Name == k.Container && ss[i].ContainerID != "" {
+						e.drop(messages.ContainerID(ss[i].ContainerID), k.Type)
+					}
 				}
 			}
 		}
 	}
-	e.workers = next
+	e.workers = keys
+}
+
+func (e *podEntry) drop(id messages.ContainerID, t messages.ProbeType) {
+	for i, m := range e.results {
+		if m.id == id && m.t == t {
+			last := len(e.results) - 1
+			e.results[i] = e.results[last]
+			e.results[last] = mirrored{}
+			e.results = e.results[:last]
+			return
+		}
+	}
 }
 
 // apply mirrors result changes of containers the pods' runtime statuses currently list (others
-// could never be looked up) and returns the pods whose results changed.
-func (b *statusBook) apply(changes []messages.ResultChanged) map[types.UID]struct{} {
-	touched := map[types.UID]struct{}{}
+// could never be looked up) and returns the pods whose results changed, each once.
+func (b *statusBook) apply(changes []messages.ResultChanged) []types.UID {
+	var touched []types.UID
 	for _, c := range changes {
-		if e := b.pods[c.PodUID]; e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
+		e := b.pods[c.PodUID]
+		if e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
 			continue
 		}
-		k := results.Key{ContainerID: c.ContainerID, Type: c.Type}
-		b.results[k] = c.Result
-		if b.byPod[c.PodUID] == nil {
-			b.byPod[c.PodUID] = map[results.Key]struct{}{}
+		e.set(c.ContainerID, c.Type, c.Result)
+		if !hasUID(touched, c.PodUID) {
+			touched = append(touched, c.PodUID)
 		}
-		b.byPod[c.PodUID][k] = struct{}{}
-		touched[c.PodUID] = struct{}{}
 	}
 	return touched
+}
+
+func (e *podEntry) set(id messages.ContainerID, t messages.ProbeType, r messages.Result) {
+	for i := range e.results {
+		if e.results[i].id == id && e.results[i].t == t {
+			e.results[i].result = r
+			return
+		}
+	}
+	e.results = append(e.results, mirrored{id: id, t: t, result: r})
+}
+
+func hasUID(uids []types.UID, uid types.UID) bool {
+	for _, u := range uids {
+		if u == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanup forgets every pod (and its results) not in desired.
@@ -133,59 +256,212 @@ func (b *statusBook) cleanup(desired map[types.UID]struct{}) {
 			delete(b.pods, uid)
 		}
 	}
-	for uid, keys := range b.byPod {
-		if _, ok := desired[uid]; !ok {
-			for k := range keys {
-				delete(b.results, k)
-			}
-			delete(b.byPod, uid)
-		}
-	}
 }
 
-// status returns a copy of a pod's probe-adjusted status.
+// mirroredResults counts the results mirrored over all pods (tests).
+func (b *statusBook) mirroredResults() int {
+	n := 0
+	for _, e := range b.pods {
+		n += len(e.results)
+	}
+	return n
+}
+
+// status builds a pod's probe-adjusted status: a copy of the runtime status with Started and Ready
+// overlaid and the ContainersReady and Ready conditions set (replaced where the runtime reported
+// them, else appended in that order).
 func (b *statusBook) status(uid types.UID) (v1.PodStatus, bool) {
 	e := b.pods[uid]
-	if e == nil || e.adjusted == nil {
+	if e == nil || !e.adjusted {
 		return v1.PodStatus{}, false
 	}
-	return *e.adjusted.DeepCopy(), true
+	st := e.runtime.DeepCopy()
+	podstatus.Apply(st, e.flags)
+	conds := e.derive(st)
+	for i, c := range conds {
+		c.LastTransitionTime, c.LastProbeTime = e.conds[i].transition, e.conds[i].probeTime()
+		if j := conditionIndex(st.Conditions, c.Type); j >= 0 {
+			st.Conditions[j] = c
+		} else {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	return *st, true
 }
 
-// recompute derives a pod's probe-adjusted status at now. It returns the new status when it differs
-// from the previous one (nil otherwise; the returned value is never mutated afterwards, so receivers
-// may share it) and the containers whose readiness worker kubelet would trigger.
-func (b *statusBook) recompute(uid types.UID, now time.Time) (changed *v1.PodStatus, trigger []string) {
+// derive computes the two probe conditions of st (Started/Ready already overlaid) without times.
+func (e *podEntry) derive(st *v1.PodStatus) [2]v1.PodCondition {
+	return [2]v1.PodCondition{podstatus.ContainersReadyCondition(e.pod, st), podstatus.ReadyCondition(e.pod, st)}
+}
+
+func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
+	for i := range conds {
+		if conds[i].Type == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// recompute derives a pod's probe adjustment at now: kubelet's UpdatePodStatus overlay, then the
+// ContainersReady and Ready conditions, whose lastTransitionTime moves only when their status does.
+// It returns the containers whose readiness worker kubelet would trigger, and the views of the
+// pod's workers when they may have changed since the workers last got theirs (a new runtime
+// status, or a container's Started flag flipped); nil views: nothing to push.
+func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerView, trigger []string) {
 	e := b.pods[uid]
 	if e == nil || e.runtime == nil || e.pod == nil {
 		return nil, nil
 	}
-	st := e.runtime.DeepCopy()
-	trigger = podstatus.UpdatePodStatus(e.pod, st, probesView{b, e})
-	if e.adjusted != nil { // keep lastTransitionTime of unchanged conditions
-		for _, ct := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-			for _, c := range e.adjusted.Conditions {
-				if c.Type == ct {
-					podstatus.SetCondition(st, c, c.LastTransitionTime)
-				}
+	rt := e.runtime
+	n := len(rt.ContainerStatuses) + len(rt.InitContainerStatuses)
+	if cap(b.flags) < n {
+		b.flags = make([]podstatus.Flags, n)
+	}
+	flags := b.flags[:n]
+	trigger = podstatus.Overlay(e.pod, rt, probesView{e}, flags)
+
+	// The conditions, computed on a scratch status that shares rt's contents but has its own
+	// container status and condition slices.
+	sc := &b.scratch
+	*sc = v1.PodStatus{Phase: rt.Phase,
+		ContainerStatuses:     append(sc.ContainerStatuses[:0], rt.ContainerStatuses...),
+		InitContainerStatuses: append(sc.InitContainerStatuses[:0], rt.InitContainerStatuses...),
+		Conditions:            append(sc.Conditions[:0], rt.Conditions...)}
+	for i := range sc.ContainerStatuses {
+		sc.ContainerStatuses[i].Ready = flags[i].Ready
+	}
+	for i := range sc.InitContainerStatuses {
+		sc.InitContainerStatuses[i].Ready = flags[len(rt.ContainerStatuses)+i].Ready
+	}
+	var next [2]condState
+	for i, c := range e.derive(sc) {
+		// The previous adjusted condition (its times replaced by the runtime's own condition of
+		// the type when that has the same status), else the runtime's condition, is "old".
+		old, hasOld := condState{}, false
+		if j := conditionIndex(rt.Conditions, c.Type); j >= 0 {
+			r := &rt.Conditions[j]
+			old, hasOld = condState{status: statusOf(r.Status), transition: r.LastTransitionTime, probe: probeTime(r.LastProbeTime)}, true
+			if e.adjusted && e.conds[i].status != old.status {
+				old.status, old.transition = e.conds[i].status, e.conds[i].transition
+			}
+		} else if e.adjusted {
+			old, hasOld = e.conds[i], true
+		}
+		next[i] = condState{status: statusOf(c.Status), transition: metav1.NewTime(now)}
+		if hasOld {
+			next[i].probe = old.probe
+			if old.status == next[i].status {
+				next[i].transition = old.transition
 			}
 		}
 	}
-	podstatus.SetProbeConditions(e.pod, st, metav1.NewTime(now))
-	if e.adjusted == nil || !equality.Semantic.DeepEqual(e.adjusted, st) {
-		e.adjusted = st
-		changed = st
+	clear(sc.ContainerStatuses) // keep no pointers into old statuses alive
+	clear(sc.InitContainerStatuses)
+	clear(sc.Conditions)
+
+	push := e.fresh || !e.adjusted || startedChanged(e.flags, flags)
+	if len(e.flags) != n {
+		e.flags = make([]podstatus.Flags, n)
 	}
-	return changed, trigger
+	copy(e.flags, flags)
+	e.conds, e.adjusted, e.fresh = next, true, false
+	if push {
+		views = e.views()
+	}
+	return views, trigger
 }
 
-func (b *statusBook) drop(uid types.UID, k results.Key) {
-	delete(b.results, k)
-	delete(b.byPod[uid], k)
+func startedChanged(old, cur []podstatus.Flags) bool {
+	if len(old) != len(cur) {
+		return true
+	}
+	for i := range cur {
+		if old[i].Started != cur[i].Started {
+			return true
+		}
+	}
+	return false
 }
 
-func allContainerStatuses(st *v1.PodStatus) []v1.ContainerStatus {
-	return append(append([]v1.ContainerStatus(nil), st.ContainerStatuses...), st.InitContainerStatuses...)
+// containerView is one container's view for its workers. view is shared by the container's
+// workers and never modified.
+type containerView struct {
+	container string
+	view      *messages.ContainerView
+}
+
+// views returns the current views of the pod's containers (nil while it has no adjusted status).
+func (b *statusBook) views(uid types.UID) []containerView {
+	if e := b.pods[uid]; e != nil {
+		return e.views()
+	}
+	return nil
+}
+
+// views returns the current view of every container the pod's workers probe (none before the pod
+// has an adjusted status: workers then see "no pod status").
+func (e *podEntry) views() []containerView {
+	if !e.adjusted {
+		return nil
+	}
+	var out []containerView
+	for _, k := range e.workers {
+		seen := false
+		for _, v := range out {
+			seen = seen || v.container == k.Container
+		}
+		if !seen {
+			v := e.viewOf(k.Container)
+			out = append(out, containerView{container: k.Container, view: &v})
+		}
+	}
+	return out
+}
+
+// viewOf is what a worker of container name reads from the adjusted status (doProbe steps 1–3, 6,
+// 8, 9): the status by name in containerStatuses, else (or when its ID is empty) in
+// initContainerStatuses.
+func (e *podEntry) viewOf(name string) messages.ContainerView {
+	st := e.runtime
+	v := messages.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
+	idx := -1
+	for i := range st.ContainerStatuses {
+		if st.ContainerStatuses[i].Name == name {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 || st.ContainerStatuses[idx].ContainerID == "" {
+		idx = -1
+		for i := range st.InitContainerStatuses {
+			if st.InitContainerStatuses[i].Name == name {
+				idx = len(st.ContainerStatuses) + i
+				break
+			}
+		}
+	}
+	if idx < 0 {
+		return v
+	}
+	var cs *v1.ContainerStatus
+	if idx < len(st.ContainerStatuses) {
+		cs = &st.ContainerStatuses[idx]
+	} else {
+		cs = &st.InitContainerStatuses[idx-len(st.ContainerStatuses)]
+	}
+	if cs.ContainerID == "" {
+		return v
+	}
+	v.Found = true
+	v.ContainerID = messages.ContainerID(cs.ContainerID)
+	if r := cs.State.Running; r != nil {
+		v.Running = true
+		v.StartedAt = r.StartedAt.Time
+	}
+	v.Terminated = cs.State.Terminated != nil
+	v.Started = e.flags[idx].Started
+	return v
 }
 
 // hasContainerID reports whether id is the current ID of one of the status's containers.

@@ -1,19 +1,24 @@
 package actors
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
-func runningStatus(id string) v1.PodStatus {
-	return v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: id,
+func runningStatus(id string) *v1.PodStatus {
+	return &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: id,
 		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
 }
 
@@ -32,44 +37,174 @@ func TestStatusBook(t *testing.T) {
 	}
 
 	b := newStatusBook()
-	changed, _ := b.recompute("u1", t0)
-	assert.Nil(t, changed, "no pod yet")
+	views, _ := b.recompute("u1", t0)
+	assert.Nil(t, views, "no pod yet")
 	_, ok := b.status("u1")
 	assert.False(t, ok)
 
 	b.addPod(pod)
 	b.setRuntime(pod, runningStatus("x://1"))
-	changed, trigger := b.recompute("u1", t0)
-	require.NotNil(t, changed)
+	views, trigger := b.recompute("u1", t0)
+	require.Len(t, views, 1, "the first status: the workers get their view")
+	assert.Equal(t, messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
+		Running: true, StartedAt: t0, Started: true}, *views[0].view)
 	assert.False(t, ready(b), "a readiness worker without a result: not ready")
 	assert.Equal(t, []string{"app"}, trigger, "kubelet's manual trigger for the unready container")
 
 	assert.Empty(t, b.apply([]messages.ResultChanged{readiness("x://0", messages.Success)}),
 		"a container the status does not list is ignored")
-	assert.Equal(t, map[types.UID]struct{}{"u1": {}}, b.apply([]messages.ResultChanged{readiness("x://1", messages.Success)}))
-	changed, trigger = b.recompute("u1", t0)
-	require.NotNil(t, changed)
+	assert.Equal(t, []types.UID{"u1"}, b.apply([]messages.ResultChanged{readiness("x://1", messages.Success)}))
+	views, trigger = b.recompute("u1", t0)
+	assert.Nil(t, views, "readiness does not change what workers see")
 	assert.True(t, ready(b))
 	assert.Empty(t, trigger)
-	changed, _ = b.recompute("u1", t0)
-	assert.Nil(t, changed, "nothing changed")
+
+	b.setRuntime(pod, runningStatus("x://1")) // the same status again
+	views, _ = b.recompute("u1", t0)
+	assert.Nil(t, views, "nothing changed")
 
 	b.setRuntime(pod, runningStatus("x://2")) // restarted: the old ID's result goes
-	assert.Empty(t, b.results)
-	b.recompute("u1", t0)
+	assert.Zero(t, b.mirroredResults())
+	views, _ = b.recompute("u1", t0)
+	require.Len(t, views, 1)
+	assert.Equal(t, messages.ContainerID("x://2"), views[0].view.ContainerID)
 	assert.False(t, ready(b))
 
 	b.apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
 	b.setWorkers("u1", []messages.ProbeKey{key})
-	assert.Len(t, b.results, 1, "the worker still exists")
+	assert.Equal(t, 1, b.mirroredResults(), "the worker still exists")
 	b.setWorkers("u1", nil) // the worker exited: its result goes, the no-worker rule applies
-	assert.Empty(t, b.results)
+	assert.Zero(t, b.mirroredResults())
 	b.recompute("u1", t0)
 	assert.True(t, ready(b), "no readiness worker: ready")
 
 	b.apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
 	b.cleanup(map[types.UID]struct{}{})
 	assert.Empty(t, b.pods)
-	assert.Empty(t, b.results)
-	assert.Empty(t, b.byPod)
+}
+
+// refBook is the straightforward statusManager the statusBook replaced: it keeps a full adjusted
+// status per pod, recomputed from a deep copy of the runtime status each time.
+type refBook struct {
+	adjusted *v1.PodStatus
+}
+
+func (r *refBook) recompute(pod *v1.Pod, rt *v1.PodStatus, p podstatus.Probes, now time.Time) {
+	st := rt.DeepCopy()
+	podstatus.UpdatePodStatus(pod, st, p)
+	if r.adjusted != nil { // keep lastTransitionTime of unchanged conditions
+		for _, ct := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+			for _, c := range r.adjusted.Conditions {
+				if c.Type == ct {
+					podstatus.SetCondition(st, c, c.LastTransitionTime)
+				}
+			}
+		}
+	}
+	podstatus.SetProbeConditions(pod, st, metav1.NewTime(now))
+	r.adjusted = st
+}
+
+// The statusBook's adjusted status is the reference's after every step of random sequences of
+// runtime pushes (with and without the runtime's own ContainersReady/Ready conditions), results and
+// worker changes.
+func TestStatusBookMatchesFullRecompute(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(1, 1), StartupProbe: execProbe(1, 1)},
+		v1.Container{Name: "b", ReadinessProbe: execProbe(1, 1)}, v1.Container{Name: "plain"})
+	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe(1, 1)}}
+	all := podProbes(pod)
+	for seed := range 200 {
+		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
+		b, ref := newStatusBook(), &refBook{}
+		b.addPod(pod)
+		now := t0
+		var rt *v1.PodStatus
+		gen := 0
+		for step := range 30 {
+			now = now.Add(time.Duration(rnd.IntN(3)) * time.Second)
+			switch rnd.IntN(4) {
+			case 0: // a runtime push
+				gen++
+				rt = randomStatus(rnd, gen)
+				b.setRuntime(pod, rt)
+			case 1: // a result
+				if rt == nil {
+					continue
+				}
+				c := all[rnd.IntN(len(all))]
+				id := idOf(rt, c.key.Container)
+				if id == "" || c.key.Type == messages.Liveness {
+					continue
+				}
+				b.apply([]messages.ResultChanged{{PodUID: "u1", Container: c.key.Container, ContainerID: id, Type: c.key.Type,
+					Result: messages.Result(rnd.IntN(3) - 1)}})
+			case 2: // workers come and go
+				var keys []messages.ProbeKey
+				for _, p := range all {
+					if rnd.IntN(3) > 0 {
+						keys = append(keys, p.key)
+					}
+				}
+				b.setWorkers("u1", keys)
+			default:
+			}
+			if rt == nil {
+				continue
+			}
+			b.recompute("u1", now)
+			ref.recompute(pod, rt, probesView{b.pods["u1"]}, now)
+			got, ok := b.status("u1")
+			require.True(t, ok)
+			if !equality.Semantic.DeepEqual(*ref.adjusted, got) {
+				t.Fatalf("seed %d step %d:\nwant %+v\n got %+v", seed, step, ref.adjusted, got)
+			}
+		}
+	}
+}
+
+func idOf(st *v1.PodStatus, name string) messages.ContainerID {
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for _, cs := range ss {
+			if cs.Name == name {
+				return messages.ContainerID(cs.ContainerID)
+			}
+		}
+	}
+	return ""
+}
+
+func randomStatus(rnd *rand.Rand, gen int) *v1.PodStatus {
+	state := func() v1.ContainerState {
+		switch rnd.IntN(3) {
+		case 0:
+			return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}
+		case 1:
+			return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: int32(rnd.IntN(2))}}
+		default:
+			return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "x"}}
+		}
+	}
+	cs := func(name string) v1.ContainerStatus {
+		return v1.ContainerStatus{Name: name, ContainerID: fmt.Sprintf("x://%s/%d", name, rnd.IntN(2)+gen%2),
+			State: state(), Ready: rnd.IntN(2) == 0}
+	}
+	st := &v1.PodStatus{Phase: []v1.PodPhase{v1.PodRunning, v1.PodPending, v1.PodSucceeded}[rnd.IntN(3)], PodIP: "10.0.0.1",
+		ContainerStatuses:     []v1.ContainerStatus{cs("a"), cs("b"), cs("plain")},
+		InitContainerStatuses: []v1.ContainerStatus{cs("init"), cs("side")},
+		Conditions:            []v1.PodCondition{{Type: v1.PodInitialized, Status: v1.ConditionTrue}}}
+	if rnd.IntN(4) == 0 { // the runtime reports probe conditions of its own
+		for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+			if rnd.IntN(2) == 0 {
+				st.Conditions = append(st.Conditions, v1.PodCondition{Type: ct,
+					Status:             []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse}[rnd.IntN(2)],
+					LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(rnd.IntN(100)) * time.Second)),
+					LastProbeTime:      metav1.NewTime(t0.Add(time.Duration(rnd.IntN(100)) * time.Second))})
+			}
+		}
+	}
+	if rnd.IntN(5) == 0 {
+		st.ContainerStatuses = st.ContainerStatuses[:2] // "plain" not reported
+	}
+	return st
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -49,33 +50,38 @@ func TestGracePeriod(t *testing.T) {
 // A sidecar's liveness failure restarts it even with restartPolicy Never; its events name the init
 // container.
 func TestSidecarLivenessFailure(t *testing.T) {
-	h := newHarness(t)
-	always := v1.ContainerRestartPolicyAlways
-	pod := testPod("side", v1.Container{Name: "main"})
-	pod.Spec.RestartPolicy = v1.RestartPolicyNever
-	pod.Spec.InitContainers = []v1.Container{{Name: "proxy", RestartPolicy: &always, LivenessProbe: execProbe(1, 1)}}
-	h.prober.result("proxy", probes.Failure)
-	h.run(pod)
-	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 1 }, 5*time.Second, time.Millisecond)
-	k := h.rt.Kills()[0]
-	assert.True(t, k.Restart)
-	assert.Equal(t, "Container proxy failed liveness probe, will be restarted", k.Message)
-	require.Len(t, h.events.find(messages.ReasonUnhealthy), 1)
-	assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonUnhealthy)[0].FieldPath)
-	assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonKilling)[0].FieldPath)
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		always := v1.ContainerRestartPolicyAlways
+		pod := testPod("side", v1.Container{Name: "main"})
+		pod.Spec.RestartPolicy = v1.RestartPolicyNever
+		pod.Spec.InitContainers = []v1.Container{{Name: "proxy", RestartPolicy: &always, LivenessProbe: execProbe(1, 1)}}
+		h.prober.result("proxy", probes.Failure)
+		h.run(pod)
+		synctest.Wait()
+		require.True(t, len(h.rt.Kills()) == 1)
+		k := h.rt.Kills()[0]
+		assert.True(t, k.Restart)
+		assert.Equal(t, "Container proxy failed liveness probe, will be restarted", k.Message)
+		require.Len(t, h.events.find(messages.ReasonUnhealthy), 1)
+		assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonUnhealthy)[0].FieldPath)
+		assert.Equal(t, "spec.initContainers{proxy}", h.events.find(messages.ReasonKilling)[0].FieldPath)
+	})
 }
 
 // The syncLoop ignores updates for pods it does not know (kubelet's "ignore irrelevant update").
 func TestSyncLoopIgnoresUnknownPods(t *testing.T) {
-	h := newHarness(t)
-	h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "ghost", Container: "c",
-		ContainerID: "fake://ghost/c/1", Type: messages.Liveness, Result: messages.Failure})
-	h.eventuallyResult("fake://ghost/c/1", messages.Liveness, messages.Failure)
-	// The batch reached the syncLoop before this round trip.
-	_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
-	require.NoError(t, err)
-	assert.Empty(t, h.rt.Kills())
-	assert.Empty(t, h.events.find(messages.ReasonKilling))
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "ghost", Container: "c",
+			ContainerID: "fake://ghost/c/1", Type: messages.Liveness, Result: messages.Failure})
+		h.settledResult("fake://ghost/c/1", messages.Liveness, messages.Failure)
+		// The batch reached the syncLoop before this round trip.
+		_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
+		require.NoError(t, err)
+		assert.Empty(t, h.rt.Kills())
+		assert.Empty(t, h.events.find(messages.ReasonKilling))
+	})
 }
 
 // The kill request and Killing event text for a liveness/startup failure (spec §6.2, §4.3).
@@ -122,27 +128,31 @@ func TestKillRequest(t *testing.T) {
 // A liveness and a startup Failure of the same container ID kill it once; the restarted container
 // (new ID) is killed again on its own failure.
 func TestKillOncePerContainerID(t *testing.T) {
-	h := newHarness(t)
-	pod := testPod("once", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
-	h.run(pod)
-	fail := func(id messages.ContainerID, pt messages.ProbeType) {
-		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
-			Type: pt, Result: messages.Failure})
-	}
-	// Let the worker publish its own first result and go idle (its next probe is 100 s away), so
-	// that only the injected results below change the cache.
-	id1, _ := h.settled(pod, "c", messages.Liveness)
-	fail(id1, messages.Startup)
-	fail(id1, messages.Liveness)
-	h.eventuallyResult(id1, messages.Liveness, messages.Failure)
-	_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return h.rt.ContainerID(pod.UID, "c") != id1 }, 5*time.Second, time.Millisecond)
-	assert.Len(t, h.rt.Kills(), 1)
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		pod := testPod("once", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
+		h.run(pod)
+		fail := func(id messages.ContainerID, pt messages.ProbeType) {
+			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
+				Type: pt, Result: messages.Failure})
+		}
+		// Let the worker publish its own first result and go idle (its next probe is 100 s away), so
+		// that only the injected results below change the cache.
+		id1, _ := h.settled(pod, "c", messages.Liveness)
+		fail(id1, messages.Startup)
+		fail(id1, messages.Liveness)
+		h.settledResult(id1, messages.Liveness, messages.Failure)
+		_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
+		require.NoError(t, err)
+		synctest.Wait()
+		require.True(t, h.rt.ContainerID(pod.UID, "c") != id1)
+		assert.Len(t, h.rt.Kills(), 1)
 
-	id2 := h.rt.ContainerID(pod.UID, "c")
-	fail(id2, messages.Startup)
-	require.Eventually(t, func() bool { return len(h.rt.Kills()) == 2 }, 5*time.Second, time.Millisecond)
-	assert.Equal(t, id2, h.rt.Kills()[1].ContainerID)
-	assert.Len(t, h.events.find(messages.ReasonKilling), 2)
+		id2 := h.rt.ContainerID(pod.UID, "c")
+		fail(id2, messages.Startup)
+		synctest.Wait()
+		require.True(t, len(h.rt.Kills()) == 2)
+		assert.Equal(t, id2, h.rt.Kills()[1].ContainerID)
+		assert.Len(t, h.events.find(messages.ReasonKilling), 2)
+	})
 }

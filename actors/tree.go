@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
@@ -70,6 +71,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	case <-time.After(defaultQueryTimeout):
 		// Only if the parent is stopping and the root never started.
 		e.sched.Stop()
+		e.sched.Wait()
 		cfg.exec.stop()
 		m.unregister(cfg.reg)
 		return nil, fmt.Errorf("actors.Start: root %s did not start within %v", pid, defaultQueryTimeout)
@@ -79,12 +81,19 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 // PID returns the tree's root.
 func (t *Tree) PID() *actor.PID { return t.env.root }
 
-// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent; the pod is deep-copied.
+// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
+// once, here; every actor of the tree shares that copy read-only.
 func (t *Tree) AddPod(pod *v1.Pod) { t.env.send(t.env.root, &messages.AddPod{Pod: pod.DeepCopy()}) }
 
-// RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill).
+// RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill). Only the
+// pod's identity (UID, name, namespace) is used.
 func (t *Tree) RemovePod(pod *v1.Pod) {
-	t.env.send(t.env.root, &messages.RemovePod{Pod: pod.DeepCopy()})
+	t.env.send(t.env.root, &messages.RemovePod{Pod: identity(pod)})
+}
+
+// identity is the part of a pod the tree needs to address it.
+func identity(pod *v1.Pod) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}}
 }
 
 // CleanupPods stops the workers of, and forgets, every pod not in desired.
@@ -97,12 +106,14 @@ func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
 }
 
 // StopLivenessAndStartup stops a terminating pod's liveness and startup workers (containers and
-// sidecars); readiness keeps running.
+// sidecars); readiness keeps running. Only the pod's identity is used.
 func (t *Tree) StopLivenessAndStartup(pod *v1.Pod) {
-	t.env.send(t.env.root, &messages.StopLivenessAndStartup{Pod: pod.DeepCopy()})
+	t.env.send(t.env.root, &messages.StopLivenessAndStartup{Pod: identity(pod)})
 }
 
-// SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). Both are deep-copied.
+// SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). Both are deep-copied,
+// here, once; statusManager keeps the status copy (shared read-only with the workers' views) and
+// uses this pod only for a pod that AddPod has not given it.
 func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	t.env.send(t.env.root, &messages.SetPodStatus{Pod: pod.DeepCopy(), Status: *status.DeepCopy()})
 }

@@ -25,20 +25,19 @@ type tick struct{}
 var tickMsg = &tick{}
 
 // workerActor is the shell around one worker.Machine: a switch that turns messages into the
-// Machine's events and performs the effects it returns. At rest it holds no goroutine and exactly
-// one scheduler entry. Its mailbox and its attempt slot are part of it, so a worker is one
-// allocation plus protoactor's own per-actor objects. The instance lives as long as the actor: a
+// Machine's events and performs the effects it returns. At rest it holds no goroutine, no attempt
+// slot and exactly one scheduler entry. Its mailbox is part of it, so a worker is one allocation
+// (and a scheduler callback) plus protoactor's own per-actor objects. The instance lives as long as the actor: a
 // supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
 // the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
 type workerActor struct {
 	mb        workerMailbox
 	m         worker.Machine
-	att       attemptSlot
+	att       *attemptSlot // while an attempt is in flight
 	env       *env
 	key       messages.ProbeKey
 	pod       *v1.Pod // the AddPod object (never updated, as kubelet's worker.pod)
 	container *v1.Container
-	spec      *v1.Probe
 	sidecar   bool
 
 	self  *actor.PID
@@ -46,11 +45,12 @@ type workerActor struct {
 	timer clock.Handle
 	lg    hclog.Logger // bound lazily: most workers never log
 
-	// probeManager's bookkeeping of this worker (touched only on its goroutine).
-	stopSent bool
-	gaveUp   bool
-	reason   any
+	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).
+	ms membership
 }
+
+func (w *workerActor) membership() *membership     { return &w.ms }
+func (w *workerActor) probeKey() messages.ProbeKey { return w.key }
 
 func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, spec *v1.Probe, sidecar bool,
 	view messages.ContainerView) *workerActor {
@@ -58,9 +58,8 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, s
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	w := &workerActor{env: e, key: k, pod: pod, container: c, spec: spec, sidecar: sidecar}
-	w.mb.w, w.mb.pool = w, e.cfg.exec.mailboxes
-	w.att.w = w
+	w := &workerActor{env: e, key: k, pod: pod, container: c, sidecar: sidecar}
+	w.mb.w = w
 	w.m.Init(worker.Config{
 		Type:         k.Type,
 		Spec:         spec,
@@ -92,6 +91,9 @@ func newWorkerProps(e *env, strategy actor.SupervisorStrategy) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return e.spawning }, opts...)
 }
 
+// spec is the worker's probe in its container's spec.
+func (w *workerActor) spec() *v1.Probe { return w.key.Type.Spec(w.container) }
+
 func (w *workerActor) logger() hclog.Logger {
 	if w.lg == nil {
 		w.lg = w.env.log.Named("worker").With("pod", w.pod.Namespace+"/"+w.pod.Name, "container", w.key.Container,
@@ -109,13 +111,23 @@ type tickJob workerActor
 
 func (j *tickJob) run() { (*workerActor)(j).mb.carry(tickMsg) }
 
+// signal handles the worker's own signals, which its mailbox delivers straight to it (no protoactor
+// envelope, middleware or context: nothing in them needs one; the worker answers nobody and its
+// sends go out from the system's root context).
+func (w *workerActor) signal(msg any) {
+	now := w.env.now()
+	switch msg.(type) {
+	case *tick:
+		w.step(nil, worker.Event{Kind: worker.Tick, Now: now})
+	case *attemptFinished:
+		w.onFinished(nil, now)
+	default:
+	}
+}
+
 func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()
 	switch m := ctx.Message().(type) {
-	case *tick:
-		w.step(ctx, worker.Event{Kind: worker.Tick, Now: now})
-	case *attemptFinished:
-		w.onFinished(ctx, now)
 	case *messages.ContainerView:
 		w.m.Step(worker.Event{Kind: worker.View, View: *m})
 	case *messages.TriggerReadiness:
@@ -142,9 +154,9 @@ func (w *workerActor) Receive(ctx actor.Context) {
 // onFinished takes the attempt's report: a verdict, or a panic the worker re-raises here so that
 // probeManager's supervision handles it.
 func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
-	rep, ok := w.att.take()
+	rep, ok := w.takeReport()
 	if !ok {
-		return // taken already (a stale notification of an abandoned attempt)
+		return // a stale notification (of an abandoned attempt), or the attempt is still running
 	}
 	if rep.panicked {
 		if w.m.Step(worker.Event{Kind: worker.Panicked, Now: now, Attempt: rep.num}).Crash {
@@ -172,11 +184,12 @@ func (w *workerActor) step(ctx actor.Context, ev worker.Event) {
 	w.perform(ctx, w.m.Step(ev))
 }
 
-// perform carries out a Ready in the Machine's order. ctx is nil only when the worker fails.
+// perform carries out a Ready in the Machine's order. ctx is nil for the worker's own signals and
+// when it fails: sends then go out from the system's root context.
 func (w *workerActor) perform(ctx actor.Context, r worker.Ready) {
 	e := w.env
 	if r.Cancel {
-		w.att.abandon()
+		w.abandonAttempt()
 	}
 	for _, op := range r.Cache() {
 		if op.Remove {
@@ -194,18 +207,17 @@ func (w *workerActor) perform(ctx actor.Context, r worker.Ready) {
 	}
 	switch r.Timer {
 	case worker.TimerArm:
-		e.sched.Cancel(w.timer)
-		w.timer = e.sched.At(r.WakeAt, w.fire)
+		w.timer = e.sched.Reschedule(w.timer, r.WakeAt, w.fire)
 	case worker.TimerStop:
 		e.sched.Cancel(w.timer)
 		w.timer = clock.Handle{}
 	default:
 	}
 	if r.StartAttempt {
-		w.att.start(r.Attempt)
+		w.startAttempt(r.Attempt)
 	}
-	if r.Exit && ctx != nil {
-		e.tell(ctx, ctx.Parent(), &exitWorker{pid: w.self})
+	if r.Exit {
+		e.tell(ctx, e.manager, &exitWorker{pid: w.self}) // probeManager is every worker's parent
 	}
 }
 

@@ -36,9 +36,10 @@ func WithResolution(d time.Duration) SchedulerOption {
 	}
 }
 
-// Scheduler runs many deadlines from one Clock timer. Entries live in a slab indexed by a binary
-// min-heap (about 32 bytes per entry); no goroutine or timer exists per entry, and scheduling or
-// cancelling is O(log n) with no allocation once the slab has grown to its peak size.
+// Scheduler runs many deadlines from one Clock timer. Entries live in a slab; a binary min-heap of
+// (deadline, sequence, slab index) items orders them, so that heap operations compare contiguous
+// memory (about 48 bytes per entry in all); no goroutine or timer exists per entry, and scheduling,
+// rescheduling or cancelling is O(log n) with no allocation once the slab has grown to its peak size.
 //
 // When the timer fires, every entry that is due is removed under the lock and the callbacks run
 // one after another, outside the lock, on the timer's goroutine (inside Advance with a *Fake).
@@ -56,7 +57,7 @@ type Scheduler struct {
 	mu      sync.Mutex
 	entries []entry
 	free    []int32
-	heap    []int32 // entry indices, min-heap on (when, seq)
+	heap    []item // min-heap on (when, seq)
 	seq     uint32
 	timer   Timer
 	armed   bool
@@ -65,14 +66,41 @@ type Scheduler struct {
 	stopped bool
 	batch   []func()
 	changed chan struct{} // made by WaitLen, closed (and dropped) when an entry is added
+
+	loop *loop // with the real clock: the goroutine that fires, and its runtime timers
 }
 
+// loop is how a Scheduler on the real clock waits: one long-lived goroutine (started with the first
+// entry, ended by Stop) receives from a channel timer armed for the next deadline, or, while the
+// schedule is dense (the next deadline is within denseSpan of the last batch), from a runtime
+// ticker at the resolution. A ticker is re-armed inside the runtime; re-arming a timer for a nearer
+// deadline from a goroutine wakes the network poller (a write and a read system call) and, with
+// AfterFunc, starts a goroutine: per batch, that is most of the Scheduler's cost when thousands of
+// entries fall due every second.
+type loop struct {
+	timer   *time.Timer
+	ticker  *time.Ticker // non-nil while dense
+	started bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// denseSpan is how close the next deadline must be (in resolution steps) for the loop to keep its
+// ticker rather than sleep on the timer.
+const denseSpan = 2
+
 type entry struct {
+	f   func()
+	pos int32 // index in heap, -1 when not pending
+	gen uint32
+}
+
+// item is an entry's place in the heap: its deadline and scheduling order inline, so that sifting
+// does not chase slab indices.
+type item struct {
 	when int64
-	f    func()
 	seq  uint32
-	pos  int32 // index in heap, -1 when not pending
-	gen  uint32
+	idx  int32
 }
 
 // NewScheduler returns a Scheduler driven by c.
@@ -83,6 +111,9 @@ func NewScheduler(c Clock, opts ...SchedulerOption) *Scheduler {
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if _, ok := c.(realClock); ok && s.res > 0 {
+		s.loop = &loop{stop: make(chan struct{}), done: make(chan struct{})}
 	}
 	return s
 }
@@ -103,21 +134,52 @@ func (s *Scheduler) At(t time.Time, f func()) Handle {
 	}
 	idx := s.alloc()
 	e := &s.entries[idx]
-	e.when = when
 	e.f = f
 	s.seq++
-	e.seq = s.seq
-	s.push(idx)
+	s.push(item{when: when, seq: s.seq, idx: idx})
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
 	}
+	s.armFor(when)
+	return Handle{idx: idx, gen: e.gen}
+}
+
+// armFor makes sure the clock timer goes off by when (not while a batch runs: finish re-arms).
+func (s *Scheduler) armFor(when int64) {
 	if !s.firing {
 		if at := s.grid(when); !s.armed || at < s.armedAt {
 			s.arm(at)
 		}
 	}
-	return Handle{idx: idx, gen: e.gen}
+}
+
+// Reschedule moves h's entry to t with callback f when it is still pending, and otherwise schedules
+// a new one, in one step (Cancel then At takes the lock twice). It returns the entry's handle.
+// After Stop it does nothing and returns the zero Handle.
+func (s *Scheduler) Reschedule(h Handle, t time.Time, f func()) Handle {
+	when := int64(t.Sub(s.base))
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return Handle{}
+	}
+	if h.gen == 0 || int(h.idx) >= len(s.entries) || h.idx < 0 ||
+		s.entries[h.idx].gen != h.gen || s.entries[h.idx].pos < 0 {
+		s.mu.Unlock()
+		return s.At(t, f)
+	}
+	e := &s.entries[h.idx]
+	e.f = f
+	s.seq++
+	i := int(e.pos)
+	s.heap[i].when, s.heap[i].seq = when, s.seq
+	if !s.down(i) {
+		s.up(i)
+	}
+	s.armFor(when)
+	s.mu.Unlock()
+	return h
 }
 
 // Cancel removes a pending entry. It reports true only if the entry was pending; then its callback
@@ -136,7 +198,12 @@ func (s *Scheduler) Cancel(h Handle) bool {
 	s.remove(int(e.pos))
 	s.release(h.idx)
 	if len(s.heap) == 0 && s.armed && !s.firing {
-		s.timer.Stop()
+		if l := s.loop; l != nil {
+			s.sparse(l)
+			l.timer.Stop()
+		} else {
+			s.timer.Stop()
+		}
 		s.armed = false
 	}
 	return true
@@ -179,8 +246,9 @@ func (s *Scheduler) WaitLen(ctx context.Context, n int) error {
 var errStopped = errors.New("scheduler stopped")
 
 // Stop cancels every pending entry and the underlying timer; afterwards At and After are no-ops.
-// A batch already running finishes the callback in progress and starts no other one. Stop leaves no
-// goroutine behind and may be called more than once, including from a callback.
+// A batch already running finishes the callback in progress and starts no other one. Stop may be
+// called more than once, including from a callback; with the real clock the scheduler's goroutine
+// ends right after it (Wait waits for that).
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,6 +260,14 @@ func (s *Scheduler) Stop() {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+	if l := s.loop; l != nil {
+		if l.started {
+			l.timer.Stop()
+			close(l.stop)
+		} else {
+			close(l.done)
+		}
+	}
 	s.armed = false
 	s.entries = nil
 	s.free = nil
@@ -199,6 +275,44 @@ func (s *Scheduler) Stop() {
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
+	}
+}
+
+// Wait returns once a stopped Scheduler's goroutine (real clock) has ended: after Stop and Wait, the
+// Scheduler leaves no goroutine or timer behind. It must not be called from a callback.
+func (s *Scheduler) Wait() {
+	if s.loop != nil {
+		s.mu.Lock()
+		stopped := s.stopped
+		s.mu.Unlock()
+		if stopped {
+			<-s.loop.done
+		}
+	}
+}
+
+// run is the real clock's goroutine: it fires whenever the timer or the ticker goes off, until Stop.
+func (s *Scheduler) run(l *loop) {
+	defer close(l.done)
+	for {
+		s.mu.Lock()
+		var tick <-chan time.Time
+		if l.ticker != nil {
+			tick = l.ticker.C
+		}
+		s.mu.Unlock()
+		select {
+		case <-l.timer.C:
+		case <-tick:
+		case <-l.stop:
+			s.mu.Lock()
+			if l.ticker != nil {
+				l.ticker.Stop()
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.fire()
 	}
 }
 
@@ -216,17 +330,18 @@ func (s *Scheduler) fire() {
 	now := int64(s.clock.Now().Sub(s.base))
 	batch := s.batch[:0]
 	for len(s.heap) > 0 {
-		idx := s.heap[0]
-		e := &s.entries[idx]
-		if e.when > now {
+		top := s.heap[0]
+		if top.when > now {
 			break
 		}
-		batch = append(batch, e.f)
+		batch = append(batch, s.entries[top.idx].f)
 		s.remove(0)
-		s.release(idx)
+		s.release(top.idx)
 	}
 	if len(batch) == 0 {
+		s.firing = true // the re-arm after a wake-up decides between the loop's ticker and timer
 		s.rearmLocked()
+		s.firing = false
 		s.mu.Unlock()
 		return
 	}
@@ -247,17 +362,21 @@ func (s *Scheduler) finish(batch []func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.batch = batch[:0]
-	s.firing = false
 	if !s.stopped {
 		s.rearmLocked()
 	}
+	s.firing = false
 }
 
+// rearmLocked arms the timer for the earliest entry after a batch (s.firing is still true).
 func (s *Scheduler) rearmLocked() {
 	if len(s.heap) == 0 {
+		if s.loop != nil {
+			s.sparse(s.loop) // nothing due: no idle ticking
+		}
 		return
 	}
-	s.arm(s.grid(s.entries[s.heap[0]].when))
+	s.arm(s.grid(s.heap[0].when))
 }
 
 // grid rounds a deadline up to the resolution grid.
@@ -277,6 +396,10 @@ func (s *Scheduler) grid(when int64) int64 {
 
 func (s *Scheduler) arm(at int64) {
 	d := time.Duration(at - int64(s.clock.Now().Sub(s.base)))
+	if l := s.loop; l != nil {
+		s.armLoop(l, at, d)
+		return
+	}
 	switch {
 	case s.timer == nil:
 		s.timer = s.clock.AfterFunc(d, s.fire)
@@ -290,6 +413,40 @@ func (s *Scheduler) arm(at int64) {
 	}
 	s.armed = true
 	s.armedAt = at
+}
+
+// armLoop arms the real clock's loop for at (d from now). While the loop runs on its ticker (at
+// the resolution), the ticker reaches at within one step anyway. Only the loop's own re-arm after a
+// batch (dense: the next deadline is close) switches between ticker and timer, so the goroutine
+// always waits on what is armed.
+func (s *Scheduler) armLoop(l *loop, at int64, d time.Duration) {
+	s.armed, s.armedAt = true, at
+	switch {
+	case !l.started:
+		l.started = true
+		l.timer = time.NewTimer(d)
+		go s.run(l)
+	case !s.firing:
+		if l.ticker == nil {
+			l.timer.Reset(d)
+		}
+	case d <= time.Duration(denseSpan*s.res):
+		if l.ticker == nil {
+			l.timer.Stop()
+			l.ticker = time.NewTicker(time.Duration(s.res))
+		}
+	default:
+		s.sparse(l)
+		l.timer.Reset(d)
+	}
+}
+
+// sparse stops the loop's ticker (the loop then waits on its timer).
+func (s *Scheduler) sparse(l *loop) {
+	if l.ticker != nil {
+		l.ticker.Stop()
+		l.ticker = nil
+	}
 }
 
 func (s *Scheduler) alloc() int32 {
@@ -314,25 +471,24 @@ func (s *Scheduler) release(idx int32) {
 }
 
 // less orders by deadline, then by scheduling order (wrap-safe) so equal deadlines fire FIFO.
-func (s *Scheduler) less(a, b int32) bool {
-	ea, eb := &s.entries[a], &s.entries[b]
-	if ea.when != eb.when {
-		return ea.when < eb.when
+func less(a, b *item) bool {
+	if a.when != b.when {
+		return a.when < b.when
 	}
-	return int32(ea.seq-eb.seq) < 0
+	return int32(a.seq-b.seq) < 0
 }
 
 func (s *Scheduler) swap(i, j int) {
 	h := s.heap
 	h[i], h[j] = h[j], h[i]
-	s.entries[h[i]].pos = int32(i)
-	s.entries[h[j]].pos = int32(j)
+	s.entries[h[i].idx].pos = int32(i)
+	s.entries[h[j].idx].pos = int32(j)
 }
 
-func (s *Scheduler) push(idx int32) {
-	s.heap = append(s.heap, idx)
+func (s *Scheduler) push(it item) {
+	s.heap = append(s.heap, it)
 	i := len(s.heap) - 1
-	s.entries[idx].pos = int32(i)
+	s.entries[it.idx].pos = int32(i)
 	s.up(i)
 }
 
@@ -342,7 +498,7 @@ func (s *Scheduler) remove(i int) {
 	if i != n {
 		s.swap(i, n)
 	}
-	s.entries[s.heap[n]].pos = -1
+	s.entries[s.heap[n].idx].pos = -1
 	s.heap = s.heap[:n]
 	if i != n {
 		if !s.down(i) {
@@ -354,7 +510,7 @@ func (s *Scheduler) remove(i int) {
 func (s *Scheduler) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s.less(s.heap[i], s.heap[p]) {
+		if !less(&s.heap[i], &s.heap[p]) {
 			return
 		}
 		s.swap(i, p)
@@ -370,10 +526,10 @@ func (s *Scheduler) down(i0 int) bool {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && s.less(s.heap[r], s.heap[l]) {
+		if r := l + 1; r < n && less(&s.heap[r], &s.heap[l]) {
 			j = r
 		}
-		if !s.less(s.heap[j], s.heap[i]) {
+		if !less(&s.heap[j], &s.heap[i]) {
 			break
 		}
 		s.swap(i, j)

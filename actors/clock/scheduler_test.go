@@ -194,7 +194,26 @@ func TestSchedulerMatchesModel(t *testing.T) {
 		var fired []want
 		next := 0
 		for range 2000 {
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(12); {
+			case op >= 10 && next > 0:
+				// Reschedule any entry ever made: a pending one moves (with a new scheduling order),
+				// a fired or cancelled one is scheduled anew. Either way it is a new id in the model.
+				old := rng.IntN(next)
+				id := next
+				next++
+				when := f.Now().Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
+				_, pending := live[old]
+				delete(live, old)
+				live[id] = want{id, when}
+				h := s.Reschedule(handles[old], when, func() {
+					require.Equal(t, when, f.Now(), "seed %d: fired at its deadline", seed)
+					fired = append(fired, want{id, when})
+				})
+				if pending {
+					require.Equal(t, handles[old], h, "seed %d: a pending entry keeps its handle", seed)
+				}
+				delete(handles, old)
+				handles[id] = h
 			case op < 5:
 				id := next
 				next++
@@ -279,6 +298,7 @@ func TestSchedulerRealClockStopLeavesNothingRunning(t *testing.T) {
 	s.After(time.Millisecond, func() { close(done) })
 	<-done
 	s.Stop()
+	s.Wait()
 	assert.Equal(t, 0, s.Len())
 	assert.Equal(t, int64(0), fired.Load())
 	// goleak in TestMain checks that no goroutine outlives the test.

@@ -45,45 +45,82 @@ func readiness(cs *v1.ContainerStatus, p Probes) (ready, trigger bool) {
 	return !w, w
 }
 
-// UpdatePodStatus is kubelet's prober manager UpdatePodStatus (spec §5.1): it sets Started and Ready
-// of every container status in place and returns the names of containers whose readiness worker
-// kubelet would manually trigger (started, running, readiness not Success, worker exists).
-func UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus, p Probes) (trigger []string) {
+// Flags are what kubelet's UpdatePodStatus sets on one container status: Started, and Ready (which
+// keeps the status's own value where kubelet leaves it alone).
+type Flags struct {
+	Started bool
+	Ready   bool
+}
+
+// Overlay is kubelet's prober manager UpdatePodStatus (spec §5.1) without modifying status: it
+// writes into flags (which must have room for every container status) the Started and Ready of
+// status.ContainerStatuses[i] at flags[i] and of status.InitContainerStatuses[j] at
+// flags[len(ContainerStatuses)+j], and returns the names of containers whose readiness worker kubelet
+// would manually trigger (started, running, readiness not Success, worker exists).
+func Overlay(pod *v1.Pod, status *v1.PodStatus, p Probes, flags []Flags) (trigger []string) {
 	for i := range status.ContainerStatuses {
 		cs := &status.ContainerStatuses[i]
-		started := isContainerStarted(cs, p)
-		cs.Started = &started
-		if !started {
-			continue
+		f := Flags{Started: isContainerStarted(cs, p), Ready: cs.Ready}
+		if f.Started {
+			ready, t := readiness(cs, p)
+			f.Ready = ready
+			if t {
+				trigger = append(trigger, cs.Name)
+			}
 		}
-		ready, t := readiness(cs, p)
-		cs.Ready = ready
-		if t {
-			trigger = append(trigger, cs.Name)
-		}
+		flags[i] = f
 	}
+	n := len(status.ContainerStatuses)
 	for i := range status.InitContainerStatuses {
 		cs := &status.InitContainerStatuses[i]
-		started := isContainerStarted(cs, p)
-		cs.Started = &started
+		f := Flags{Started: isContainerStarted(cs, p), Ready: cs.Ready}
+		flags[n+i] = f
 		if i >= len(pod.Spec.InitContainers) || pod.Spec.InitContainers[i].Name != cs.Name {
 			continue // kubelet: status/spec index mismatch, logged and skipped
 		}
 		if !IsRestartable(&pod.Spec.InitContainers[i]) {
 			if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
-				cs.Ready = true
+				flags[n+i].Ready = true
 			}
 			continue
 		}
-		if !started {
+		if !f.Started {
 			continue
 		}
 		ready, t := readiness(cs, p)
-		cs.Ready = ready
+		flags[n+i].Ready = ready
 		if t {
 			trigger = append(trigger, cs.Name)
 		}
 	}
+	return trigger
+}
+
+// Apply sets Started and Ready of every container status of status from flags (as Overlay wrote
+// them). The Started pointers are fresh.
+func Apply(status *v1.PodStatus, flags []Flags) {
+	n := len(status.ContainerStatuses)
+	for i := range status.ContainerStatuses {
+		apply(&status.ContainerStatuses[i], flags[i])
+	}
+	for i := range status.InitContainerStatuses {
+		apply(&status.InitContainerStatuses[i], flags[n+i])
+	}
+}
+
+func apply(cs *v1.ContainerStatus, f Flags) {
+	started := f.Started
+	cs.Started = &started
+	cs.Ready = f.Ready
+}
+
+// UpdatePodStatus is kubelet's prober manager UpdatePodStatus (spec §5.1): it sets Started and Ready
+// of every container status in place (Overlay, then Apply) and returns the names of containers whose
+// readiness worker kubelet would manually trigger.
+func UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus, p Probes) (trigger []string) {
+	flags := make([]Flags, len(status.ContainerStatuses)+len(status.InitContainerStatuses))
+	trigger = Overlay(pod, status, p, flags)
+	Apply(status, flags)
 	return trigger
 }
 

@@ -162,16 +162,15 @@ func (r *Ready) Cache() []CacheOp { return r.cache[:r.nCache] }
 //
 // A Machine never reads a clock: every Event carries its time. Not safe for concurrent use.
 type Machine struct {
-	cfg     Config
-	initial messages.Result
+	cfg Config
 
 	// kubelet's worker state
-	view        messages.ContainerView
+	view        view
 	containerID messages.ContainerID
-	lastResult  messages.Result // zero value is Success, as in kubelet
 	resultRun   int32
+	lastResult  int8 // a messages.Result; zero value is Success, as in kubelet
+	published   int8 // the messages.Result the cache holds for containerID, or none
 	onHold      bool
-	published   Published
 
 	// run loop
 	started bool      // the actor has started (a later Started is a restart)
@@ -182,10 +181,32 @@ type Machine struct {
 	trigger bool      // a trigger arrived while busy or before the first run
 	exiting bool
 
-	// the attempt in flight
-	attempt  uint32               // number of the latest attempt; other numbers are stale
-	inFlight bool                 // an attempt is running (the run loop is busy)
-	target   messages.ContainerID // the container ID it runs against
+	// the attempt in flight (it runs against containerID: that changes only in doProbe, which does
+	// not run while an attempt is in flight)
+	attempt  uint32 // number of the latest attempt; other numbers are stale
+	inFlight bool   // an attempt is running (the run loop is busy)
+}
+
+// none is the published value when the cache holds nothing for the tracked container.
+const none = int8(-128)
+
+// view is the part of a messages.ContainerView a worker reads (doProbe steps 1–9).
+type view struct {
+	known      bool // PodStatusKnown
+	terminal   bool // phase Failed or Succeeded
+	found      bool
+	running    bool
+	terminated bool
+	started    bool
+	id         messages.ContainerID
+	podIP      string
+	startedAt  time.Time
+}
+
+func compact(v messages.ContainerView) view {
+	return view{known: v.PodStatusKnown, terminal: v.Phase == v1.PodFailed || v.Phase == v1.PodSucceeded,
+		found: v.Found, running: v.Running, terminated: v.Terminated, started: v.Started,
+		id: v.ContainerID, podIP: v.PodIP, startedAt: v.StartedAt}
 }
 
 // New returns a Machine for cfg. cfg.Spec must not be nil and cfg.Period must be positive.
@@ -197,14 +218,14 @@ func New(cfg Config) *Machine {
 
 // Init sets up a zero Machine for cfg (for shells that embed a Machine instead of allocating one).
 func (m *Machine) Init(cfg Config) {
-	*m = Machine{cfg: cfg, initial: InitialValue(cfg.Type)}
+	*m = Machine{cfg: cfg, published: none}
 }
 
 // Period returns the probe period.
 func (m *Machine) Period() time.Duration { return m.cfg.Period }
 
-// View returns the latest pushed view.
-func (m *Machine) View() messages.ContainerView { return m.view }
+// ViewedContainer returns the container ID of the latest pushed view and whether it names one.
+func (m *Machine) ViewedContainer() (messages.ContainerID, bool) { return m.view.id, m.view.found }
 
 // ContainerID is the container the worker currently tracks ("" before the first one is seen).
 func (m *Machine) ContainerID() messages.ContainerID { return m.containerID }
@@ -237,7 +258,7 @@ func (m *Machine) Step(ev Event) Ready {
 			m.run(&r, ev.Now, m.manual(ev.Now))
 		}
 	case View:
-		m.view = ev.View
+		m.view = compact(ev.View)
 	case Done:
 		if !m.inFlight || ev.Attempt != m.attempt || m.exiting {
 			return r // stale: abandoned by a restart, or the worker is exiting
@@ -264,6 +285,7 @@ func (m *Machine) onStarted(r *Ready, now time.Time, jitter time.Duration) {
 	if m.started {
 		// Restarted after a panic: the lost attempt was abandoned by Restarting; continue with a
 		// fresh run loop that probes at once (counters and the tracked container stay).
+		m.abandon(r)
 		m.looping, m.tick, m.trigger = false, false, false
 		m.run(r, now, m.fire(now))
 		return
@@ -369,25 +391,25 @@ func (m *Machine) run(r *Ready, now time.Time, s loopStep) {
 func (m *Machine) begin(r *Ready, now time.Time) bool {
 	v := &m.view
 	// 1. No status for the pod yet.
-	if !v.PodStatusKnown {
+	if !v.known {
 		return false
 	}
 	// 2. Terminal phase: exit.
-	if v.Phase == v1.PodFailed || v.Phase == v1.PodSucceeded {
+	if v.terminal {
 		m.exit(r)
 		return true
 	}
 	// 3. Container not found (or no ID yet).
-	if !v.Found || v.ContainerID == "" {
+	if !v.found || v.id == "" {
 		return false
 	}
 	// 4. New container: forget the old result, publish the initial value, release the hold.
-	if m.containerID != v.ContainerID {
+	if m.containerID != v.id {
 		if m.containerID != "" {
 			m.remove(r, m.containerID)
 		}
-		m.containerID = v.ContainerID
-		m.set(r, m.initial)
+		m.containerID = v.id
+		m.set(r, InitialValue(m.cfg.Type))
 		m.onHold = false
 	}
 	// 5. Held after a liveness failure or the startup threshold.
@@ -395,9 +417,9 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 		return false
 	}
 	// 6. Not running: Failure; exit only when it terminated and will never restart.
-	if !v.Running {
+	if !v.running {
 		m.set(r, messages.Failure)
-		if v.Terminated && m.cfg.RestartNever && !m.cfg.Sidecar {
+		if v.terminated && m.cfg.RestartNever && !m.cfg.Sidecar {
 			m.exit(r)
 			return true
 		}
@@ -410,11 +432,11 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 		return true
 	}
 	// 8. Initial delay, in whole seconds since the container started.
-	if int32(now.Sub(v.StartedAt).Seconds()) < m.cfg.Spec.InitialDelaySeconds {
+	if int32(now.Sub(v.startedAt).Seconds()) < m.cfg.Spec.InitialDelaySeconds {
 		return false
 	}
 	// 9. Startup gating.
-	if v.Started {
+	if v.started {
 		if m.cfg.Type == messages.Startup {
 			return false
 		}
@@ -423,9 +445,8 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	}
 	m.attempt++
 	m.inFlight = true
-	m.target = m.containerID
 	r.StartAttempt = true
-	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.PodIP}
+	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.podIP}
 	return true
 }
 
@@ -451,15 +472,15 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 		label, timed := MetricResult(v.Result)
 		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Duration}
 	}
-	if errored || m.target != m.containerID || m.view.ContainerID != m.target || m.onHold {
+	if errored || m.view.id != m.containerID || m.onHold {
 		return
 	}
 	result := v.Result
 	// 12. Run counting.
-	if m.lastResult == result {
+	if messages.Result(m.lastResult) == result {
 		m.resultRun++
 	} else {
-		m.lastResult = result
+		m.lastResult = int8(result)
 		m.resultRun = 1
 	}
 	// 13. Thresholds.
@@ -476,15 +497,20 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 	}
 }
 
-// set publishes result for the tracked container if that changes what the cache holds.
+// set publishes result for the tracked container if that changes what the cache holds (kubelet's
+// cache drops repeated values; dropping them here also saves the message, one per probe in steady
+// state). What the cache holds stays known as long as the worker is the only writer of its
+// (container ID, probe type) entry: true for a live worker, including across a supervision restart.
 func (m *Machine) set(r *Ready, result messages.Result) {
-	if m.published.Changed(m.containerID, result) {
+	if m.published != int8(result) {
+		m.published = int8(result)
 		r.add(CacheOp{ContainerID: m.containerID, Result: result})
 	}
 }
 
+// remove removes id's result (the tracked container's, or the one it replaces).
 func (m *Machine) remove(r *Ready, id messages.ContainerID) {
-	m.published.Forget(id)
+	m.published = none
 	r.add(CacheOp{Remove: true, ContainerID: id})
 }
 

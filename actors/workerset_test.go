@@ -1,0 +1,146 @@
+package actors
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+type fakeWorker struct {
+	key messages.ProbeKey
+	ms  membership
+}
+
+func (f *fakeWorker) membership() *membership     { return &f.ms }
+func (f *fakeWorker) probeKey() messages.ProbeKey { return f.key }
+
+func key(uid, c string, pt messages.ProbeType) messages.ProbeKey {
+	return messages.ProbeKey{PodUID: types.UID(uid), Container: c, Type: pt}
+}
+
+// setOp is one call on a workerSet; want is what it must return, as worker ids (sorted) or keys.
+type setOp struct {
+	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changed
+	key  messages.ProbeKey
+	uid  string
+	keep []string // cleanup: desired pods
+	want []string
+}
+
+func id(k messages.ProbeKey) string {
+	return string(k.PodUID) + "/" + k.Container + "/" + k.Type.String()
+}
+
+func TestWorkerSet(t *testing.T) {
+	a1, a2 := key("a", "c", messages.Liveness), key("a", "c", messages.Readiness)
+	b1 := key("b", "c", messages.Readiness)
+	tests := map[string][]setOp{
+		"remove a pod: each worker stopped once, the pod reported once without keys": {
+			{do: "add", key: a1}, {do: "add", key: a2}, {do: "add", key: b1},
+			{do: "changed", want: []string{"a:a/c/Liveness,a/c/Readiness", "b:b/c/Readiness"}},
+			{do: "stopPod", uid: "a", want: []string{id(a1), id(a2)}},
+			{do: "stopPod", uid: "a"}, // again: already told
+			{do: "exit", key: a1},     // its own exit request too
+			{do: "changed"},           // nothing terminated yet
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "terminated", key: a1}, // twice: unknown
+			{do: "terminated", key: a2, want: []string{id(a2)}},
+			{do: "changed", want: []string{"a:"}},
+			{do: "changed"},
+		},
+		"stop liveness and startup keeps readiness": {
+			{do: "add", key: a1}, {do: "add", key: a2},
+			{do: "stopLS", uid: "a", want: []string{id(a1)}},
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "changed", want: []string{"a:a/c/Readiness"}},
+		},
+		"cleanup stops every pod not desired": {
+			{do: "add", key: a1}, {do: "add", key: b1},
+			{do: "cleanup", keep: []string{"b"}, want: []string{id(a1)}},
+			{do: "cleanup", want: []string{id(b1)}},
+			{do: "cleanup"},
+		},
+		"a worker asking to exit is stopped once": {
+			{do: "add", key: a2},
+			{do: "exit", key: a2, want: []string{id(a2)}},
+			{do: "exit", key: a2},
+			{do: "stopPod", uid: "a"},
+		},
+		"given up: stopped by its supervisor, reported when terminated": {
+			{do: "add", key: a1},
+			{do: "gaveUp", key: a1},
+			{do: "stopPod", uid: "a"},
+			{do: "terminated", key: a1, want: []string{id(a1) + " gave up: boom"}},
+		},
+	}
+	for name, ops := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newWorkerSet[*fakeWorker]()
+			byKey := map[messages.ProbeKey]*fakeWorker{}
+			ids := func(ws []*fakeWorker) []string {
+				var out []string
+				for _, w := range ws {
+					out = append(out, id(w.key))
+				}
+				sort.Strings(out)
+				return out
+			}
+			for i, op := range ops {
+				var got []string
+				switch op.do {
+				case "add":
+					assert.False(t, s.has(op.key))
+					w := &fakeWorker{key: op.key}
+					byKey[op.key] = w
+					s.add(types.NamespacedName{Name: string(op.key.PodUID)}, actor.NewPID("test", id(op.key)), w)
+					assert.True(t, s.has(op.key))
+				case "stopPod":
+					got = ids(s.stopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
+				case "stopLS":
+					got = ids(s.stopWhere(types.UID(op.uid), func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+				case "cleanup":
+					desired := map[types.UID]struct{}{}
+					for _, u := range op.keep {
+						desired[types.UID(u)] = struct{}{}
+					}
+					got = ids(s.cleanup(desired))
+				case "exit":
+					if s.stop(byKey[op.key]) {
+						got = []string{id(op.key)}
+					}
+				case "gaveUp":
+					s.gaveUp(byKey[op.key], "boom")
+				case "terminated":
+					if g, ok := s.terminated(id(op.key)); ok {
+						assert.Equal(t, string(op.key.PodUID), g.pod.Name)
+						desc := id(g.w.key)
+						if g.gaveUp {
+							desc += " gave up: " + g.reason.(string)
+						}
+						got = []string{desc}
+					}
+				case "changed":
+					for _, pw := range s.changed() {
+						ks := ""
+						for j, k := range pw.Keys {
+							if j > 0 {
+								ks += ","
+							}
+							ks += id(k)
+						}
+						got = append(got, string(pw.PodUID)+":"+ks)
+					}
+					sort.Strings(got)
+				default:
+					t.Fatalf("unknown op %q", op.do)
+				}
+				assert.Equal(t, op.want, got, "op %d %s", i, op.do)
+			}
+		})
+	}
+}
