@@ -2,7 +2,6 @@ package actors
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -137,8 +136,11 @@ type workerInfo struct {
 // workerName is the deterministic child name of a key: "<uid>.<container>.<type>" (container names
 // are DNS labels and cannot contain dots).
 func workerName(k messages.ProbeKey) string {
-	return fmt.Sprintf("%s.%s.%s", k.PodUID, k.Container, strings.ToLower(k.Type.String()))
+	return string(k.PodUID) + "." + k.Container + "." + typeNames[k.Type]
 }
+
+var typeNames = map[messages.ProbeType]string{messages.Liveness: "liveness", messages.Readiness: "readiness",
+	messages.Startup: "startup"}
 
 // podProbe is one probe of a pod that kubelet's AddPod runs a worker for.
 type podProbe struct {

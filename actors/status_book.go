@@ -291,7 +291,8 @@ func (b *statusBook) status(uid types.UID) (v1.PodStatus, bool) {
 
 // derive computes the two probe conditions of st (Started/Ready already overlaid) without times.
 func (e *podEntry) derive(st *v1.PodStatus) [2]v1.PodCondition {
-	return [2]v1.PodCondition{podstatus.ContainersReadyCondition(e.pod, st), podstatus.ReadyCondition(e.pod, st)}
+	cr := podstatus.ContainersReadyCondition(e.pod, st)
+	return [2]v1.PodCondition{cr, podstatus.ReadyConditionFrom(e.pod, st, cr)}
 }
 
 func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
@@ -335,11 +336,12 @@ func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerV
 		sc.InitContainerStatuses[i].Ready = flags[len(rt.ContainerStatuses)+i].Ready
 	}
 	var next [2]condState
-	for i, c := range e.derive(sc) {
+	crStatus, readyStatus := podstatus.ProbeConditionStatuses(e.pod, sc)
+	for i, status := range [2]v1.ConditionStatus{crStatus, readyStatus} {
 		// The previous adjusted condition (its times replaced by the runtime's own condition of
 		// the type when that has the same status), else the runtime's condition, is "old".
 		old, hasOld := condState{}, false
-		if j := conditionIndex(rt.Conditions, c.Type); j >= 0 {
+		if j := conditionIndex(rt.Conditions, probeConditions[i]); j >= 0 {
 			r := &rt.Conditions[j]
 			old, hasOld = condState{status: statusOf(r.Status), transition: r.LastTransitionTime, probe: probeTime(r.LastProbeTime)}, true
 			if e.adjusted && e.conds[i].status != old.status {
@@ -348,7 +350,7 @@ func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerV
 		} else if e.adjusted {
 			old, hasOld = e.conds[i], true
 		}
-		next[i] = condState{status: statusOf(c.Status), transition: metav1.NewTime(now)}
+		next[i] = condState{status: statusOf(status), transition: metav1.NewTime(now)}
 		if hasOld {
 			next[i].probe = old.probe
 			if old.status == next[i].status {

@@ -26,6 +26,12 @@ const defaultQueryTimeout = 10 * time.Second
 type Tree struct {
 	env *env
 
+	// edge serialises the commands that copy pods, and added lists the pods AddPod gave the tree
+	// (until CleanupPods drops them): statusManager reads their spec from that one copy, so
+	// SetPodStatus does not copy them again.
+	edge  sync.Mutex
+	added map[types.UID]struct{}
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -67,7 +73,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	pid := parent.SpawnPrefix(props, "probeactor")
 	select {
 	case <-ready: // the root has derived its children's PIDs and spawned them
-		return &Tree{env: e}, nil
+		return &Tree{env: e, added: map[types.UID]struct{}{}}, nil
 	case <-time.After(defaultQueryTimeout):
 		// Only if the parent is stopping and the root never started.
 		e.sched.Stop()
@@ -83,7 +89,13 @@ func (t *Tree) PID() *actor.PID { return t.env.root }
 
 // AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
 // once, here; every actor of the tree shares that copy read-only.
-func (t *Tree) AddPod(pod *v1.Pod) { t.env.send(t.env.root, &messages.AddPod{Pod: pod.DeepCopy()}) }
+func (t *Tree) AddPod(pod *v1.Pod) {
+	cp := pod.DeepCopy()
+	t.edge.Lock()
+	defer t.edge.Unlock()
+	t.env.send(t.env.root, &messages.AddPod{Pod: cp})
+	t.added[pod.UID] = struct{}{}
+}
 
 // RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill). Only the
 // pod's identity (UID, name, namespace) is used.
@@ -102,7 +114,14 @@ func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
 	for k := range desired {
 		d[k] = struct{}{}
 	}
+	t.edge.Lock()
+	defer t.edge.Unlock()
 	t.env.send(t.env.root, &messages.CleanupPods{Desired: d})
+	for uid := range t.added {
+		if _, ok := d[uid]; !ok {
+			delete(t.added, uid)
+		}
+	}
 }
 
 // StopLivenessAndStartup stops a terminating pod's liveness and startup workers (containers and
@@ -111,11 +130,19 @@ func (t *Tree) StopLivenessAndStartup(pod *v1.Pod) {
 	t.env.send(t.env.root, &messages.StopLivenessAndStartup{Pod: identity(pod)})
 }
 
-// SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). Both are deep-copied,
-// here, once; statusManager keeps the status copy (shared read-only with the workers' views) and
-// uses this pod only for a pod that AddPod has not given it.
+// SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). The status is
+// deep-copied, here, once; statusManager keeps that copy (and derives the workers' views from it).
+// statusManager reads the pod's spec from the AddPod copy (kubelet's pod manager), so the pod is
+// copied only when AddPod has not given it yet.
 func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
-	t.env.send(t.env.root, &messages.SetPodStatus{Pod: pod.DeepCopy(), Status: *status.DeepCopy()})
+	st := status.DeepCopy()
+	t.edge.Lock()
+	defer t.edge.Unlock()
+	p := identity(pod)
+	if _, ok := t.added[pod.UID]; !ok {
+		p = pod.DeepCopy()
+	}
+	t.env.send(t.env.root, &messages.SetPodStatus{Pod: p, Status: *st})
 }
 
 // PodStatus returns statusManager's probe-adjusted status of a pod (Ready/Started overlaid,

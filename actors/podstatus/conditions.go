@@ -27,30 +27,43 @@ func findByName(statuses []v1.ContainerStatus, name string) (*v1.ContainerStatus
 	return nil, false
 }
 
-func allStatuses(status *v1.PodStatus) []v1.ContainerStatus {
-	if status.InitContainerStatuses == nil && status.ContainerStatuses == nil {
-		return nil
-	}
-	all := make([]v1.ContainerStatus, 0, len(status.InitContainerStatuses)+len(status.ContainerStatuses))
-	all = append(all, status.InitContainerStatuses...)
-	return append(all, status.ContainerStatuses...)
-}
-
 // ContainersReadyCondition is kubelet's GenerateContainersReadyCondition over sidecars and regular
 // containers (LastTransitionTime is left zero; see SetCondition).
 func ContainersReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
-	statuses := allStatuses(status)
-	if statuses == nil {
+	return containersReady(pod, status, true)
+}
+
+// ProbeConditionStatuses returns the statuses of ContainersReadyCondition and ReadyCondition (by
+// the same rules, without building their reasons and messages).
+func ProbeConditionStatuses(pod *v1.Pod, status *v1.PodStatus) (cr, ready v1.ConditionStatus) {
+	c := containersReady(pod, status, false)
+	return c.Status, readyFrom(pod, status, c, false).Status
+}
+
+// containersReady is ContainersReadyCondition; without describe, names are not collected and the
+// message is left empty (the status and reason are the same).
+func containersReady(pod *v1.Pod, status *v1.PodStatus, describe bool) v1.PodCondition {
+	if status.InitContainerStatuses == nil && status.ContainerStatuses == nil {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
 	}
 	var unknown, unready []string
+	anyUnknown, anyUnready := false, false
 	check := func(name string) {
-		cs, ok := findByName(statuses, name)
+		cs, ok := findByName(status.InitContainerStatuses, name) // kubelet looks in init statuses first
+		if !ok {
+			cs, ok = findByName(status.ContainerStatuses, name)
+		}
 		switch {
 		case !ok:
-			unknown = append(unknown, name)
+			anyUnknown = true
+			if describe {
+				unknown = append(unknown, name)
+			}
 		case !cs.Ready:
-			unready = append(unready, name)
+			anyUnready = true
+			if describe {
+				unready = append(unready, name)
+			}
 		}
 	}
 	for i := range pod.Spec.InitContainers {
@@ -61,11 +74,17 @@ func ContainersReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition
 	for i := range pod.Spec.Containers {
 		check(pod.Spec.Containers[i].Name)
 	}
-	if status.Phase == v1.PodSucceeded && len(unknown) == 0 {
+	if status.Phase == v1.PodSucceeded && !anyUnknown {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: PodCompleted}
 	}
 	if status.Phase == v1.PodFailed {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: PodFailed}
+	}
+	if !describe {
+		if anyUnknown || anyUnready {
+			return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: ContainersNotReady}
+		}
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
 	}
 	var msgs []string
 	if len(unknown) > 0 {
@@ -84,7 +103,15 @@ func ContainersReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition
 // ReadyCondition is kubelet's GeneratePodReadyCondition: ContainersReady, then readiness gates
 // (looked up in status.Conditions).
 func ReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
-	cr := ContainersReadyCondition(pod, status)
+	return readyFrom(pod, status, ContainersReadyCondition(pod, status), true)
+}
+
+// ReadyConditionFrom is ReadyCondition given the pod's ContainersReadyCondition cr.
+func ReadyConditionFrom(pod *v1.Pod, status *v1.PodStatus, cr v1.PodCondition) v1.PodCondition {
+	return readyFrom(pod, status, cr, true)
+}
+
+func readyFrom(pod *v1.Pod, status *v1.PodStatus, cr v1.PodCondition, describe bool) v1.PodCondition {
 	if cr.Status != v1.ConditionTrue {
 		return v1.PodCondition{Type: v1.PodReady, Status: cr.Status, Reason: cr.Reason, Message: cr.Message}
 	}
@@ -93,8 +120,14 @@ func ReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
 		c := findCondition(status.Conditions, g.ConditionType)
 		switch {
 		case c == nil:
+			if !describe {
+				return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: ReadinessGatesNotReady}
+			}
 			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
 		case c.Status != v1.ConditionTrue:
+			if !describe {
+				return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: ReadinessGatesNotReady}
+			}
 			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(g.ConditionType), c.Status))
 		}
 	}
