@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -8,7 +9,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(targetEnv) != "" {
+		serveTarget() // the HTTP probe target of BenchmarkProbeLoopHTTP, in its own process
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // The harness's own arithmetic; cheap, so `make test` runs it.
 

@@ -118,16 +118,26 @@ type podFixture struct {
 
 // pods builds n one-container pods named <prefix><base+i> whose container IDs are workerID(base+i).
 func pods(n, base int, prefix string, liveness, readiness bool, startedAt time.Time) []podFixture {
+	var l, r *v1.Probe
+	if liveness {
+		l = probeSpec(messages.Liveness)
+	}
+	if readiness {
+		r = probeSpec(messages.Readiness)
+	}
+	return podsOf(n, base, prefix, l, r, startedAt)
+}
+
+// podsWith is pods with the given liveness probe.
+func podsWith(n, base int, prefix string, liveness *v1.Probe) []podFixture {
+	return podsOf(n, base, prefix, liveness, nil, time.Now())
+}
+
+func podsOf(n, base int, prefix string, liveness, readiness *v1.Probe, startedAt time.Time) []podFixture {
 	out := make([]podFixture, n)
 	for j := range out {
 		i := base + j
-		c := v1.Container{Name: "c", Image: "fake"}
-		if liveness {
-			c.LivenessProbe = probeSpec(messages.Liveness)
-		}
-		if readiness {
-			c.ReadinessProbe = probeSpec(messages.Readiness)
-		}
+		c := v1.Container{Name: "c", Image: "fake", LivenessProbe: liveness.DeepCopy(), ReadinessProbe: readiness.DeepCopy()}
 		pod := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d", prefix, i), Namespace: "bench", UID: types.UID(fmt.Sprintf("%s%d", prefix, i))},
 			Spec:       v1.PodSpec{Containers: []v1.Container{c}, RestartPolicy: v1.RestartPolicyAlways},

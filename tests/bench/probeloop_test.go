@@ -79,19 +79,25 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		d.AddPod(f.pod)
 		d.SetPodStatus(f.pod, f.status)
 	}
-	// Setup is synchronous in the baseline and asynchronous (messages) in the actor core: both are
-	// done when every worker has probed once. Then warm up.
+	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart)
+}
+
+// measureLoop is the measurement of a probe loop that is being set up: it waits until every worker
+// has probed once (setup is synchronous in the baseline and asynchronous, by messages, in the actor
+// core), warms up, measures the window and reports the metrics (see the package doc). Profiles, if
+// asked for, are named after profile.
+func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before memUse, setupStart time.Time) {
 	if !waitFor(2*time.Minute, func() bool { return grid.probed.Load() == int64(n) }) {
 		b.Fatalf("only %d of %d workers probed within 2 minutes", grid.probed.Load(), n)
 	}
 	setup := time.Since(setupStart)
 	time.Sleep(loopWarmup)
-	writeHeapProfile(b, profileName(im, n))
+	writeHeapProfile(b, profile)
 	grid.on.Store(true)
 	grid.hist.reset()
 
 	b.ResetTimer()
-	stopProfile := startCPUProfile(b, profileName(im, n))
+	stopProfile := startCPUProfile(b, profile)
 	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
 	time.Sleep(loopWindow)
 	cpu, probed, wall := cpuTime()-cpu0, grid.probes.Load()-probes0, time.Since(t0)

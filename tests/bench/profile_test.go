@@ -53,4 +53,4 @@ func startCPUProfile(b *testing.B, name string) func() {
 	}
 }
 
-func profileName(im impl, n int) string { return fmt.Sprintf("%s-%d", im.name, n) }
+func profileName(impl string, n int) string { return fmt.Sprintf("%s-%d", impl, n) }
