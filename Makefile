@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-fleet soak clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc
 
 all: build
 
@@ -40,9 +40,16 @@ fmt:
 fmt-check:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-## bench: the architecture study (actor vs kubelet-style), benchstat-friendly output
+## bench: the architecture study (actor vs kubelet-style), benchstat-friendly output, also kept in
+## $(BENCH_OUT) (which make plots reads)
+BENCH_OUT ?= docs/bench/bench.txt
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./tests/bench/...
+	@mkdir -p $(dir $(BENCH_OUT))
+	bash -o pipefail -c "$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./tests/bench/ 2>&1 | tee $(BENCH_OUT)"
+
+## plots: the study's charts (PNG, in $(dir $(BENCH_OUT))) from the output of the last make bench
+plots:
+	$(GO) run ./tests/bench/benchplot -in $(BENCH_OUT) -out $(dir $(BENCH_OUT))
 
 ## bench-fleet: simulated nodes x 1,000 flipping keys through an aggregator process (changes/s, p99, B/key)
 bench-fleet:

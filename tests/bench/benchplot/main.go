@@ -1,0 +1,167 @@
+// Command benchplot draws the architecture study's plots from one `make bench` run's output (Go
+// benchmark format): CPU per probe and bytes per worker against the number of workers for both
+// designs (BenchmarkProbeLoop), and CPU per probe of real HTTP probes with the bare net/http floor
+// (BenchmarkProbeLoopHTTP).
+//
+//	go run ./tests/bench/benchplot -in docs/bench/bench.txt -out docs/bench
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+func main() {
+	in := flag.String("in", "docs/bench/bench.txt", "benchmark output of one make bench run")
+	out := flag.String("out", "docs/bench", "directory the PNG files are written to")
+	flag.Parse()
+	if err := run(*in, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "benchplot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, out string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return fmt.Errorf("read benchmark output: %w", err)
+	}
+	defer f.Close()
+	rs, err := parse(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	for _, c := range charts {
+		if err := c.draw(rs, filepath.Join(out, c.file)); err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+	}
+	return nil
+}
+
+// result is one benchmark line: BenchmarkName/impl=I/workers=N-P with its metrics by unit.
+type result struct {
+	bench   string // e.g. ProbeLoop
+	impl    string
+	workers int
+	metrics map[string]float64
+}
+
+var nameRE = regexp.MustCompile(`^Benchmark([A-Za-z]+)/impl=([a-z]+)(?:/workers=(\d+))?(?:-\d+)?$`)
+
+// parse reads Go benchmark output and keeps the lines of benchmarks named by impl (and workers).
+func parse(r io.Reader) ([]result, error) {
+	var rs []result
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 {
+			continue
+		}
+		m := nameRE.FindStringSubmatch(fields[0])
+		if m == nil {
+			continue
+		}
+		res := result{bench: m[1], impl: m[2], metrics: map[string]float64{}}
+		if m[3] != "" {
+			res.workers, _ = strconv.Atoi(m[3])
+		}
+		// fields[1] is the iteration count; then value/unit pairs.
+		for i := 2; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: metric %q: %w", fields[0], fields[i+1], err)
+			}
+			res.metrics[fields[i+1]] = v
+		}
+		rs = append(rs, res)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("no benchmark results")
+	}
+	return rs, nil
+}
+
+// chart is one plot: metric of bench against workers, one line per implementation.
+type chart struct {
+	file, title, bench, metric, yLabel string
+	scale                              float64 // the metric is divided by it
+	logX                               bool
+	impls                              []string
+	labels                             map[string]string
+}
+
+var labels = map[string]string{"actor": "actor core", "kubelet": "kubelet-style", "bare": "bare net/http (floor)"}
+
+var charts = []chart{
+	{file: "probeloop-cpu.png", title: "CPU per probe (instant prober, 1 s period)", bench: "ProbeLoop",
+		metric: "cpu-ns/probe", yLabel: "µs of process CPU per probe", scale: 1000, logX: true,
+		impls: []string{"actor", "kubelet"}, labels: labels},
+	{file: "probeloop-mem.png", title: "Memory per worker", bench: "ProbeLoop", metric: "B/worker",
+		yLabel: "bytes per worker (heap + stacks)", scale: 1, logX: true, impls: []string{"actor", "kubelet"}, labels: labels},
+	{file: "http-cpu.png", title: "CPU per probe, real HTTP probes (target in another process)", bench: "ProbeLoopHTTP",
+		metric: "cpu-ns/probe", yLabel: "µs of process CPU per probe", scale: 1000,
+		impls: []string{"actor", "kubelet", "bare"}, labels: labels},
+}
+
+// series returns the chart's points per implementation, sorted by workers.
+func (c chart) series(rs []result) (map[string]plotter.XYs, error) {
+	out := map[string]plotter.XYs{}
+	for _, r := range rs {
+		v, ok := r.metrics[c.metric]
+		if r.bench != c.bench || !ok || r.workers == 0 {
+			continue
+		}
+		out[r.impl] = append(out[r.impl], plotter.XY{X: float64(r.workers), Y: v / c.scale})
+	}
+	for _, impl := range c.impls {
+		pts := out[impl]
+		if len(pts) == 0 {
+			return nil, fmt.Errorf("no %s %s results for impl=%s", c.bench, c.metric, impl)
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+	}
+	return out, nil
+}
+
+func (c chart) draw(rs []result, path string) error {
+	s, err := c.series(rs)
+	if err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = c.title
+	p.X.Label.Text = "workers"
+	p.Y.Label.Text = c.yLabel
+	p.Y.Min = 0
+	if c.logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	var lines []any
+	for _, impl := range c.impls {
+		lines = append(lines, c.labels[impl], s[impl])
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return err
+	}
+	p.Legend.Top = true
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
