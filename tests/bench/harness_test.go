@@ -83,6 +83,13 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// mallocs is the number of heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
 // memUse is heap alloc and goroutine stacks in use after a full GC.
 type memUse struct{ heap, stack float64 }
 

@@ -98,9 +98,11 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 
 	b.ResetTimer()
 	stopProfile := startCPUProfile(b, profile)
+	mallocs0 := mallocs()
 	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
 	time.Sleep(loopWindow)
 	cpu, probed, wall := cpuTime()-cpu0, grid.probes.Load()-probes0, time.Since(t0)
+	allocs := mallocs() - mallocs0
 	grid.on.Store(false) // the forced GCs below delay probes: they are not part of the window
 	stopProfile()
 	b.StopTimer()
@@ -110,6 +112,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 		b.Fatalf("no probe ran in %v", wall)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(probed), "cpu-ns/probe")
+	b.ReportMetric(float64(allocs)/float64(probed), "allocs/probe")
 	heap, stack := (mem.heap-before.heap)/float64(n), (mem.stack-before.stack)/float64(n)
 	b.ReportMetric(heap+stack, "B/worker")
 	b.ReportMetric(heap, "heap-B/worker")
