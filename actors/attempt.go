@@ -100,22 +100,17 @@ func (s *attemptSlot) exec() (*workerActor, bool) {
 	return w, !abandoned
 }
 
-// takeReport returns the report of the worker's attempt once it has finished, and releases the
-// slot; false while it is still running (a stale notification).
-func (w *workerActor) takeReport() (attemptReport, bool) {
-	s := w.att
-	if s == nil {
-		return attemptReport{}, false
-	}
+// finishedReport reports whether the attempt has finished and recorded its report (which the
+// worker may then read in place); false while it is still running. After true, the attempt
+// goroutine no longer touches the slot.
+func (s *attemptSlot) finishedReport() bool {
 	s.mu.Lock()
-	rep, ok := s.report, s.finished
+	ok := s.finished
 	s.mu.Unlock()
-	if !ok {
-		return attemptReport{}, false
+	if ok {
+		s.wg.Wait() // the attempt goroutine is between recording the report and Done
 	}
-	s.wg.Wait() // the attempt goroutine is between recording the report and Done
-	w.releaseSlot()
-	return rep, true
+	return ok
 }
 
 // abandonAttempt cancels the attempt in flight, waits until its goroutine has finished and
@@ -128,9 +123,14 @@ func (w *workerActor) abandonAttempt() {
 	}
 }
 
+// releaseSlot returns the worker's slot to the pool.
 func (w *workerActor) releaseSlot() {
 	s := w.att
 	w.att = nil
+	releaseSlot(s)
+}
+
+func releaseSlot(s *attemptSlot) {
 	s.mu.Lock()
 	s.finished, s.report = false, attemptReport{} // keep no verdict (an HTTP body) alive in the pool
 	s.mu.Unlock()

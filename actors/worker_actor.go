@@ -68,7 +68,7 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, s
 		Sidecar:      sidecar,
 		Deleting:     pod.DeletionTimestamp != nil,
 	})
-	w.m.Step(worker.Event{Kind: worker.View, View: view})
+	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	w.fire = w.onTimer
 	return w
 }
@@ -118,7 +118,7 @@ func (w *workerActor) signal(msg any) {
 	now := w.env.now()
 	switch msg.(type) {
 	case *tick:
-		w.step(nil, worker.Event{Kind: worker.Tick, Now: now})
+		w.step(nil, &worker.Event{Kind: worker.Tick, Now: now})
 	case *attemptFinished:
 		w.onFinished(nil, now)
 	default:
@@ -129,46 +129,56 @@ func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()
 	switch m := ctx.Message().(type) {
 	case *messages.ContainerView:
-		w.m.Step(worker.Event{Kind: worker.View, View: *m})
+		w.step(ctx, &worker.Event{Kind: worker.View, View: m})
 	case *messages.TriggerReadiness:
 		if w.env.log.IsTrace() {
 			w.logger().Trace("triggered probe by manual run")
 		}
-		w.step(ctx, worker.Event{Kind: worker.Trigger, Now: now})
+		w.step(ctx, &worker.Event{Kind: worker.Trigger, Now: now})
 	case *actor.Started:
 		w.self = ctx.Self()
-		w.step(ctx, worker.Event{Kind: worker.Started, Now: now,
+		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now,
 			Jitter: worker.Jitter(now, w.env.start, w.m.Period(), w.env.cfg.rand)})
 	case *restarted:
-		w.step(ctx, worker.Event{Kind: worker.Started, Now: now})
+		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now})
 	case *inspectWorker:
 		ctx.Respond(&workerInfo{Exists: true, Busy: w.m.Busy(), ContainerID: w.m.ContainerID(),
 			ResultRun: w.m.ResultRun(), OnHold: w.m.OnHold()})
 	case *actor.Stopping:
-		w.step(ctx, worker.Event{Kind: worker.Stopping, Now: now})
+		w.step(ctx, &worker.Event{Kind: worker.Stopping, Now: now})
 		w.deleteMetrics()
 	default:
 	}
 }
 
-// onFinished takes the attempt's report: a verdict, or a panic the worker re-raises here so that
-// probeManager's supervision handles it.
+// onFinished handles the attempt's report: a verdict, or a panic the worker re-raises here so that
+// probeManager's supervision handles it. The report is read in place; the slot is released after.
 func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
-	rep, ok := w.takeReport()
-	if !ok {
+	s := w.att
+	if s == nil || !s.finishedReport() {
 		return // a stale notification (of an abandoned attempt), or the attempt is still running
 	}
+	rep := &s.report
 	if rep.panicked {
-		if w.m.Step(worker.Event{Kind: worker.Panicked, Now: now, Attempt: rep.num}).Crash {
-			w.logger().Error("prober panicked", "panic", fmt.Sprint(rep.reason), "stack", string(rep.stack))
-			panic(fmt.Sprintf("prober panicked: %v", rep.reason))
+		var r worker.Ready
+		w.m.Step(&worker.Event{Kind: worker.Panicked, Now: now, Attempt: rep.num}, &r)
+		reason, stack := rep.reason, rep.stack
+		w.releaseSlot()
+		if r.Crash {
+			w.logger().Error("prober panicked", "panic", fmt.Sprint(reason), "stack", string(stack))
+			panic(fmt.Sprintf("prober panicked: %v", reason))
 		}
 		return
 	}
 	if rep.verdict.Err != nil {
 		w.logger().Debug("probe errored", "error", rep.verdict.Err, "tries", rep.verdict.Tries)
 	}
-	w.step(ctx, worker.Event{Kind: worker.Done, Now: now, Attempt: rep.num, Verdict: rep.verdict, Duration: rep.duration})
+	w.step(ctx, &worker.Event{Kind: worker.Done, Now: now, Attempt: rep.num, Verdict: &rep.verdict, Duration: rep.duration})
+	if w.att == s {
+		w.releaseSlot()
+	} else {
+		releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
+	}
 }
 
 // failed runs on the worker's goroutine when handling a message panicked, before the failure is
@@ -177,16 +187,19 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 func (w *workerActor) failed(reason, msg any) {
 	w.env.log.Error("actor panicked", "actor", w.key.String(), "message_type", fmt.Sprintf("%T", msg),
 		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
-	w.perform(nil, w.m.Step(worker.Event{Kind: worker.Restarting, Now: w.env.now()}))
+	w.step(nil, &worker.Event{Kind: worker.Restarting, Now: w.env.now()})
 }
 
-func (w *workerActor) step(ctx actor.Context, ev worker.Event) {
-	w.perform(ctx, w.m.Step(ev))
+// step feeds ev to the Machine and performs what it returns. ctx is nil for the worker's own
+// signals and when it fails: sends then go out from the system's root context.
+func (w *workerActor) step(ctx actor.Context, ev *worker.Event) {
+	var r worker.Ready
+	w.m.Step(ev, &r)
+	w.perform(ctx, &r)
 }
 
-// perform carries out a Ready in the Machine's order. ctx is nil for the worker's own signals and
-// when it fails: sends then go out from the system's root context.
-func (w *workerActor) perform(ctx actor.Context, r worker.Ready) {
+// perform carries out a Ready in the Machine's order.
+func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	e := w.env
 	if r.Cancel {
 		w.abandonAttempt()

@@ -67,15 +67,16 @@ const (
 	Stopping
 )
 
-// Event is one input of a Machine. Only the fields of its Kind are read.
+// Event is one input of a Machine. Only the fields of its Kind are read, and nothing it points to
+// is retained.
 type Event struct {
 	Kind     EventKind
 	Now      time.Time
-	Jitter   time.Duration          // Started
-	View     messages.ContainerView // View
-	Attempt  uint32                 // Done, Panicked
-	Verdict  Verdict                // Done
-	Duration time.Duration          // Done: how long the attempt took
+	Jitter   time.Duration           // Started
+	View     *messages.ContainerView // View
+	Attempt  uint32                  // Done, Panicked
+	Verdict  *Verdict                // Done
+	Duration time.Duration           // Done: how long the attempt took
 }
 
 // TimerOp is what a Ready asks of the worker's single timer.
@@ -91,11 +92,11 @@ const (
 )
 
 // CacheOp is one write to the results cache: remove ContainerID's result, or set it to Result.
-// Only writes that change what the cache holds are emitted (see Published).
+// Only writes that change what the cache holds are emitted.
 type CacheOp struct {
-	Remove      bool
 	ContainerID messages.ContainerID
 	Result      messages.Result
+	Remove      bool
 }
 
 // Observation is one prober_probe_total increment (Label: successful, failed, unknown) and, when
@@ -122,14 +123,15 @@ type AttemptStart struct {
 }
 
 // maxCacheOps bounds the cache writes of one Step: a completion (one Set) followed by at most one
-// further doProbe run (one Remove and two Sets), with room to spare.
-const maxCacheOps = 6
+// further doProbe run (one Remove and two Sets).
+const maxCacheOps = 4
 
 // Ready is what one Step asks the shell to do, in this order: Cancel the attempt in flight (and
 // wait for it), perform Cache() in order, record Events and (when Observed) Observation, apply
 // Timer, start Attempt (when StartAttempt), and send Exit (ask the supervisor to stop the worker;
 // the shell then expects Stopping). Crash asks the shell to fail (panic) so that supervision
-// restarts the worker. A Ready is a plain value: Step allocates nothing.
+// restarts the worker. A Ready is a plain value the caller owns (usually on its stack): Step
+// allocates nothing.
 type Ready struct {
 	Cancel       bool
 	cache        [maxCacheOps]CacheOp
@@ -203,7 +205,10 @@ type view struct {
 	startedAt  time.Time
 }
 
-func compact(v messages.ContainerView) view {
+func compact(v *messages.ContainerView) view {
+	if v == nil {
+		return view{}
+	}
 	return view{known: v.PodStatusKnown, terminal: v.Phase == v1.PodFailed || v.Phase == v1.PodSucceeded,
 		found: v.Found, running: v.Running, terminated: v.Terminated, started: v.Started,
 		id: v.ContainerID, podIP: v.PodIP, startedAt: v.StartedAt}
@@ -242,43 +247,42 @@ func (m *Machine) Busy() bool { return m.inFlight }
 // Exiting reports whether the worker asked to be stopped.
 func (m *Machine) Exiting() bool { return m.exiting }
 
-// Step applies one event and returns what the shell must do.
-func (m *Machine) Step(ev Event) Ready {
-	var r Ready
+// Step applies ev and writes what the shell must do into r (reset first). Neither is retained.
+func (m *Machine) Step(ev *Event, r *Ready) {
+	*r = Ready{}
 	switch ev.Kind {
 	case Started:
-		m.onStarted(&r, ev.Now, ev.Jitter)
+		m.onStarted(r, ev.Now, ev.Jitter)
 	case Tick:
 		if m.exiting || m.wake.IsZero() || ev.Now.Before(m.wake) {
-			return r // stale: the timer was re-armed (or stopped) after this tick fired
+			return // stale: the timer was re-armed (or stopped) after this tick fired
 		}
-		m.run(&r, ev.Now, m.fire(ev.Now))
+		m.run(r, ev.Now, m.fire(ev.Now))
 	case Trigger:
 		if !m.exiting {
-			m.run(&r, ev.Now, m.manual(ev.Now))
+			m.run(r, ev.Now, m.manual(ev.Now))
 		}
 	case View:
 		m.view = compact(ev.View)
 	case Done:
 		if !m.inFlight || ev.Attempt != m.attempt || m.exiting {
-			return r // stale: abandoned by a restart, or the worker is exiting
+			return // stale: abandoned by a restart, or the worker is exiting
 		}
-		m.complete(&r, &ev)
-		m.run(&r, ev.Now, m.runDone(ev.Now))
+		m.complete(r, ev)
+		m.run(r, ev.Now, m.runDone(ev.Now))
 	case Panicked:
 		r.Crash = m.inFlight && ev.Attempt == m.attempt
 	case Restarting:
-		m.abandon(&r)
-		m.stopTimer(&r)
+		m.abandon(r)
+		m.stopTimer(r)
 	case Stopping:
-		m.abandon(&r)
-		m.stopTimer(&r)
+		m.abandon(r)
+		m.stopTimer(r)
 		if m.containerID != "" {
-			m.remove(&r, m.containerID)
+			m.remove(r, m.containerID)
 		}
 	default:
 	}
-	return r
 }
 
 func (m *Machine) onStarted(r *Ready, now time.Time, jitter time.Duration) {
@@ -462,7 +466,7 @@ func (m *Machine) exit(r *Ready) {
 // replaced while it ran is discarded too.
 func (m *Machine) complete(r *Ready, ev *Event) {
 	m.inFlight = false
-	v := &ev.Verdict
+	v := ev.Verdict
 	r.Events = v.Events
 	errored := v.Err != nil
 	r.Observed = true

@@ -71,18 +71,27 @@ func (g *rig) doProbe(now time.Time, res messages.Result) bool {
 	g.t.Helper()
 	var r Ready
 	if !g.m.started {
-		r = g.apply(g.m.Step(Event{Kind: Started, Now: now}))
+		r = g.apply(stepOf(g.m, Event{Kind: Started, Now: now}))
 	} else {
-		r = g.apply(g.m.Step(Event{Kind: Trigger, Now: now}))
+		r = g.apply(stepOf(g.m, Event{Kind: Trigger, Now: now}))
 	}
 	for r.StartAttempt {
 		g.probes++
-		r = g.apply(g.m.Step(Event{Kind: Done, Now: now, Attempt: r.Attempt.Attempt, Verdict: Verdict{Result: res}}))
+		r = g.apply(stepOf(g.m, Event{Kind: Done, Now: now, Attempt: r.Attempt.Attempt, Verdict: &Verdict{Result: res}}))
 	}
 	return !g.exited
 }
 
-func (g *rig) view(v messages.ContainerView) { g.m.Step(Event{Kind: View, View: v}) }
+func (g *rig) view(v messages.ContainerView) { stepOf(g.m, Event{Kind: View, View: &v}) }
+
+// stepOf is Step with the Ready as a return value.
+func stepOf(m *Machine, ev Event) Ready {
+	var r Ready
+	m.Step(&ev, &r)
+	return r
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // results returns the Set results written since the last call.
 func (g *rig) results() []messages.Result {
@@ -388,16 +397,16 @@ type row struct {
 func set(r messages.Result) CacheOp { return CacheOp{ContainerID: testID, Result: r} }
 
 var (
-	ok     = Verdict{Result: messages.Success}
-	failed = Verdict{Result: messages.Failure}
-	boom   = Verdict{Result: messages.Failure, Err: errors.New("boom")}
+	ok     = &Verdict{Result: messages.Success}
+	failed = &Verdict{Result: messages.Failure}
+	boom   = &Verdict{Result: messages.Failure, Err: errors.New("boom")}
 )
 
 // runRows feeds rows to a fresh liveness machine (period 10 s, threshold 1) that sees a running,
 // started container, and checks every answer.
 func runRows(t *testing.T, rows []row) *Machine {
 	m := New(Config{Type: messages.Liveness, Spec: spec(1, 1, 0), Period: 10 * time.Second})
-	m.Step(Event{Kind: View, View: running(true)})
+	stepOf(m, Event{Kind: View, View: ptr(running(true))})
 	var latest, previous uint32
 	for i, r := range rows {
 		ev := r.ev
@@ -408,7 +417,7 @@ func runRows(t *testing.T, rows []row) *Machine {
 				ev.Attempt = previous
 			}
 		}
-		res := m.Step(ev)
+		res := stepOf(m, ev)
 		if res.StartAttempt {
 			previous, latest = latest, res.Attempt.Attempt
 			assert.Equal(t, testID, res.Attempt.ContainerID, "row %d %s", i, r.name)
@@ -500,7 +509,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		"terminal phase: exit and ignore what follows": {
 			{name: "start", ev: Event{Kind: Started}, want: want{timer: TimerArm, wake: 10 * s, start: true, cache: []CacheOp{set(messages.Success)}}},
-			{name: "pod succeeded", ev: Event{Kind: View, View: messages.ContainerView{PodStatusKnown: true, Phase: v1.PodSucceeded}}, at: s},
+			{name: "pod succeeded", ev: Event{Kind: View, View: &messages.ContainerView{PodStatusKnown: true, Phase: v1.PodSucceeded}}, at: s},
 			{name: "done: the next run exits", ev: Event{Kind: Trigger}, at: 2 * s},
 			{name: "verdict: the remembered trigger runs and exits", ev: Event{Kind: Done, Verdict: ok}, at: 2 * s,
 				want: want{timer: TimerStop, exit: true, label: LabelSuccessful}},
@@ -521,8 +530,8 @@ func TestRestartAfterGiveUpOfAttemptKeepsState(t *testing.T) {
 		{name: "fail", ev: Event{Kind: Done, Verdict: failed}, want: want{cache: []CacheOp{set(messages.Failure)}, label: LabelFailed}},
 	})
 	assert.True(t, m.OnHold())
-	m.Step(Event{Kind: Restarting, Now: t0})
-	m.Step(Event{Kind: Started, Now: t0})
+	stepOf(m, Event{Kind: Restarting, Now: t0})
+	stepOf(m, Event{Kind: Started, Now: t0})
 	assert.True(t, m.OnHold(), "the hold survives a restart")
 	assert.Equal(t, testID, m.ContainerID())
 	assert.False(t, m.Busy(), "held: no attempt")
@@ -553,13 +562,13 @@ func TestMetricResult(t *testing.T) {
 
 func TestStepDoesNotAllocate(t *testing.T) {
 	m := New(Config{Type: messages.Liveness, Spec: spec(1, 1, 0), Period: time.Second})
-	m.Step(Event{Kind: View, View: running(true)})
-	r := m.Step(Event{Kind: Started, Now: t0})
+	stepOf(m, Event{Kind: View, View: ptr(running(true))})
+	r := stepOf(m, Event{Kind: Started, Now: t0})
 	now := t0
 	allocs := testing.AllocsPerRun(100, func() {
 		now = now.Add(time.Second)
-		r = m.Step(Event{Kind: Tick, Now: now})
-		r = m.Step(Event{Kind: Done, Now: now, Attempt: r.Attempt.Attempt, Verdict: ok})
+		r = stepOf(m, Event{Kind: Tick, Now: now})
+		r = stepOf(m, Event{Kind: Done, Now: now, Attempt: r.Attempt.Attempt, Verdict: ok})
 	})
 	assert.Zero(t, allocs)
 }
