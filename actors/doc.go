@@ -4,7 +4,7 @@
 //
 //	root (Tree)                 owns the tree and the one shared clock.Scheduler
 //	├── probeManager            supervisor: one worker per ProbeKey, named "<uid>.<container>.<type>"
-//	│   └── worker × N          worker.Core + worker.Ticker in a thin shell; attempts run off the mailbox
+//	│   └── worker × N          worker.Machine in a switch-only shell; attempts run off the mailbox
 //	├── resultsCache            results.Cache: dedup per (container ID, type), credit-based fan-out
 //	├── statusManager           podstatus rules: Ready/Started overlay, conditions, views → probeManager
 //	└── syncLoop                liveness/startup Failure → Runtime.KillContainer (in the background)
@@ -19,25 +19,39 @@
 //
 // # Invariants
 //
-//   - Decisions live in pure packages (worker, results, podstatus); Receive methods only route and
-//     perform effects. No code here calls time.Now, time.Sleep or the global rand: the clock and the
-//     jitter source are options.
-//   - A worker at rest holds no goroutine and exactly one entry in the shared scheduler; at most one
-//     attempt per worker is in flight, in a goroutine the worker cancels and waits for when it stops.
-//   - Worker mailboxes run on a fixed pool of long-lived goroutines (one per core) and attempts on a
-//     pool that grows on demand and retires idle goroutines; both are owned by the tree and stopped
-//     with it, and scheduling never blocks (a full or stopped pool falls back to a new goroutine).
-//   - The root supervises its four children with the workers' back-off but never gives up on them:
-//     a tree whose cache or status manager was stopped would accept pods and publish nothing.
+//   - Decisions live in pure cores (worker.Machine, workerSet, statusBook, results, podstatus);
+//     Receive methods only turn messages into events and perform effects. No code here calls
+//     time.Now, time.Sleep or the global rand: the clock and the jitter source are options.
+//   - One copy of each pod and status: the Tree deep-copies a pod on AddPod and a status on
+//     SetPodStatus (a pod on SetPodStatus only until AddPod gave it), and every actor shares these
+//     copies read-only; messages are read-only by contract. statusManager keeps the probe adjustment
+//     as flags and condition times and builds a full status only for a query.
+//   - A worker at rest holds no goroutine, no attempt slot and exactly one scheduler entry; at most
+//     one attempt per worker is in flight, in a goroutine the worker cancels and waits for when it
+//     stops or fails.
+//   - A worker's mailbox (actor.WithMailbox) is part of the worker and runs on the tree's mailbox pool
+//     (a fixed goroutine per core); the scheduler hands a due tick to the attempt pool, whose goroutine
+//     carries it through the worker's mailbox when it is free, runs the attempt the worker starts,
+//     then carries the verdict back the same way: one hand-off between goroutines per probe. System
+//     messages (which may block: a stopping worker waits for its attempt) are left to the mailbox
+//     pool. The worker's own signals (tick, attempt finished) skip protoactor's invoker.
+//   - Both pools are owned by the tree and stopped with it; scheduling never blocks (a full or
+//     stopped pool falls back to a new goroutine); the attempt pool keeps idle goroutines only up to
+//     a bound and for at most two idle seconds.
+//   - Workers are supervised with back-off and resumed, not re-created (supervision.Resume): their
+//     mailbox turns the resume into a restart of the worker's run loop before any queued message.
+//     The root supervises its four children with the same back-off but never gives up on them: a
+//     tree whose cache or status manager was stopped would accept pods and publish nothing.
 //   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
 //   - Nothing blocks on a subscriber: the results cache keeps at most one unacknowledged batch per
 //     subscriber and coalesces the rest to the latest value per key.
 //   - Tree.Stop (PoisonFuture on the root; once, later calls return the first result) returns only
 //     when every actor, attempt goroutine, kill goroutine and scheduler timer of the tree is gone.
-//   - Shutdown leaves no dead letters: the stopping root first sets env.stopping and waits until each
-//     child has finished its current message (actor.Touch round trip), so no child sends to a sibling
-//     that protoactor already stopped; probeManager is the only one that stops workers, once each.
-//     The tests fail on any dead letter.
+//   - Shutdown leaves no dead letters: actors send to each other only through env.tell/ask, the one
+//     place that knows the rule "a stopping tree sends nothing"; the stopping root sets the flag and
+//     waits until each child has finished its current message (actor.Touch round trip), so no child
+//     sends to a sibling that protoactor already stopped; probeManager is the only one that stops
+//     workers, once each. The tests fail on any dead letter.
 //   - Queries (Tree.Result, Tree.PodStatus) end with the caller's ctx (10 s without a deadline) and
 //     leave no goroutine or timer behind.
 //   - statusManager mirrors only the results of containers its pod status currently lists; the
@@ -53,10 +67,11 @@
 //     synchronous and cannot observe this).
 //   - A manual readiness trigger that arrives while a run is busy also absorbs a pending periodic
 //     tick (kubelet's ticker.Reset keeps an already-buffered tick and may probe twice back to back).
-//   - statusManager recomputes the whole probe-adjusted status on every change instead of patching
-//     it with SetContainerReadiness/Startup; the resulting status is kubelet's steady state. It runs
-//     on every runtime status push and every readiness/startup change, and sends kubelet's manual
-//     readiness triggers each time (kubelet: on every status generation).
+//   - statusManager recomputes the probe adjustment on every change instead of patching it with
+//     SetContainerReadiness/Startup; the resulting status is kubelet's steady state. It runs on
+//     every runtime status push, every readiness/startup change and every worker-set change, and
+//     sends kubelet's manual readiness triggers each time (kubelet: on every status generation).
+//     It reads a pod's spec from the latest AddPod (kubelet's pod manager), not from SetPodStatus.
 //   - A panicking prober or worker is restarted by probeManager with exponential back-off
 //     (actors/supervision) and keeps its counters and cached result; after too many failures the key
 //     reports Unknown with a ProbeWorkerGaveUp warning event (kubelet swallows the panic).
@@ -70,4 +85,8 @@
 //     flow-controlled (one unacknowledged batch each) and pending changes coalesce per key.
 //   - A restarted worker (after a panic and its back-off) probes at once instead of waiting for its
 //     next tick.
+//   - A probe attempt that errored (the prober failed after its 3 tries) counts
+//     prober_probe_total{result="unknown"}; kubelet counts nothing for it (issue 10 asks for it).
+//   - With the real clock, deadlines are rounded up to a 1 ms grid (clock.DefaultResolution), so a
+//     probe may start up to ~2 ms after its period (kubelet's per-worker ticker: ~0.1 ms).
 package actors

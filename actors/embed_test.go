@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
@@ -105,5 +106,32 @@ func TestStoppedSubscriberIsUnsubscribed(t *testing.T) {
 		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
 			Type: messages.Liveness, Result: messages.Failure})
 		h.settledResult("test://x", messages.Liveness, messages.Failure) // nothing is sent to the gone subscriber
+	})
+}
+
+// An embedder may drive the tree with the messages package's commands sent to Tree.PID() instead of
+// the Tree's methods (then it must not modify what it sent).
+func TestCommandsAsMessages(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		pod := testPod("msg", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
+		st := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "test://1",
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
+		root := h.tree.PID()
+		h.sys.Root.Send(root, &messages.SetPodStatus{Pod: pod, Status: st})
+		h.sys.Root.Send(root, &messages.AddPod{Pod: pod})
+		h.settledResult("test://1", messages.Readiness, messages.Success)
+		h.settledResult("test://1", messages.Liveness, messages.Success)
+		require.Equal(t, 2, h.workerCount())
+		assert.True(t, h.status(pod.UID).ContainerStatuses[0].Ready)
+
+		h.sys.Root.Send(root, &messages.StopLivenessAndStartup{Pod: pod})
+		synctest.Wait()
+		assert.Equal(t, 1, h.workerCount())
+		h.sys.Root.Send(root, &messages.RemovePod{Pod: pod})
+		synctest.Wait()
+		assert.Zero(t, h.workerCount())
+		_, ok := h.result("test://1", messages.Readiness)
+		assert.False(t, ok, "the stopped worker removed its result")
 	})
 }

@@ -41,20 +41,21 @@ type env struct {
 	// (without them the tree is no tree; protoactor's default would stop one after 10 panics in 10 s).
 	infra *supervision.Strategy
 
-	// panics logs a panic with its stack before supervision handles it (every actor of the tree
-	// but the workers, whose mailbox does it).
-	panics actor.ReceiverMiddleware
-
 	// workerProps spawn every worker; spawning is the worker probeManager is spawning (read by the
 	// props' producers during SpawnNamed, on probeManager's goroutine).
 	workerProps *actor.Props
 	spawning    *workerActor
 }
 
-// props builds an actor's props with the tree's panic logging (and a test's extra middleware).
-func (e *env) props(produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	mw := append([]actor.ReceiverMiddleware{e.panics}, e.cfg.middleware...)
-	return actor.PropsFromProducer(produce, append(opts, actor.WithReceiverMiddleware(mw...))...)
+// props builds the props of one of the tree's own actors: the tree's mailbox, which logs a panic
+// with its stack before supervision handles it (and a test's extra middleware).
+func (e *env) props(name string, produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
+	owner := &treeActor{log: e.log, name: name}
+	opts = append(opts, actor.WithMailbox(func() actor.Mailbox { return &mailbox{owner: owner} }))
+	if len(e.cfg.middleware) > 0 {
+		opts = append(opts, actor.WithReceiverMiddleware(e.cfg.middleware...))
+	}
+	return actor.PropsFromProducer(produce, opts...)
 }
 
 func (e *env) now() time.Time { return e.cfg.clock.Now() }

@@ -1,16 +1,22 @@
 package actors
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-hclog"
 )
 
-// workerMailbox is a probe worker's protoactor mailbox (installed with actor.WithMailbox, and
-// embedded in the worker so that it costs no allocation of its own). Compared with protoactor's
-// default mailbox (a ring buffer of ten slots, a lock-free system queue with a node per message, a
-// method value allocated per activation) it holds one pending user message inline, allocates only
-// while more are queued, and runs on the tree's mailbox pool without a closure.
+// mailbox is the protoactor mailbox of every actor of the tree (installed with actor.WithMailbox;
+// a worker embeds its own, so that it costs no allocation of its own). Compared with protoactor's
+// default mailbox (a ring buffer of ten slots that never shrinks after a burst, a lock-free system
+// queue with a node per message, a method value allocated per activation) it holds one pending user
+// message inline and allocates only while more are queued. Its owner decides where it runs (worker
+// mailboxes on the tree's mailbox pool, the tree's own actors on a goroutine per activation, as
+// protoactor's default dispatcher does), handles its own signals, and logs a panic with its stack
+// (so no receiver middleware, which would cost an envelope per message, is needed).
 //
 // The scheduler and the worker's own attempts skip protoactor's PID lookup and post to it directly:
 // carry runs the mailbox on the caller's goroutine (an attempt-pool goroutine) when nobody else is
@@ -20,11 +26,12 @@ import (
 // always left to the mailbox pool.
 //
 // Supervision: a panic while handling a message is escalated to the supervisor (protoactor's
-// EscalateFailure: SuspendMailbox, then Failure to probeManager), after the worker abandoned its
-// attempt and stopped its timer. Workers are resumed, not re-incarnated (see newWorkerProps): when
-// ResumeMailbox arrives after a failure, the mailbox hands the worker a restarted message before
-// any queued message, which is exactly where protoactor's restart would deliver Started.
-type workerMailbox struct {
+// EscalateFailure: SuspendMailbox, then Failure to the parent), after the owner was told (a worker
+// abandons its attempt and stops its timer). Workers are resumed, not re-incarnated (see
+// newWorkerProps): when ResumeMailbox arrives after a failure, the mailbox hands the worker a
+// restarted message before any queued message, which is exactly where protoactor's restart would
+// deliver Started.
+type mailbox struct {
 	mu        sync.Mutex
 	one       any   // the oldest pending user message when more is nil
 	more      []any // all pending user messages, oldest first, when there is more than one
@@ -39,10 +46,39 @@ type workerMailbox struct {
 	carried  *attemptSlot
 
 	invoker actor.MessageInvoker
-	w       *workerActor
+	owner   mailboxOwner
 }
 
-var _ actor.Mailbox = (*workerMailbox)(nil)
+var _ actor.Mailbox = (*mailbox)(nil)
+
+// mailboxOwner is the actor a mailbox belongs to.
+type mailboxOwner interface {
+	// schedule runs the mailbox's activation (m.run) on some goroutine; it must not block.
+	schedule(m *mailbox)
+	// signal handles msg if it is one of the owner's own signals, which skip protoactor's invoker.
+	signal(msg any) bool
+	// failed is told of a panic while handling msg, before the failure is escalated.
+	failed(reason, msg any)
+	// restartsOnResume: the owner is resumed after a failure and restarts itself (a restarted
+	// message is delivered first).
+	restartsOnResume() bool
+}
+
+// treeActor is the mailbox owner of the tree's own actors (root, resultsCache, probeManager,
+// statusManager, syncLoop): a goroutine per activation, as protoactor's default dispatcher, and the
+// panic logged with its stack before protoactor's restart.
+type treeActor struct {
+	log  hclog.Logger
+	name string
+}
+
+func (a *treeActor) schedule(m *mailbox)    { go m.run() }
+func (a *treeActor) signal(any) bool        { return false }
+func (a *treeActor) restartsOnResume() bool { return false }
+func (a *treeActor) failed(reason, msg any) {
+	a.log.Error("actor panicked", "actor", a.name, "message_type", fmt.Sprintf("%T", msg),
+		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
+}
 
 // restarted is what a worker's mailbox delivers first when supervision resumes it after a failure.
 type restarted struct{}
@@ -50,10 +86,10 @@ type restarted struct{}
 var restartedMsg = &restarted{}
 
 // PostUserMessage implements actor.Mailbox (protoactor's senders: probeManager, the cache, tests).
-func (m *workerMailbox) PostUserMessage(msg any) { m.post(msg) }
+func (m *mailbox) PostUserMessage(msg any) { m.post(msg) }
 
 // PostSystemMessage implements actor.Mailbox.
-func (m *workerMailbox) PostSystemMessage(msg any) {
+func (m *mailbox) PostSystemMessage(msg any) {
 	m.mu.Lock()
 	m.sys = append(m.sys, msg)
 	m.scheduleLocked()
@@ -61,22 +97,22 @@ func (m *workerMailbox) PostSystemMessage(msg any) {
 
 // RegisterHandlers implements actor.Mailbox. The dispatcher is ignored: worker mailboxes always run
 // on the tree's mailbox pool.
-func (m *workerMailbox) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatcher) {
+func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatcher) {
 	m.invoker = invoker
 }
 
 // Start implements actor.Mailbox.
-func (m *workerMailbox) Start() {}
+func (m *mailbox) Start() {}
 
 // UserMessageCount implements actor.Mailbox.
-func (m *workerMailbox) UserMessageCount() int {
+func (m *mailbox) UserMessageCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.userLen()
 }
 
 // post queues a user message and schedules the mailbox on the pool.
-func (m *workerMailbox) post(msg any) {
+func (m *mailbox) post(msg any) {
 	m.mu.Lock()
 	m.pushLocked(msg)
 	m.scheduleLocked()
@@ -88,7 +124,7 @@ func (m *workerMailbox) post(msg any) {
 // mailbox was released, and its report is carried the same way. So a tick handed to the attempt pool
 // by the scheduler becomes "tick handled → probe → verdict handled" on one goroutine, one hand-off
 // per probe, while the mailbox stays free during the probe (a stopping worker can cancel it).
-func (m *workerMailbox) carry(msg any) {
+func (m *mailbox) carry(msg any) {
 	for {
 		m.mu.Lock()
 		m.pushLocked(msg)
@@ -113,17 +149,17 @@ func (m *workerMailbox) carry(msg any) {
 
 // scheduleLocked hands the mailbox to the pool unless it is running or has nothing it may process.
 // It unlocks m.mu.
-func (m *workerMailbox) scheduleLocked() {
+func (m *mailbox) scheduleLocked() {
 	if m.running || (len(m.sys) == 0 && (m.suspended || m.userLen() == 0)) {
 		m.mu.Unlock()
 		return
 	}
 	m.running = true
 	m.mu.Unlock()
-	m.w.env.cfg.exec.mailboxes.schedule(m)
+	m.owner.schedule(m)
 }
 
-func (m *workerMailbox) userLen() int {
+func (m *mailbox) userLen() int {
 	if m.more != nil {
 		return len(m.more)
 	}
@@ -133,7 +169,7 @@ func (m *workerMailbox) userLen() int {
 	return 0
 }
 
-func (m *workerMailbox) pushLocked(msg any) {
+func (m *mailbox) pushLocked(msg any) {
 	switch {
 	case m.more != nil:
 		m.more = append(m.more, msg)
@@ -145,7 +181,7 @@ func (m *workerMailbox) pushLocked(msg any) {
 	}
 }
 
-func (m *workerMailbox) pushFrontLocked(msg any) {
+func (m *mailbox) pushFrontLocked(msg any) {
 	switch {
 	case m.more != nil:
 		m.more = append(m.more, nil)
@@ -159,7 +195,7 @@ func (m *workerMailbox) pushFrontLocked(msg any) {
 	}
 }
 
-func (m *workerMailbox) popLocked() any {
+func (m *mailbox) popLocked() any {
 	if m.more != nil {
 		msg := m.more[0]
 		m.more[0] = nil
@@ -175,19 +211,19 @@ func (m *workerMailbox) popLocked() any {
 }
 
 // run is the mailbox's activation on a pool goroutine.
-func (m *workerMailbox) run() { m.process(false) }
+func (m *mailbox) run() { m.process(false) }
 
 // process runs queued messages: system messages first, then user messages unless suspended, at
 // most mailboxThroughput per activation (then the mailbox goes back to the end of the pool's
 // queue). inline: the caller came through carry; system messages are left to the pool.
-func (m *workerMailbox) process(inline bool) {
+func (m *mailbox) process(inline bool) {
 	for i := 0; ; i++ {
 		m.mu.Lock()
 		if len(m.sys) > 0 {
 			if inline {
 				m.carrying = false
 				m.mu.Unlock()
-				m.w.env.cfg.exec.mailboxes.schedule(m) // still running: the pool continues
+				m.owner.schedule(m) // still running: the pool continues
 				return
 			}
 			msg := m.sys[0]
@@ -202,10 +238,10 @@ func (m *workerMailbox) process(inline bool) {
 				m.mu.Unlock()
 			case *actor.ResumeMailbox:
 				m.suspended = false
-				if m.failed {
-					m.failed = false
+				if m.failed && m.owner.restartsOnResume() {
 					m.pushFrontLocked(restartedMsg)
 				}
+				m.failed = false
 				m.mu.Unlock()
 			default:
 				m.mu.Unlock()
@@ -221,7 +257,7 @@ func (m *workerMailbox) process(inline bool) {
 		if i >= mailboxThroughput {
 			m.carrying = false
 			m.mu.Unlock()
-			m.w.env.cfg.exec.mailboxes.schedule(m) // let other mailboxes run; still running
+			m.owner.schedule(m) // let other mailboxes run; still running
 			return
 		}
 		msg := m.popLocked()
@@ -232,24 +268,21 @@ func (m *workerMailbox) process(inline bool) {
 
 // invoke hands one message to the actor (the worker's own signals straight to the worker); a panic
 // is escalated to the supervisor after the worker abandoned what it was doing.
-func (m *workerMailbox) invoke(msg any, system bool) {
+func (m *mailbox) invoke(msg any, system bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			m.w.failed(r, msg)
+			m.owner.failed(r, msg)
 			m.mu.Lock()
 			m.failed = true
 			m.mu.Unlock()
 			m.invoker.EscalateFailure(r, msg)
 		}
 	}()
-	switch msg.(type) {
-	case *tick, *attemptFinished:
-		m.w.signal(msg)
+	switch {
+	case system:
+		m.invoker.InvokeSystemMessage(msg)
+	case !m.owner.signal(msg):
+		m.invoker.InvokeUserMessage(msg)
 	default:
-		if system {
-			m.invoker.InvokeSystemMessage(msg)
-		} else {
-			m.invoker.InvokeUserMessage(msg)
-		}
 	}
 }

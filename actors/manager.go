@@ -25,11 +25,13 @@ type managerActor struct {
 	flushing bool // a flushWorkers is queued to ourselves
 }
 
-// addPod is AddPod as statusManager forwards it: with the views of the pod's containers (nil
-// before the pod has a status).
+// addPod is AddPod as statusManager forwards it: with the pod's probes (podProbes) and the views of
+// its containers (nil before the pod has a status). statusManager has already counted the probes as
+// workers, so probeManager reports the pod's worker keys only if one could not be spawned.
 type addPod struct {
-	pod   *v1.Pod
-	views []containerView
+	pod    *v1.Pod
+	probes []podProbe
+	views  []containerView
 }
 
 // podViews carries the current views of a pod's containers: statusManager → probeManager, when
@@ -65,18 +67,18 @@ func newManagerProps(e *env) *actor.Props {
 	m.strategy = s
 	e.supervisor = s
 	e.workerProps = newWorkerProps(e, s)
-	return e.props(func() actor.Actor { return m }, actor.WithSupervisor(s))
+	return e.props(nameManager, func() actor.Actor { return m }, actor.WithSupervisor(s))
 }
 
 func (m *managerActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *addPod:
 		m.addPod(ctx, msg)
-	case *messages.RemovePod:
-		m.stop(ctx, m.set.stopWhere(msg.Pod.UID, func(messages.ProbeKey) bool { return true }))
-	case *messages.StopLivenessAndStartup:
+	case *removePod:
+		m.stop(ctx, m.set.stopWhere(msg.uid, func(messages.ProbeKey) bool { return true }))
+	case *stopLivenessAndStartup:
 		// Containers and sidecars (kubelet 1.30–1.35 skips sidecars; PR #141766 adds them).
-		m.stop(ctx, m.set.stopWhere(msg.Pod.UID, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+		m.stop(ctx, m.set.stopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
 	case *messages.CleanupPods:
 		m.stop(ctx, m.set.cleanup(msg.Desired))
 	case *podViews:
@@ -188,7 +190,8 @@ func fieldPath(container string, sidecar bool) string {
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
 	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	for _, p := range podProbes(pod) {
+	failed := false
+	for _, p := range msg.probes {
 		k := p.key
 		if m.set.has(k) {
 			continue
@@ -204,11 +207,15 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
 			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
+			failed = true
 			continue
 		}
 		m.set.add(name, pid, w)
 	}
-	m.flush(ctx)
+	if failed {
+		m.set.changedPod(pod.UID)
+		m.flush(ctx)
+	}
 }
 
 func viewIn(views []containerView, container string) *messages.ContainerView {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
 )
@@ -37,10 +39,10 @@ func (r *rootActor) Receive(ctx actor.Context) {
 			// One instance each, reused if an actor restarts after a panic, so no state is lost.
 			cache, status, sync := newCacheActor(e), newStatusActor(e), newSyncActor(e)
 			r.children = []child{
-				{nameCache, e.props(func() actor.Actor { return cache })},
+				{nameCache, e.props(nameCache, func() actor.Actor { return cache })},
 				{nameManager, newManagerProps(e)},
-				{nameStatus, e.props(func() actor.Actor { return status })},
-				{nameSync, e.props(func() actor.Actor { return sync })},
+				{nameStatus, e.props(nameStatus, func() actor.Actor { return status })},
+				{nameSync, e.props(nameSync, func() actor.Actor { return sync })},
 			}
 		}
 		// Also after a restart of the root (protoactor stops a restarting actor's children first).
@@ -64,26 +66,46 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.sched.Wait()
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
-	case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods, *messages.StopLivenessAndStartup:
-		// Pod lifecycle commands reach probeManager through statusManager, which forwards them in
-		// order behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives
-		// new workers a known pod status (as kubelet's SyncPod sets the status before AddPod), and
-		// AddPod/RemovePod/CleanupPods keep the caller's order.
-		// syncLoop first: it must know the pod before any worker of it can report a failure.
-		switch m.(type) {
-		case *messages.AddPod, *messages.RemovePod, *messages.CleanupPods:
-			e.tell(ctx, e.sync, m)
-		default:
-		}
+	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order
+	// behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives new workers
+	// a known pod status (as kubelet's SyncPod sets the status before AddPod), and
+	// AddPod/RemovePod/CleanupPods keep the caller's order. syncLoop first: it must know the pod
+	// before any worker of it can report a failure. The Tree sends the compact internal forms
+	// (removePod, stopLivenessAndStartup, setStatus); the messages package's are accepted too.
+	case *messages.AddPod, *messages.CleanupPods, *removePod:
+		e.tell(ctx, e.sync, m)
 		e.tell(ctx, e.status, m)
+	case *stopLivenessAndStartup, *setStatus:
+		e.tell(ctx, e.status, m)
+	case *messages.RemovePod:
+		rp := &removePod{uid: m.Pod.UID}
+		e.tell(ctx, e.sync, rp)
+		e.tell(ctx, e.status, rp)
+	case *messages.StopLivenessAndStartup:
+		e.tell(ctx, e.status, &stopLivenessAndStartup{uid: m.Pod.UID})
 	case *messages.SetPodStatus:
-		e.tell(ctx, e.status, m)
+		e.tell(ctx, e.status, &setStatus{uid: m.Pod.UID, pod: m.Pod, status: &m.Status})
 	case *messages.GetPodStatus:
 		ctx.Forward(e.status)
 	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:
 	}
+}
+
+// removePod is RemovePod by UID: Tree → root → syncLoop, statusManager → probeManager.
+type removePod struct{ uid types.UID }
+
+// stopLivenessAndStartup is StopLivenessAndStartup by UID: Tree → root → statusManager →
+// probeManager.
+type stopLivenessAndStartup struct{ uid types.UID }
+
+// setStatus is SetPodStatus as the Tree sends it: the one copy of the status, and the pod only when
+// AddPod has not given it (statusManager then needs its spec).
+type setStatus struct {
+	uid    types.UID
+	pod    *v1.Pod
+	status *v1.PodStatus
 }
 
 // stopBarrierTimeout bounds how long a stopping root waits for a child to finish its current message.

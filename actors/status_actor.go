@@ -2,7 +2,6 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
@@ -33,16 +32,15 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *messages.AddPod:
 		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
 		// carries the views the new workers start with.
-		a.book.addPod(m.Pod)
+		probes := podProbes(m.Pod)
+		a.book.addPod(m.Pod, probes)
 		a.recompute(ctx, m.Pod.UID)
-		a.tellManager(ctx, &addPod{pod: m.Pod, views: a.book.views(m.Pod.UID)}) // in order, see rootActor
-	case *messages.RemovePod, *messages.StopLivenessAndStartup:
+		a.tellManager(ctx, &addPod{pod: m.Pod, probes: probes, views: a.book.views(m.Pod.UID)}) // in order, see rootActor
+	case *removePod, *stopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
-	case *messages.SetPodStatus:
-		st := new(v1.PodStatus) // keep the status, not the message (and the pod copy it carries)
-		*st = m.Status
-		a.book.setRuntime(m.Pod, st)
-		a.recompute(ctx, m.Pod.UID)
+	case *setStatus:
+		a.book.setRuntime(m.uid, m.pod, m.status)
+		a.recompute(ctx, m.uid)
 	case *messages.ProbeWorkers:
 		a.book.setWorkers(m.PodUID, m.Keys)
 		a.recompute(ctx, m.PodUID)

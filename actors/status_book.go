@@ -129,15 +129,14 @@ func (b *statusBook) entry(uid types.UID) *podEntry {
 	return e
 }
 
-// addPod records the pod and the workers AddPod is about to create before probeManager creates
-// them: otherwise a pod whose containers are already running would look started ("no startup
+// addPod records the pod and the workers AddPod is about to create (probes, podProbes(pod)) before
+// probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
 // worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
 // succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
 // worker is still exiting).
-func (b *statusBook) addPod(pod *v1.Pod) {
+func (b *statusBook) addPod(pod *v1.Pod, probes []podProbe) {
 	e := b.entry(pod.UID)
 	e.pod, e.added = pod, true
-	probes := podProbes(pod)
 	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
 	keys = append(keys, e.workers...)
 	for _, p := range probes {
@@ -157,12 +156,14 @@ func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
 	return false
 }
 
-// setRuntime records the runtime's status of a pod (the pod spec is the AddPod one when there is
-// one: kubelet's pod manager) and drops the mirrored results of containers it no longer lists (a
-// restarted container has a new ID), as kubelet's worker removes the old ID's result from its cache.
-func (b *statusBook) setRuntime(pod *v1.Pod, status *v1.PodStatus) {
-	e := b.entry(pod.UID)
-	if !e.added {
+// setRuntime records the runtime's status of a pod (status is kept, read-only) and drops the
+// mirrored results of containers it no longer lists (a restarted container has a new ID), as
+// kubelet's worker removes the old ID's result from its cache. The pod spec is the AddPod one when
+// there is one (kubelet's pod manager); pod (nil when the caller knew AddPod gave it) is used
+// otherwise.
+func (b *statusBook) setRuntime(uid types.UID, pod *v1.Pod, status *v1.PodStatus) {
+	e := b.entry(uid)
+	if !e.added && pod != nil {
 		e.pod = pod
 	}
 	if e.runtime == nil || !equality.Semantic.DeepEqual(e.runtime, status) {

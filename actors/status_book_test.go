@@ -42,8 +42,8 @@ func TestStatusBook(t *testing.T) {
 	_, ok := b.status("u1")
 	assert.False(t, ok)
 
-	b.addPod(pod)
-	b.setRuntime(pod, runningStatus("x://1"))
+	b.addPod(pod, podProbes(pod))
+	b.setRuntime(pod.UID, pod, runningStatus("x://1"))
 	views, trigger := b.recompute("u1", t0)
 	require.Len(t, views, 1, "the first status: the workers get their view")
 	assert.Equal(t, messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
@@ -59,11 +59,11 @@ func TestStatusBook(t *testing.T) {
 	assert.True(t, ready(b))
 	assert.Empty(t, trigger)
 
-	b.setRuntime(pod, runningStatus("x://1")) // the same status again
+	b.setRuntime(pod.UID, pod, runningStatus("x://1")) // the same status again
 	views, _ = b.recompute("u1", t0)
 	assert.Nil(t, views, "nothing changed")
 
-	b.setRuntime(pod, runningStatus("x://2")) // restarted: the old ID's result goes
+	b.setRuntime(pod.UID, pod, runningStatus("x://2")) // restarted: the old ID's result goes
 	assert.Zero(t, b.mirroredResults())
 	views, _ = b.recompute("u1", t0)
 	require.Len(t, views, 1)
@@ -117,7 +117,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 	for seed := range 200 {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 		b, ref := newStatusBook(), &refBook{}
-		b.addPod(pod)
+		b.addPod(pod, podProbes(pod))
 		now := t0
 		var rt *v1.PodStatus
 		gen := 0
@@ -127,7 +127,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 			case 0: // a runtime push
 				gen++
 				rt = randomStatus(rnd, gen)
-				b.setRuntime(pod, rt)
+				b.setRuntime(pod.UID, pod, rt)
 			case 1: // a result
 				if rt == nil {
 					continue

@@ -49,8 +49,8 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *messages.AddPod:
 		a.pods[m.Pod.UID] = m.Pod
-	case *messages.RemovePod:
-		a.forget(m.Pod.UID)
+	case *removePod:
+		a.forget(m.uid)
 	case *messages.CleanupPods:
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {

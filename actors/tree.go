@@ -8,11 +8,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/actors/supervision"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -55,7 +53,6 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		metrics: m,
 		start:   cfg.clock.Now(),
 	}
-	e.panics = logging.PanicStack(e.log)
 	cfg.exec = newExecutors()
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
@@ -69,7 +66,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		return nil, err
 	}
 	e.infra = infra
-	props := e.props(func() actor.Actor { return root }, actor.WithSupervisor(infra))
+	props := e.props("root", func() actor.Actor { return root }, actor.WithSupervisor(infra))
 	pid := parent.SpawnPrefix(props, "probeactor")
 	select {
 	case <-ready: // the root has derived its children's PIDs and spawned them
@@ -100,12 +97,7 @@ func (t *Tree) AddPod(pod *v1.Pod) {
 // RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill). Only the
 // pod's identity (UID, name, namespace) is used.
 func (t *Tree) RemovePod(pod *v1.Pod) {
-	t.env.send(t.env.root, &messages.RemovePod{Pod: identity(pod)})
-}
-
-// identity is the part of a pod the tree needs to address it.
-func identity(pod *v1.Pod) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}}
+	t.env.send(t.env.root, &removePod{uid: pod.UID})
 }
 
 // CleanupPods stops the workers of, and forgets, every pod not in desired.
@@ -127,7 +119,7 @@ func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
 // StopLivenessAndStartup stops a terminating pod's liveness and startup workers (containers and
 // sidecars); readiness keeps running. Only the pod's identity is used.
 func (t *Tree) StopLivenessAndStartup(pod *v1.Pod) {
-	t.env.send(t.env.root, &messages.StopLivenessAndStartup{Pod: identity(pod)})
+	t.env.send(t.env.root, &stopLivenessAndStartup{uid: pod.UID})
 }
 
 // SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). The status is
@@ -138,11 +130,11 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	st := status.DeepCopy()
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	p := identity(pod)
+	var p *v1.Pod
 	if _, ok := t.added[pod.UID]; !ok {
 		p = pod.DeepCopy()
 	}
-	t.env.send(t.env.root, &messages.SetPodStatus{Pod: p, Status: *st})
+	t.env.send(t.env.root, &setStatus{uid: pod.UID, pod: p, status: st})
 }
 
 // PodStatus returns statusManager's probe-adjusted status of a pod (Ready/Started overlaid,

@@ -31,7 +31,7 @@ var tickMsg = &tick{}
 // supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
 // the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
 type workerActor struct {
-	mb        workerMailbox
+	mb        mailbox
 	m         worker.Machine
 	att       *attemptSlot // while an attempt is in flight
 	env       *env
@@ -59,7 +59,7 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, s
 		period = defaultPeriod
 	}
 	w := &workerActor{env: e, key: k, pod: pod, container: c, sidecar: sidecar}
-	w.mb.w = w
+	w.mb.owner = w
 	w.m.Init(worker.Config{
 		Type:         k.Type,
 		Spec:         spec,
@@ -114,16 +114,23 @@ func (j *tickJob) run() { (*workerActor)(j).mb.carry(tickMsg) }
 // signal handles the worker's own signals, which its mailbox delivers straight to it (no protoactor
 // envelope, middleware or context: nothing in them needs one; the worker answers nobody and its
 // sends go out from the system's root context).
-func (w *workerActor) signal(msg any) {
-	now := w.env.now()
+func (w *workerActor) signal(msg any) bool {
 	switch msg.(type) {
 	case *tick:
-		w.step(nil, &worker.Event{Kind: worker.Tick, Now: now})
+		w.step(nil, &worker.Event{Kind: worker.Tick, Now: w.env.now()})
 	case *attemptFinished:
-		w.onFinished(nil, now)
+		w.onFinished(nil, w.env.now())
 	default:
+		return false
 	}
+	return true
 }
+
+// schedule runs the worker's mailbox on the tree's mailbox pool.
+func (w *workerActor) schedule(m *mailbox) { w.env.cfg.exec.mailboxes.schedule(m) }
+
+// restartsOnResume: workers are resumed after a failure and restart their run loop.
+func (w *workerActor) restartsOnResume() bool { return true }
 
 func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()

@@ -80,7 +80,17 @@ func (s *workerSet[W]) add(pod types.NamespacedName, pid *actor.PID, w W) {
 	}
 	p.name = pod
 	p.workers = append(p.workers, w)
-	s.markDirty(k.PodUID, p)
+}
+
+// changedPod marks the pod's key set as changed (for changed()), when the caller's view of it
+// (statusManager's, which counted the keys AddPod would add) is off.
+func (s *workerSet[W]) changedPod(uid types.UID) {
+	p := s.pods[uid]
+	if p == nil { // no worker at all: reported once with no keys, then forgotten
+		p = &podWorkers[W]{}
+		s.pods[uid] = p
+	}
+	s.markDirty(uid, p)
 }
 
 // byIdentity returns the worker of a PID id.
@@ -179,8 +189,9 @@ func (s *workerSet[W]) markDirty(uid types.UID, p *podWorkers[W]) {
 	}
 }
 
-// changed returns the pods whose key set changed since the last call, with their current keys,
-// and forgets pods that have no worker left (after reporting them once with no keys).
+// changed returns the pods whose key set changed (a worker terminated, or changedPod) since the
+// last call, with their current keys, and forgets pods that have no worker left (after reporting
+// them once with no keys).
 func (s *workerSet[W]) changed() []messages.ProbeWorkers {
 	if len(s.dirty) == 0 {
 		return nil

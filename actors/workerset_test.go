@@ -25,7 +25,7 @@ func key(uid, c string, pt messages.ProbeType) messages.ProbeKey {
 
 // setOp is one call on a workerSet; want is what it must return, as worker ids (sorted) or keys.
 type setOp struct {
-	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changed
+	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changedPod, changed
 	key  messages.ProbeKey
 	uid  string
 	keep []string // cleanup: desired pods
@@ -42,7 +42,11 @@ func TestWorkerSet(t *testing.T) {
 	tests := map[string][]setOp{
 		"remove a pod: each worker stopped once, the pod reported once without keys": {
 			{do: "add", key: a1}, {do: "add", key: a2}, {do: "add", key: b1},
-			{do: "changed", want: []string{"a:a/c/Liveness,a/c/Readiness", "b:b/c/Readiness"}},
+			{do: "changed"}, // adding is what statusManager expected: nothing to report
+			{do: "changedPod", uid: "b"},
+			{do: "changedPod", uid: "c"}, // a pod none of whose workers could be spawned
+			{do: "changed", want: []string{"b:b/c/Readiness", "c:"}},
+			{do: "changed"},
 			{do: "stopPod", uid: "a", want: []string{id(a1), id(a2)}},
 			{do: "stopPod", uid: "a"}, // again: already told
 			{do: "exit", key: a1},     // its own exit request too
@@ -113,6 +117,8 @@ func TestWorkerSet(t *testing.T) {
 					if s.stop(byKey[op.key]) {
 						got = []string{id(op.key)}
 					}
+				case "changedPod":
+					s.changedPod(types.UID(op.uid))
 				case "gaveUp":
 					s.gaveUp(byKey[op.key], "boom")
 				case "terminated":

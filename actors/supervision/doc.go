@@ -9,6 +9,8 @@
 //   - Each child has its own back-off (one-for-one); a sibling's failures never delay or stop another.
 //   - A restart waits on the injected clock.Clock; meanwhile the child's mailbox stays suspended, so
 //     messages sent to it queue for the restarted incarnation (the failing message itself is lost).
+//     With the Resume option the child is resumed instead of re-created from its Props (for children
+//     that restart themselves when resumed: the probe workers, whose mailbox does it).
 //   - Delays grow Initial, Initial×Multiplier, … up to Max; jitter only shortens a delay, so Max is a
 //     hard cap. A child that ran ResetAfter without failing starts again from Initial.
 //   - The failure that brings the count within Window to MaxFailures stops the child (no restart) and
@@ -20,5 +22,5 @@
 //
 // Every failure is logged on the injected hclog logger (child, reason, message type, attempt, delay)
 // and published on the actor system's EventStream as an *actor.SupervisorEvent, like protoactor's own
-// strategies do. Panic stacks are logged by logging.PanicStack, not here.
+// strategies do. Panic stacks are logged by the tree's mailboxes (or logging.PanicStack), not here.
 package supervision

@@ -1,18 +1,30 @@
 // Package bench holds the architecture study's benchmarks: the actor core (package actors) against
-// the kubelet-style baseline (tests/kubeletstyle), both driven through tests/conformance's Driver with
-// the same instant fake prober, so the only difference is the architecture.
+// the kubelet-style baseline (tests/kubeletstyle), both driven through tests/conformance's Driver
+// with the same prober, so the only difference is the architecture.
 //
-//	make bench   # go test -run '^$' -bench . -benchmem ./tests/bench/...
+//	make bench   # go test -run '^$' -bench . -benchmem ./tests/bench/ | tee docs/bench/bench.txt
+//	make plots   # go run ./tests/bench/benchplot: the charts of that run, as PNGs in docs/bench
 //
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
-// on, a no-op prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then)
+// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then)
 // and after a further 2 s warm-up it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
+// allocs/probe (heap allocations in the window / probes),
 // B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
 // heap-B/worker and stack-B/worker; the pods and statuses the harness hands over are allocated before
-// the baseline, so only what an implementation keeps counts), lateness-p99-ms
-// (per worker, actual probe start minus its 1 s grid anchored at its first probe; a probe more than
-// half a period late reads as early, so the metric saturates just below 500 ms) and probes/s.
+// the baseline, so only what an implementation keeps counts; the actor core's ActorSystem is
+// counted), lateness-p50/p99-ms (per worker, actual probe start minus its 1 s grid anchored at its
+// first probe; a probe more than half a period late reads as early, so the metric saturates just
+// below 500 ms) and probes/s.
+//
+// BenchmarkProbeLoopHTTP/impl=actor|kubelet|bare/workers=500|2000 — the same measurement with real
+// HTTP probes: probes.Prober GETs (period 1 s, timeout 1 s) against a target that runs in a child
+// process (the test binary re-executed with PROBEACTOR_BENCH_HTTP_TARGET=1), so getrusage counts only
+// the prober. impl=bare is the physical floor of a Go prober: one goroutine and one ticker per worker
+// doing the same GET (kubelet's User-Agent and Accept, a fresh connection reset on close, the 1 s
+// timeout, the 10 KiB body limit) with one net/http client and nothing else. failed-probes counts
+// probes that did not succeed (the target always answers 200: non-zero means the machine could not
+// keep up, and the run's figures are suspect).
 //
 // BenchmarkFanout/impl=…/workers=10000 — 10,000 readiness workers probe in the same instant (no
 // jitter); once the subscriber has seen all of them Success, every probe starts failing, while the
@@ -27,7 +39,8 @@
 // subscriber's achieved slowness: a 100 µs sleep costs more on a busy VM).
 //
 // Profiles: with PROBEACTOR_BENCH_PROFILES=<dir>, BenchmarkProbeLoop writes heap-<impl>-<n>.pprof
-// (after warm-up) and cpu-<impl>-<n>.pprof (the measurement window) there.
+// (after warm-up) and cpu-<impl>-<n>.pprof (the measurement window) there, and
+// BenchmarkProbeLoopHTTP the same as heap-http-<impl>-<n>.pprof and cpu-http-<impl>-<n>.pprof.
 //
 // BenchmarkChurn/impl=… — per iteration 1,000 fresh pods (liveness + readiness) are added, reported
 // running, probed at least once (the last pod's readiness is Success) and removed (the last pod's
