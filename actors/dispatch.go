@@ -235,20 +235,53 @@ func (p *attemptPool) Stop() {
 	p.wg.Wait()
 }
 
-// executors are a tree's worker mailbox pool and attempt pool, started by Start and stopped with
-// the root (after every worker is gone).
+// executors are a tree's worker mailbox pool, its attempt pool and the goroutines of its own
+// actors' mailboxes, started by Start and stopped with the root (after every other actor is gone).
 type executors struct {
 	mailboxes *mailboxPool
 	attempts  *attemptPool
+
+	quit    chan struct{} // closed by stop: runners end
+	runners sync.WaitGroup
+	once    sync.Once
 }
 
 func newExecutors() *executors {
 	return &executors{mailboxes: newMailboxPool(defaultMailboxGoroutines()),
-		attempts: newAttemptPool(defaultIdleAttemptGoroutines())}
+		attempts: newAttemptPool(defaultIdleAttemptGoroutines()), quit: make(chan struct{})}
 }
 
-// stop ends both pools and waits for their goroutines. Idempotent.
+// runner starts a goroutine of its own for the mailbox of one of the tree's actors (probeManager,
+// statusManager, resultsCache, syncLoop): each of them is one stage of the pod pipeline, so it gets
+// a long-lived goroutine, woken when its mailbox has work, rather than a new goroutine (and a new
+// stack to grow) per activation or a place in the workers' queue. It ends when the executors stop.
+func (x *executors) runner() (wake func(*mailbox)) {
+	ch := make(chan *mailbox, 1) // one activation at a time: at most one wake-up is pending
+	x.runners.Add(1)
+	go func() {
+		defer x.runners.Done()
+		for {
+			select {
+			case m := <-ch:
+				m.run()
+			case <-x.quit:
+				return
+			}
+		}
+	}()
+	return func(m *mailbox) {
+		select {
+		case ch <- m:
+		case <-x.quit:
+			go m.run() // stopped: a goroutine of its own, as protoactor's default dispatcher
+		}
+	}
+}
+
+// stop ends both pools and the runners and waits for their goroutines. Idempotent.
 func (x *executors) stop() {
 	x.attempts.Stop()
 	x.mailboxes.Stop()
+	x.once.Do(func() { close(x.quit) })
+	x.runners.Wait()
 }

@@ -14,6 +14,7 @@ import (
 // Child names under the tree's root; sibling PIDs are derived from them before anything is spawned,
 // so no actor ever needs to learn another's PID at run time.
 const (
+	nameRoot    = "root"
 	nameCache   = "resultsCache"
 	nameManager = "probeManager"
 	nameStatus  = "statusManager"
@@ -50,8 +51,13 @@ type env struct {
 // props builds the props of one of the tree's own actors: the tree's mailbox, which logs a panic
 // with its stack before supervision handles it (and a test's extra middleware).
 func (e *env) props(name string, produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	owner := &treeActor{log: e.log, name: name}
-	opts = append(opts, actor.WithMailbox(func() actor.Mailbox { return &mailbox{owner: owner} }))
+	opts = append(opts, actor.WithMailbox(func() actor.Mailbox {
+		owner := &treeActor{log: e.log, name: name}
+		if name != nameRoot { // the root's Stopped handler stops the runners
+			owner.wake = e.cfg.exec.runner()
+		}
+		return &mailbox{owner: owner}
+	}))
 	if len(e.cfg.middleware) > 0 {
 		opts = append(opts, actor.WithReceiverMiddleware(e.cfg.middleware...))
 	}

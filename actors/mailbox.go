@@ -65,14 +65,23 @@ type mailboxOwner interface {
 }
 
 // treeActor is the mailbox owner of the tree's own actors (root, resultsCache, probeManager,
-// statusManager, syncLoop): a goroutine per activation, as protoactor's default dispatcher, and the
-// panic logged with its stack before protoactor's restart.
+// statusManager, syncLoop): a long-lived goroutine of its own (wake; nil: a goroutine per
+// activation, as protoactor's default dispatcher, for the root, which blocks while it stops), and
+// the panic logged with its stack before protoactor's restart.
 type treeActor struct {
 	log  hclog.Logger
 	name string
+	wake func(*mailbox)
 }
 
-func (a *treeActor) schedule(m *mailbox)    { go m.run() }
+func (a *treeActor) schedule(m *mailbox) {
+	if a.wake == nil {
+		go m.run()
+		return
+	}
+	a.wake(m)
+}
+
 func (a *treeActor) signal(any) bool        { return false }
 func (a *treeActor) restartsOnResume() bool { return false }
 func (a *treeActor) failed(reason, msg any) {

@@ -66,7 +66,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		return nil, err
 	}
 	e.infra = infra
-	props := e.props("root", func() actor.Actor { return root }, actor.WithSupervisor(infra))
+	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
 	pid := parent.SpawnPrefix(props, "probeactor")
 	select {
 	case <-ready: // the root has derived its children's PIDs and spawned them
