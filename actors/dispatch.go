@@ -143,6 +143,17 @@ func (p *attemptPool) Go(s job) {
 	go p.run(s)
 }
 
+// TryGo hands s to an idle pool goroutine and reports whether it could: it never starts one.
+func (p *attemptPool) TryGo(s job) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed || !p.withdraw() {
+		return false
+	}
+	p.work <- s
+	return true
+}
+
 // run ends when the goroutine has been idle for one to two attemptIdleTimeouts, when more than
 // maxIdle others are idle, or when the pool stops.
 func (p *attemptPool) run(s job) {

@@ -102,9 +102,16 @@ func (w *workerActor) logger() hclog.Logger {
 	return w.lg
 }
 
-// onTimer is the scheduler's callback: an attempt-pool goroutine carries the tick into the worker's
-// mailbox (and then, usually, runs the probe it causes).
-func (w *workerActor) onTimer() { w.env.cfg.exec.attempts.Go((*tickJob)(w)) }
+// onTimer is the scheduler's callback: an idle attempt-pool goroutine carries the tick into the
+// worker's mailbox (and then, usually, runs the probe it causes). When none is idle (a burst, or a
+// machine that falls behind) the tick goes to the mailbox pool instead, whose fixed goroutines hand
+// the attempts it causes to the attempt pool: goroutines are then started for attempts only, at the
+// pace the pool delivers ticks, never one per tick of a burst.
+func (w *workerActor) onTimer() {
+	if !w.env.cfg.exec.attempts.TryGo((*tickJob)(w)) {
+		w.mb.post(tickMsg)
+	}
+}
 
 // tickJob is a worker as the attempt pool's job of delivering its tick.
 type tickJob workerActor

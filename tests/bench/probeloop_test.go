@@ -105,6 +105,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	allocs := mallocs() - mallocs0
 	grid.on.Store(false) // the forced GCs below delay probes: they are not part of the window
 	stopProfile()
+	writeHeapProfile(b, profile+"-end") // with the one before: pprof -base for the window's allocations
 	b.StopTimer()
 
 	mem := memInUse()

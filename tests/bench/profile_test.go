@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// profileDir is where BenchmarkProbeLoop writes a heap profile taken after warm-up and a CPU profile
-// of the measurement window, one pair per sub-benchmark, when PROBEACTOR_BENCH_PROFILES names a
-// directory:
+// profileDir is where BenchmarkProbeLoop writes heap profiles taken after warm-up and after the
+// measurement window and a CPU profile of the window, per sub-benchmark, when
+// PROBEACTOR_BENCH_PROFILES names a directory:
 //
 //	PROBEACTOR_BENCH_PROFILES=/tmp/prof go test -run '^$' -bench 'ProbeLoop' ./tests/bench/
 //	go tool pprof -sample_index=inuse_space -top /tmp/prof/heap-actor-10000.pprof
+//	go tool pprof -sample_index=alloc_objects -base /tmp/prof/heap-actor-10000.pprof -top /tmp/prof/heap-actor-10000-end.pprof
 var profileDir = os.Getenv("PROBEACTOR_BENCH_PROFILES")
 
 func writeHeapProfile(b *testing.B, name string) {
