@@ -29,7 +29,7 @@ type managerActor struct {
 // its containers (nil before the pod has a status). statusManager has already counted the probes as
 // workers, so probeManager reports the pod's worker keys only if one could not be spawned.
 type addPod struct {
-	pod    *v1.Pod
+	pod    *podRecord
 	probes []podProbe
 	views  []containerView
 }
@@ -155,21 +155,21 @@ type podProbe struct {
 // podProbes lists the probes kubelet's AddPod creates workers for, in its order: regular containers,
 // then restartable init containers (sidecars); per container startup, readiness, liveness. Plain
 // init containers are never probed.
-func podProbes(pod *v1.Pod) []podProbe {
+func podProbes(pod *podRecord) []podProbe {
 	var out []podProbe
 	add := func(c *v1.Container, sidecar bool) {
 		for _, t := range messages.ProbeTypes {
 			if spec := t.Spec(c); spec != nil {
-				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t},
+				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.uid, Container: c.Name, Type: t},
 					container: c, spec: spec, sidecar: sidecar})
 			}
 		}
 	}
-	for i := range pod.Spec.Containers {
-		add(&pod.Spec.Containers[i], false)
+	for i := range pod.Containers {
+		add(&pod.Containers[i], false)
 	}
-	for i := range pod.Spec.InitContainers {
-		if c := &pod.Spec.InitContainers[i]; podstatus.IsRestartable(c) {
+	for i := range pod.InitContainers {
+		if c := &pod.InitContainers[i]; podstatus.IsRestartable(c) {
 			add(c, true)
 		}
 	}
@@ -189,7 +189,7 @@ func fieldPath(container string, sidecar bool) string {
 // keys that already have a worker (kubelet post-1.35 behaviour).
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
-	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	name := pod.ref()
 	failed := false
 	for _, p := range msg.probes {
 		k := p.key
@@ -206,14 +206,14 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		m.env.spawning = nil
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
-			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
+			m.log.Debug("worker still exiting", "pod_uid", pod.uid, "container", k.Container, "probe", k.Type, "error", err)
 			failed = true
 			continue
 		}
 		m.set.add(name, pid, w)
 	}
 	if failed {
-		m.set.changedPod(pod.UID)
+		m.set.changedPod(pod.uid)
 		m.flush(ctx)
 	}
 }

@@ -224,7 +224,7 @@ func TestPodProbes(t *testing.T) {
 			pod.Spec.InitContainers = tc.inits
 			var got []messages.ProbeKey
 			sidecars := 0
-			for _, pp := range podProbes(pod) {
+			for _, pp := range podProbes(newPodRecord(pod)) {
 				got = append(got, pp.key)
 				assert.Same(t, pp.key.Type.Spec(pp.container), pp.spec)
 				if pp.sidecar {

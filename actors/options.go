@@ -21,8 +21,11 @@ type Runtime interface {
 	// KillContainer kills a container whose liveness/startup probe failed and restarts it when
 	// req.Restart. Called off every mailbox (the syncLoop runs it in the background); must be safe
 	// for concurrent use; honours ctx cancellation; should ignore a req.ContainerID that is no longer
-	// the container's current one. The runtime reports the new container state (new ContainerID,
-	// etc.) afterwards through Tree.SetPodStatus.
+	// the container's current one. req.Pod is the tree's copy of the pod: its identity (name,
+	// namespace, UID, deletion) and the spec fields probing reads (containers, init containers,
+	// readiness gates, restart policy, grace period), not its labels, annotations or status. The
+	// runtime reports the new container state (new ContainerID, etc.) afterwards through
+	// Tree.SetPodStatus.
 	KillContainer(ctx context.Context, req messages.KillContainer) error
 	probes.CommandRunner // exec probes run "in" the container
 }

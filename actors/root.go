@@ -72,9 +72,13 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	// AddPod/RemovePod/CleanupPods keep the caller's order. syncLoop first: it must know the pod
 	// before any worker of it can report a failure. The Tree sends the compact internal forms
 	// (removePod, stopLivenessAndStartup, setStatus); the messages package's are accepted too.
-	case *messages.AddPod, *messages.CleanupPods, *removePod:
+	case *messages.CleanupPods, *removePod, *addPodCmd:
 		e.tell(ctx, e.sync, m)
 		e.tell(ctx, e.status, m)
+	case *messages.AddPod:
+		a := &addPodCmd{pod: newPodRecord(m.Pod)}
+		e.tell(ctx, e.sync, a)
+		e.tell(ctx, e.status, a)
 	case *stopLivenessAndStartup, *setStatus:
 		e.tell(ctx, e.status, m)
 	case *messages.RemovePod:
@@ -84,7 +88,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *messages.StopLivenessAndStartup:
 		e.tell(ctx, e.status, &stopLivenessAndStartup{uid: m.Pod.UID})
 	case *messages.SetPodStatus:
-		e.tell(ctx, e.status, &setStatus{uid: m.Pod.UID, pod: m.Pod, status: &m.Status})
+		e.tell(ctx, e.status, &setStatus{uid: m.Pod.UID, pod: newPodRecord(m.Pod), status: &m.Status})
 	case *messages.GetPodStatus:
 		ctx.Forward(e.status)
 	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
@@ -92,6 +96,10 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	default:
 	}
 }
+
+// addPodCmd is AddPod with the tree's copy of the pod: Tree → root → syncLoop, statusManager →
+// probeManager.
+type addPodCmd struct{ pod *podRecord }
 
 // removePod is RemovePod by UID: Tree → root → syncLoop, statusManager → probeManager.
 type removePod struct{ uid types.UID }
@@ -104,7 +112,7 @@ type stopLivenessAndStartup struct{ uid types.UID }
 // AddPod has not given it (statusManager then needs its spec).
 type setStatus struct {
 	uid    types.UID
-	pod    *v1.Pod
+	pod    *podRecord
 	status *v1.PodStatus
 }
 

@@ -29,13 +29,13 @@ type countResults struct{}
 
 func (a *statusActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *messages.AddPod:
+	case *addPodCmd:
 		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
 		// carries the views the new workers start with.
-		probes := podProbes(m.Pod)
-		a.book.addPod(m.Pod, probes)
-		a.recompute(ctx, m.Pod.UID)
-		a.tellManager(ctx, &addPod{pod: m.Pod, probes: probes, views: a.book.views(m.Pod.UID)}) // in order, see rootActor
+		probes := podProbes(m.pod)
+		a.book.addPod(m.pod, probes)
+		a.recompute(ctx, m.pod.uid)
+		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.views(m.pod.uid)}) // in order, see rootActor
 	case *removePod, *stopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *setStatus:

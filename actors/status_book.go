@@ -29,7 +29,7 @@ type statusBook struct {
 }
 
 type podEntry struct {
-	pod     *v1.Pod       // the latest AddPod's, else the latest SetPodStatus's; read-only
+	pod     *podRecord    // the latest AddPod's, else the latest SetPodStatus's; read-only
 	added   bool          // pod came from AddPod
 	runtime *v1.PodStatus // the runtime's latest status; read-only; nil until the first
 	fresh   bool          // runtime changed since the workers were last given views
@@ -134,8 +134,8 @@ func (b *statusBook) entry(uid types.UID) *podEntry {
 // worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
 // succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
 // worker is still exiting).
-func (b *statusBook) addPod(pod *v1.Pod, probes []podProbe) {
-	e := b.entry(pod.UID)
+func (b *statusBook) addPod(pod *podRecord, probes []podProbe) {
+	e := b.entry(pod.uid)
 	e.pod, e.added = pod, true
 	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
 	keys = append(keys, e.workers...)
@@ -161,7 +161,7 @@ func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
 // kubelet's worker removes the old ID's result from its cache. The pod spec is the AddPod one when
 // there is one (kubelet's pod manager); pod (nil when the caller knew AddPod gave it) is used
 // otherwise.
-func (b *statusBook) setRuntime(uid types.UID, pod *v1.Pod, status *v1.PodStatus) {
+func (b *statusBook) setRuntime(uid types.UID, pod *podRecord, status *v1.PodStatus) {
 	e := b.entry(uid)
 	if !e.added && pod != nil {
 		e.pod = pod
@@ -292,8 +292,8 @@ func (b *statusBook) status(uid types.UID) (v1.PodStatus, bool) {
 
 // derive computes the two probe conditions of st (Started/Ready already overlaid) without times.
 func (e *podEntry) derive(st *v1.PodStatus) [2]v1.PodCondition {
-	cr := podstatus.ContainersReadyCondition(e.pod, st)
-	return [2]v1.PodCondition{cr, podstatus.ReadyConditionFrom(e.pod, st, cr)}
+	cr := podstatus.ContainersReadyConditionOf(&e.pod.Spec, st)
+	return [2]v1.PodCondition{cr, podstatus.ReadyConditionFrom(&e.pod.Spec, st, cr)}
 }
 
 func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
@@ -321,7 +321,7 @@ func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerV
 		b.flags = make([]podstatus.Flags, n)
 	}
 	flags := b.flags[:n]
-	trigger = podstatus.Overlay(e.pod, rt, probesView{e}, flags)
+	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
 
 	// The conditions, computed on a scratch status that shares rt's contents but has its own
 	// container status and condition slices.
@@ -337,7 +337,7 @@ func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerV
 		sc.InitContainerStatuses[i].Ready = flags[len(rt.ContainerStatuses)+i].Ready
 	}
 	var next [2]condState
-	crStatus, readyStatus := podstatus.ProbeConditionStatuses(e.pod, sc)
+	crStatus, readyStatus := podstatus.ProbeConditionStatuses(&e.pod.Spec, sc)
 	for i, status := range [2]v1.ConditionStatus{crStatus, readyStatus} {
 		// The previous adjusted condition (its times replaced by the runtime's own condition of
 		// the type when that has the same status), else the runtime's condition, is "old".

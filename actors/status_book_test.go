@@ -29,6 +29,7 @@ func readiness(id string, r messages.Result) messages.ResultChanged {
 
 func TestStatusBook(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(1, 1)})
+	rec := newPodRecord(pod)
 	key := messages.ProbeKey{PodUID: "u1", Container: "app", Type: messages.Readiness}
 	ready := func(b *statusBook) bool {
 		st, ok := b.status("u1")
@@ -42,8 +43,8 @@ func TestStatusBook(t *testing.T) {
 	_, ok := b.status("u1")
 	assert.False(t, ok)
 
-	b.addPod(pod, podProbes(pod))
-	b.setRuntime(pod.UID, pod, runningStatus("x://1"))
+	b.addPod(rec, podProbes(rec))
+	b.setRuntime(rec.uid, rec, runningStatus("x://1"))
 	views, trigger := b.recompute("u1", t0)
 	require.Len(t, views, 1, "the first status: the workers get their view")
 	assert.Equal(t, messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
@@ -59,11 +60,11 @@ func TestStatusBook(t *testing.T) {
 	assert.True(t, ready(b))
 	assert.Empty(t, trigger)
 
-	b.setRuntime(pod.UID, pod, runningStatus("x://1")) // the same status again
+	b.setRuntime(rec.uid, rec, runningStatus("x://1")) // the same status again
 	views, _ = b.recompute("u1", t0)
 	assert.Nil(t, views, "nothing changed")
 
-	b.setRuntime(pod.UID, pod, runningStatus("x://2")) // restarted: the old ID's result goes
+	b.setRuntime(rec.uid, rec, runningStatus("x://2")) // restarted: the old ID's result goes
 	assert.Zero(t, b.mirroredResults())
 	views, _ = b.recompute("u1", t0)
 	require.Len(t, views, 1)
@@ -113,11 +114,12 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(1, 1), StartupProbe: execProbe(1, 1)},
 		v1.Container{Name: "b", ReadinessProbe: execProbe(1, 1)}, v1.Container{Name: "plain"})
 	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe(1, 1)}}
-	all := podProbes(pod)
+	rec := newPodRecord(pod)
+	all := podProbes(rec)
 	for seed := range 200 {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 		b, ref := newStatusBook(), &refBook{}
-		b.addPod(pod, podProbes(pod))
+		b.addPod(rec, podProbes(rec))
 		now := t0
 		var rt *v1.PodStatus
 		gen := 0
@@ -127,7 +129,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 			case 0: // a runtime push
 				gen++
 				rt = randomStatus(rnd, gen)
-				b.setRuntime(pod.UID, pod, rt)
+				b.setRuntime(rec.uid, rec, rt)
 			case 1: // a result
 				if rt == nil {
 					continue

@@ -29,7 +29,7 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 type syncActor struct {
 	env  *env
 	log  hclog.Logger
-	pods map[types.UID]*v1.Pod
+	pods map[types.UID]*podRecord
 	// killed is the container ID last killed per pod and container: a liveness and a startup
 	// Failure of the same container ID kill it once; one entry per container however often it
 	// restarts (a late Failure of an even older ID would reach the runtime, which ignores stale IDs).
@@ -41,14 +41,14 @@ type syncActor struct {
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*v1.Pod{},
+	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podRecord{},
 		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
 }
 
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *messages.AddPod:
-		a.pods[m.Pod.UID] = m.Pod
+	case *addPodCmd:
+		a.pods[m.pod.uid] = m.pod
 	case *removePod:
 		a.forget(m.uid)
 	case *messages.CleanupPods:
@@ -82,7 +82,7 @@ func (a *syncActor) forget(uid types.UID) {
 }
 
 func (a *syncActor) kill(c messages.ResultChanged) {
-	pod, ok := a.pods[c.PodUID]
+	rec, ok := a.pods[c.PodUID]
 	if !ok {
 		a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
 		return
@@ -94,6 +94,7 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 		return
 	}
 	a.killed[c.PodUID][c.Container] = c.ContainerID
+	pod := rec.pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,

@@ -87,10 +87,10 @@ func (t *Tree) PID() *actor.PID { return t.env.root }
 // AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
 // once, here; every actor of the tree shares that copy read-only.
 func (t *Tree) AddPod(pod *v1.Pod) {
-	cp := pod.DeepCopy()
+	rec := newPodRecord(pod)
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	t.env.send(t.env.root, &messages.AddPod{Pod: cp})
+	t.env.send(t.env.root, &addPodCmd{pod: rec})
 	t.added[pod.UID] = struct{}{}
 }
 
@@ -130,9 +130,9 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	st := status.DeepCopy()
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	var p *v1.Pod
+	var p *podRecord
 	if _, ok := t.added[pod.UID]; !ok {
-		p = pod.DeepCopy()
+		p = newPodRecord(pod)
 	}
 	t.env.send(t.env.root, &setStatus{uid: pod.UID, pod: p, status: st})
 }

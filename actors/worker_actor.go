@@ -8,7 +8,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/worker"
@@ -36,7 +35,7 @@ type workerActor struct {
 	att       *attemptSlot // while an attempt is in flight
 	env       *env
 	key       messages.ProbeKey
-	pod       *v1.Pod // the AddPod object (never updated, as kubelet's worker.pod)
+	pod       *podRecord // the AddPod copy (never updated, as kubelet's worker.pod)
 	container *v1.Container
 	sidecar   bool
 
@@ -52,7 +51,7 @@ type workerActor struct {
 func (w *workerActor) membership() *membership     { return &w.ms }
 func (w *workerActor) probeKey() messages.ProbeKey { return w.key }
 
-func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, spec *v1.Probe, sidecar bool,
+func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container, spec *v1.Probe, sidecar bool,
 	view messages.ContainerView) *workerActor {
 	period := time.Duration(spec.PeriodSeconds) * time.Second
 	if period <= 0 {
@@ -64,9 +63,9 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *v1.Pod, c *v1.Container, s
 		Type:         k.Type,
 		Spec:         spec,
 		Period:       period,
-		RestartNever: pod.Spec.RestartPolicy == v1.RestartPolicyNever,
+		RestartNever: pod.restartPolicy == v1.RestartPolicyNever,
 		Sidecar:      sidecar,
-		Deleting:     pod.DeletionTimestamp != nil,
+		Deleting:     pod.deletionTimestamp != nil,
 	})
 	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	w.fire = w.onTimer
@@ -96,7 +95,7 @@ func (w *workerActor) spec() *v1.Probe { return w.key.Type.Spec(w.container) }
 
 func (w *workerActor) logger() hclog.Logger {
 	if w.lg == nil {
-		w.lg = w.env.log.Named("worker").With("pod", w.pod.Namespace+"/"+w.pod.Name, "container", w.key.Container,
+		w.lg = w.env.log.Named("worker").With("pod", w.pod.namespace+"/"+w.pod.name, "container", w.key.Container,
 			"probe", w.key.Type.String())
 	}
 	return w.lg
@@ -253,8 +252,8 @@ func (w *workerActor) events(evs []worker.EventText) {
 	for _, ev := range evs {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
-			Pod:    types.NamespacedName{Namespace: w.pod.Namespace, Name: w.pod.Name},
-			PodUID: w.pod.UID, FieldPath: fieldPath(w.key.Container, w.sidecar),
+			Pod:    w.pod.ref(),
+			PodUID: w.pod.uid, FieldPath: fieldPath(w.key.Container, w.sidecar),
 		})
 	}
 }
@@ -265,9 +264,9 @@ func (w *workerActor) observe(o worker.Observation) {
 		return
 	}
 	pt := w.key.Type.String()
-	m.total.WithLabelValues(pt, o.Label, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	m.total.WithLabelValues(pt, o.Label, w.key.Container, w.pod.name, w.pod.namespace, string(w.pod.uid)).Inc()
 	if o.Timed {
-		m.duration.WithLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace).Observe(o.Duration.Seconds())
+		m.duration.WithLabelValues(pt, w.key.Container, w.pod.name, w.pod.namespace).Observe(o.Duration.Seconds())
 	}
 }
 
@@ -278,7 +277,7 @@ func (w *workerActor) deleteMetrics() {
 	}
 	pt := w.key.Type.String()
 	for _, r := range []string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown} {
-		m.total.DeleteLabelValues(pt, r, w.key.Container, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
+		m.total.DeleteLabelValues(pt, r, w.key.Container, w.pod.name, w.pod.namespace, string(w.pod.uid))
 	}
-	m.duration.DeleteLabelValues(pt, w.key.Container, w.pod.Name, w.pod.Namespace)
+	m.duration.DeleteLabelValues(pt, w.key.Container, w.pod.name, w.pod.namespace)
 }

@@ -30,19 +30,24 @@ func findByName(statuses []v1.ContainerStatus, name string) (*v1.ContainerStatus
 // ContainersReadyCondition is kubelet's GenerateContainersReadyCondition over sidecars and regular
 // containers (LastTransitionTime is left zero; see SetCondition).
 func ContainersReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
-	return containersReady(pod, status, true)
+	return containersReady(SpecOf(pod), status, true)
+}
+
+// ContainersReadyConditionOf is ContainersReadyCondition for a pod's Spec.
+func ContainersReadyConditionOf(spec *Spec, status *v1.PodStatus) v1.PodCondition {
+	return containersReady(spec, status, true)
 }
 
 // ProbeConditionStatuses returns the statuses of ContainersReadyCondition and ReadyCondition (by
 // the same rules, without building their reasons and messages).
-func ProbeConditionStatuses(pod *v1.Pod, status *v1.PodStatus) (cr, ready v1.ConditionStatus) {
-	c := containersReady(pod, status, false)
-	return c.Status, readyFrom(pod, status, c, false).Status
+func ProbeConditionStatuses(spec *Spec, status *v1.PodStatus) (cr, ready v1.ConditionStatus) {
+	c := containersReady(spec, status, false)
+	return c.Status, readyFrom(spec, status, c, false).Status
 }
 
 // containersReady is ContainersReadyCondition; without describe, names are not collected and the
 // message is left empty (the status and reason are the same).
-func containersReady(pod *v1.Pod, status *v1.PodStatus, describe bool) v1.PodCondition {
+func containersReady(spec *Spec, status *v1.PodStatus, describe bool) v1.PodCondition {
 	if status.InitContainerStatuses == nil && status.ContainerStatuses == nil {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
 	}
@@ -66,13 +71,13 @@ func containersReady(pod *v1.Pod, status *v1.PodStatus, describe bool) v1.PodCon
 			}
 		}
 	}
-	for i := range pod.Spec.InitContainers {
-		if IsRestartable(&pod.Spec.InitContainers[i]) {
-			check(pod.Spec.InitContainers[i].Name)
+	for i := range spec.InitContainers {
+		if IsRestartable(&spec.InitContainers[i]) {
+			check(spec.InitContainers[i].Name)
 		}
 	}
-	for i := range pod.Spec.Containers {
-		check(pod.Spec.Containers[i].Name)
+	for i := range spec.Containers {
+		check(spec.Containers[i].Name)
 	}
 	if status.Phase == v1.PodSucceeded && !anyUnknown {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: PodCompleted}
@@ -103,20 +108,21 @@ func containersReady(pod *v1.Pod, status *v1.PodStatus, describe bool) v1.PodCon
 // ReadyCondition is kubelet's GeneratePodReadyCondition: ContainersReady, then readiness gates
 // (looked up in status.Conditions).
 func ReadyCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
-	return readyFrom(pod, status, ContainersReadyCondition(pod, status), true)
+	spec := SpecOf(pod)
+	return readyFrom(spec, status, containersReady(spec, status, true), true)
 }
 
-// ReadyConditionFrom is ReadyCondition given the pod's ContainersReadyCondition cr.
-func ReadyConditionFrom(pod *v1.Pod, status *v1.PodStatus, cr v1.PodCondition) v1.PodCondition {
-	return readyFrom(pod, status, cr, true)
+// ReadyConditionFrom is ReadyCondition for a pod's Spec, given its ContainersReadyCondition cr.
+func ReadyConditionFrom(spec *Spec, status *v1.PodStatus, cr v1.PodCondition) v1.PodCondition {
+	return readyFrom(spec, status, cr, true)
 }
 
-func readyFrom(pod *v1.Pod, status *v1.PodStatus, cr v1.PodCondition, describe bool) v1.PodCondition {
+func readyFrom(spec *Spec, status *v1.PodStatus, cr v1.PodCondition, describe bool) v1.PodCondition {
 	if cr.Status != v1.ConditionTrue {
 		return v1.PodCondition{Type: v1.PodReady, Status: cr.Status, Reason: cr.Reason, Message: cr.Message}
 	}
 	var msgs []string
-	for _, g := range pod.Spec.ReadinessGates {
+	for _, g := range spec.ReadinessGates {
 		c := findCondition(status.Conditions, g.ConditionType)
 		switch {
 		case c == nil:

@@ -135,7 +135,7 @@ func TestContainersReadyAndReadyConditions(t *testing.T) {
 			assert.Equal(t, tc.want.Status, r.Status)
 			assert.Equal(t, tc.want.Reason, r.Reason)
 			assert.Equal(t, tc.want.Message, r.Message)
-			cr, ready := ProbeConditionStatuses(pod, &tc.status)
+			cr, ready := ProbeConditionStatuses(SpecOf(pod), &tc.status)
 			assert.Equal(t, tc.want.Status, cr, "the statuses alone, by the same rules")
 			assert.Equal(t, r.Status, ready)
 		})
@@ -150,11 +150,11 @@ func TestReadinessGates(t *testing.T) {
 	assert.Equal(t, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: ReadinessGatesNotReady,
 		Message: `corresponding condition of pod readiness gate "x" does not exist., the status of pod readiness gate "y" is not "True", but False`},
 		ReadyCondition(pod, &status))
-	_, ready := ProbeConditionStatuses(pod, &status)
+	_, ready := ProbeConditionStatuses(SpecOf(pod), &status)
 	assert.Equal(t, v1.ConditionFalse, ready)
 	status.Conditions = []v1.PodCondition{{Type: "x", Status: v1.ConditionTrue}, {Type: "y", Status: v1.ConditionTrue}}
 	assert.Equal(t, v1.ConditionTrue, ReadyCondition(pod, &status).Status)
-	_, ready = ProbeConditionStatuses(pod, &status)
+	_, ready = ProbeConditionStatuses(SpecOf(pod), &status)
 	assert.Equal(t, v1.ConditionTrue, ready)
 }
 

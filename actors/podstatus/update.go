@@ -52,12 +52,26 @@ type Flags struct {
 	Ready   bool
 }
 
+// Spec is the part of a pod's spec the status rules read (a pod's containers and sidecars by name,
+// init containers' restart policies, readiness gates).
+type Spec struct {
+	Containers     []v1.Container
+	InitContainers []v1.Container
+	ReadinessGates []v1.PodReadinessGate
+}
+
+// SpecOf returns pod's Spec (sharing its slices).
+func SpecOf(pod *v1.Pod) *Spec {
+	return &Spec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers,
+		ReadinessGates: pod.Spec.ReadinessGates}
+}
+
 // Overlay is kubelet's prober manager UpdatePodStatus (spec §5.1) without modifying status: it
 // writes into flags (which must have room for every container status) the Started and Ready of
 // status.ContainerStatuses[i] at flags[i] and of status.InitContainerStatuses[j] at
 // flags[len(ContainerStatuses)+j], and returns the names of containers whose readiness worker kubelet
 // would manually trigger (started, running, readiness not Success, worker exists).
-func Overlay(pod *v1.Pod, status *v1.PodStatus, p Probes, flags []Flags) (trigger []string) {
+func Overlay(spec *Spec, status *v1.PodStatus, p Probes, flags []Flags) (trigger []string) {
 	for i := range status.ContainerStatuses {
 		cs := &status.ContainerStatuses[i]
 		f := Flags{Started: isContainerStarted(cs, p), Ready: cs.Ready}
@@ -75,10 +89,10 @@ func Overlay(pod *v1.Pod, status *v1.PodStatus, p Probes, flags []Flags) (trigge
 		cs := &status.InitContainerStatuses[i]
 		f := Flags{Started: isContainerStarted(cs, p), Ready: cs.Ready}
 		flags[n+i] = f
-		if i >= len(pod.Spec.InitContainers) || pod.Spec.InitContainers[i].Name != cs.Name {
+		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != cs.Name {
 			continue // kubelet: status/spec index mismatch, logged and skipped
 		}
-		if !IsRestartable(&pod.Spec.InitContainers[i]) {
+		if !IsRestartable(&spec.InitContainers[i]) {
 			if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
 				flags[n+i].Ready = true
 			}
@@ -119,7 +133,7 @@ func apply(cs *v1.ContainerStatus, f Flags) {
 // readiness worker kubelet would manually trigger.
 func UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus, p Probes) (trigger []string) {
 	flags := make([]Flags, len(status.ContainerStatuses)+len(status.InitContainerStatuses))
-	trigger = Overlay(pod, status, p, flags)
+	trigger = Overlay(SpecOf(pod), status, p, flags)
 	Apply(status, flags)
 	return trigger
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,14 +80,17 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		d.AddPod(f.pod)
 		d.SetPodStatus(f.pod, f.status)
 	}
-	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart)
+	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, fixtures)
 }
 
 // measureLoop is the measurement of a probe loop that is being set up: it waits until every worker
 // has probed once (setup is synchronous in the baseline and asynchronous, by messages, in the actor
 // core), warms up, measures the window and reports the metrics (see the package doc). Profiles, if
-// asked for, are named after profile.
-func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before memUse, setupStart time.Time) {
+// asked for, are named after profile. fixtures (the pods and statuses handed over, allocated before
+// the memory baseline) are kept alive until the memory is measured: freed, they would be subtracted
+// from what an implementation that copies them keeps.
+func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before memUse, setupStart time.Time,
+	fixtures []podFixture) {
 	if !waitFor(2*time.Minute, func() bool { return grid.probed.Load() == int64(n) }) {
 		b.Fatalf("only %d of %d workers probed within 2 minutes", grid.probed.Load(), n)
 	}
@@ -109,6 +113,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	b.StopTimer()
 
 	mem := memInUse()
+	runtime.KeepAlive(fixtures)
 	if probed == 0 {
 		b.Fatalf("no probe ran in %v", wall)
 	}
