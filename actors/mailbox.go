@@ -136,13 +136,20 @@ func (m *mailbox) post(msg any) {
 func (m *mailbox) carry(msg any) {
 	for {
 		m.mu.Lock()
-		m.pushLocked(msg)
 		if m.running || m.suspended || len(m.sys) > 0 {
+			m.pushLocked(msg)
 			m.scheduleLocked()
 			return
 		}
 		m.running, m.carrying = true, true
+		first := m.userLen() == 0 // nothing queued ahead of msg: hand it over without queueing it
+		if !first {
+			m.pushLocked(msg)
+		}
 		m.mu.Unlock()
+		if first {
+			m.invoke(msg, false)
+		}
 		m.process(true)
 		s := m.carried
 		if s == nil {

@@ -27,7 +27,7 @@
 // entries due in the same millisecond share one wake-up; with a Fake it is exact by default.
 // WithResolution overrides both.
 //
-// Design choice, min-heap vs timing wheel: a binary min-heap of 16-byte items (deadline, sequence,
+// Design choice, min-heap vs timing wheel: a 4-ary min-heap of 16-byte items (deadline, sequence,
 // slab index: sifting compares contiguous memory) over a slab of entries (8-byte Handles with a
 // generation, so stale handles are rejected and slots are reused without allocation).
 // It is O(log n) for At and Cancel, and for 100,000 entries that is ~17 levels; a hashed wheel would be

@@ -36,7 +36,7 @@ func WithResolution(d time.Duration) SchedulerOption {
 	}
 }
 
-// Scheduler runs many deadlines from one Clock timer. Entries live in a slab; a binary min-heap of
+// Scheduler runs many deadlines from one Clock timer. Entries live in a slab; a 4-ary min-heap of
 // (deadline, sequence, slab index) items orders them, so that heap operations compare contiguous
 // memory (about 48 bytes per entry in all); no goroutine or timer exists per entry, and scheduling,
 // rescheduling or cancelling is O(log n) with no allocation once the slab has grown to its peak size.
@@ -507,9 +507,13 @@ func (s *Scheduler) remove(i int) {
 	}
 }
 
+// The heap is 4-ary: half the levels of a binary heap, and the four children of a node (16 bytes
+// each) share a cache line, so popping the earliest of 100,000 entries touches ~9 lines, not ~17.
+const arity = 4
+
 func (s *Scheduler) up(i int) {
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / arity
 		if !less(&s.heap[i], &s.heap[p]) {
 			return
 		}
@@ -521,13 +525,15 @@ func (s *Scheduler) up(i int) {
 func (s *Scheduler) down(i0 int) bool {
 	i, n := i0, len(s.heap)
 	for {
-		l := 2*i + 1
+		l := arity*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && less(&s.heap[r], &s.heap[l]) {
-			j = r
+		for c := l + 1; c < l+arity && c < n; c++ {
+			if less(&s.heap[c], &s.heap[j]) {
+				j = c
+			}
 		}
 		if !less(&s.heap[j], &s.heap[i]) {
 			break
