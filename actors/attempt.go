@@ -89,7 +89,7 @@ func (s *attemptSlot) exec() (*workerActor, bool) {
 			}
 		}()
 		start := e.now()
-		rep.verdict = worker.RunProbe(&s.ctx, e.cfg.prober, w.key.Type, w.spec(), s.target)
+		rep.verdict = worker.RunProbe(&s.ctx, e.cfg.prober, w.typ, w.spec(), s.target)
 		rep.duration = e.now().Sub(start)
 	}()
 	s.mu.Lock()

@@ -83,7 +83,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		m.stop(ctx, m.set.cleanup(msg.Desired))
 	case *podViews:
 		for _, w := range m.set.workers(msg.uid) {
-			if v := viewIn(msg.views, w.key.Container); v != nil {
+			if v := viewIn(msg.views, w.container.Name); v != nil {
 				m.env.tell(ctx, w.ms.pid, v)
 			}
 		}
@@ -260,7 +260,7 @@ func (m *managerActor) flush(ctx actor.Context) {
 // (RemoveResult on Stopping) was queued at the cache before its Terminated reached us, so this Set
 // lands after it. The worker is gone: its last view is read here safely.
 func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, pod types.NamespacedName, reason any) {
-	k := w.key
+	k := w.key()
 	id, found := w.m.ViewedContainer()
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))

@@ -34,22 +34,26 @@ type workerActor struct {
 	m         worker.Machine
 	att       *attemptSlot // while an attempt is in flight
 	env       *env
-	key       messages.ProbeKey
 	pod       *podRecord // the AddPod copy (never updated, as kubelet's worker.pod)
 	container *v1.Container
+	typ       messages.ProbeType
 	sidecar   bool
 
 	self  *actor.PID
 	fire  func() // scheduler callback, allocated once
 	timer clock.Handle
-	lg    hclog.Logger // bound lazily: most workers never log
 
 	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).
 	ms membership
 }
 
 func (w *workerActor) membership() *membership     { return &w.ms }
-func (w *workerActor) probeKey() messages.ProbeKey { return w.key }
+func (w *workerActor) probeKey() messages.ProbeKey { return w.key() }
+
+// key is the worker's ProbeKey (derived, not kept: a worker is ~450 bytes and this is 40 of them).
+func (w *workerActor) key() messages.ProbeKey {
+	return messages.ProbeKey{PodUID: w.pod.uid, Container: w.container.Name, Type: w.typ}
+}
 
 func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container, spec *v1.Probe, sidecar bool,
 	view messages.ContainerView) *workerActor {
@@ -57,7 +61,7 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	w := &workerActor{env: e, key: k, pod: pod, container: c, sidecar: sidecar}
+	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar}
 	w.mb.owner = w
 	w.m.Init(worker.Config{
 		Type:         k.Type,
@@ -91,14 +95,13 @@ func newWorkerProps(e *env, strategy actor.SupervisorStrategy) *actor.Props {
 }
 
 // spec is the worker's probe in its container's spec.
-func (w *workerActor) spec() *v1.Probe { return w.key.Type.Spec(w.container) }
+func (w *workerActor) spec() *v1.Probe { return w.typ.Spec(w.container) }
 
+// logger is the worker's logger (built when needed: workers rarely log, and a bound logger would
+// cost every worker its memory).
 func (w *workerActor) logger() hclog.Logger {
-	if w.lg == nil {
-		w.lg = w.env.log.Named("worker").With("pod", w.pod.namespace+"/"+w.pod.name, "container", w.key.Container,
-			"probe", w.key.Type.String())
-	}
-	return w.lg
+	return w.env.log.Named("worker").With("pod", w.pod.namespace+"/"+w.pod.name, "container", w.container.Name,
+		"probe", w.typ.String())
 }
 
 // onTimer is the scheduler's callback: an idle attempt-pool goroutine carries the tick into the
@@ -183,7 +186,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 		}
 		return
 	}
-	if rep.verdict.Err != nil {
+	if rep.verdict.Err != nil && w.env.log.IsDebug() {
 		w.logger().Debug("probe errored", "error", rep.verdict.Err, "tries", rep.verdict.Tries)
 	}
 	w.step(ctx, &worker.Event{Kind: worker.Done, Now: now, Attempt: rep.num, Verdict: &rep.verdict, Duration: rep.duration})
@@ -198,7 +201,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 // escalated: the panic is logged with its stack, and the worker abandons its attempt and stops its
 // timer until supervision resumes it.
 func (w *workerActor) failed(reason, msg any) {
-	w.env.log.Error("actor panicked", "actor", w.key.String(), "message_type", fmt.Sprintf("%T", msg),
+	w.env.log.Error("actor panicked", "actor", w.key().String(), "message_type", fmt.Sprintf("%T", msg),
 		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
 	w.step(nil, &worker.Event{Kind: worker.Restarting, Now: w.env.now()})
 }
@@ -219,10 +222,10 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	for _, op := range r.Cache() {
 		if op.Remove {
-			e.tell(ctx, e.cache, &messages.RemoveResult{ContainerID: op.ContainerID, Type: w.key.Type})
+			e.tell(ctx, e.cache, &messages.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
 		} else {
-			e.tell(ctx, e.cache, &messages.SetResult{PodUID: w.key.PodUID, Container: w.key.Container,
-				ContainerID: op.ContainerID, Type: w.key.Type, Result: op.Result})
+			e.tell(ctx, e.cache, &messages.SetResult{PodUID: w.pod.uid, Container: w.container.Name,
+				ContainerID: op.ContainerID, Type: w.typ, Result: op.Result})
 		}
 	}
 	if len(r.Events) > 0 {
@@ -253,7 +256,7 @@ func (w *workerActor) events(evs []worker.EventText) {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
 			Pod:    w.pod.ref(),
-			PodUID: w.pod.uid, FieldPath: fieldPath(w.key.Container, w.sidecar),
+			PodUID: w.pod.uid, FieldPath: fieldPath(w.container.Name, w.sidecar),
 		})
 	}
 }
@@ -263,10 +266,10 @@ func (w *workerActor) observe(o worker.Observation) {
 	if m == nil {
 		return
 	}
-	pt := w.key.Type.String()
-	m.total.WithLabelValues(pt, o.Label, w.key.Container, w.pod.name, w.pod.namespace, string(w.pod.uid)).Inc()
+	pt := w.typ.String()
+	m.total.WithLabelValues(pt, o.Label, w.container.Name, w.pod.name, w.pod.namespace, string(w.pod.uid)).Inc()
 	if o.Timed {
-		m.duration.WithLabelValues(pt, w.key.Container, w.pod.name, w.pod.namespace).Observe(o.Duration.Seconds())
+		m.duration.WithLabelValues(pt, w.container.Name, w.pod.name, w.pod.namespace).Observe(o.Duration.Seconds())
 	}
 }
 
@@ -275,9 +278,9 @@ func (w *workerActor) deleteMetrics() {
 	if m == nil {
 		return
 	}
-	pt := w.key.Type.String()
+	pt := w.typ.String()
 	for _, r := range []string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown} {
-		m.total.DeleteLabelValues(pt, r, w.key.Container, w.pod.name, w.pod.namespace, string(w.pod.uid))
+		m.total.DeleteLabelValues(pt, r, w.container.Name, w.pod.name, w.pod.namespace, string(w.pod.uid))
 	}
-	m.duration.DeleteLabelValues(pt, w.key.Container, w.pod.name, w.pod.namespace)
+	m.duration.DeleteLabelValues(pt, w.container.Name, w.pod.name, w.pod.namespace)
 }

@@ -16,12 +16,6 @@ type Send[S comparable] struct {
 	Batch messages.ResultChanges
 }
 
-type entry struct {
-	result    messages.Result
-	podUID    string
-	container string
-}
-
 type subscriber struct {
 	types   uint8 // bit per probe type
 	pending map[Key]slot
@@ -71,7 +65,7 @@ func (s *subscriber) remove(k Key) {
 // Cache is the results store and per-subscriber queues. S identifies a subscriber (the shell uses the
 // PID's string form). Not safe for concurrent use.
 type Cache[S comparable] struct {
-	entries map[Key]messages.ResultChanged
+	entries map[Key]messages.Result // a change carries the pod and container; the store needs only this
 	subs    map[S]*subscriber
 	out     map[uint64]S // outstanding batch seq → subscriber
 	seq     uint64       // last batch seq, unique across subscribers
@@ -79,7 +73,7 @@ type Cache[S comparable] struct {
 
 // New returns an empty Cache.
 func New[S comparable]() *Cache[S] {
-	return &Cache[S]{entries: map[Key]messages.ResultChanged{}, subs: map[S]*subscriber{}, out: map[uint64]S{}}
+	return &Cache[S]{entries: map[Key]messages.Result{}, subs: map[S]*subscriber{}, out: map[uint64]S{}}
 }
 
 func mask(types []messages.ProbeType) uint8 {
@@ -95,15 +89,15 @@ func mask(types []messages.ProbeType) uint8 {
 
 // Get returns the cached result for a key.
 func (c *Cache[S]) Get(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
-	e, ok := c.entries[Key{id, t}]
-	return e.Result, ok
+	r, ok := c.entries[Key{id, t}]
+	return r, ok
 }
 
 // Count returns how many cached results equal r.
 func (c *Cache[S]) Count(r messages.Result) int {
 	n := 0
 	for _, e := range c.entries {
-		if e.Result == r {
+		if e == r {
 			n++
 		}
 	}
@@ -117,11 +111,11 @@ func (c *Cache[S]) Len() int { return len(c.entries) }
 // (to subscribers with no batch outstanding).
 func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
 	k := Key{r.ContainerID, r.Type}
-	if old, ok := c.entries[k]; ok && old.Result == r.Result {
+	if old, ok := c.entries[k]; ok && old == r.Result {
 		return false, nil
 	}
 	ch := messages.ResultChanged(r)
-	c.entries[k] = ch
+	c.entries[k] = r.Result
 	var out []Send[S]
 	for id, s := range c.subs {
 		if s.types&(1<<uint(r.Type)) == 0 {
