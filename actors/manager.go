@@ -189,7 +189,6 @@ func fieldPath(container string, sidecar bool) string {
 // keys that already have a worker (kubelet post-1.35 behaviour).
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
-	name := pod.ref()
 	failed := false
 	for _, p := range msg.probes {
 		k := p.key
@@ -210,7 +209,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 			failed = true
 			continue
 		}
-		m.set.add(name, pid, w)
+		m.set.add(pid, w)
 	}
 	if failed {
 		m.set.changedPod(pod.uid)
@@ -242,7 +241,7 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 	}
 	m.strategy.Forget(who)
 	if g.gaveUp {
-		m.reportGaveUp(ctx, g.w, g.pod, g.reason)
+		m.reportGaveUp(ctx, g.w, g.reason)
 	}
 	if !m.flushing {
 		m.flushing = m.env.tell(ctx, ctx.Self(), flushWorkersMsg)
@@ -259,7 +258,7 @@ func (m *managerActor) flush(ctx actor.Context) {
 // reportGaveUp publishes Unknown for a key whose worker failed too often. The worker's own cleanup
 // (RemoveResult on Stopping) was queued at the cache before its Terminated reached us, so this Set
 // lands after it. The worker is gone: its last view is read here safely.
-func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, pod types.NamespacedName, reason any) {
+func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, reason any) {
 	k := w.key()
 	id, found := w.m.ViewedContainer()
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
@@ -273,7 +272,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, pod types
 		Type:    v1.EventTypeWarning,
 		Reason:  messages.ReasonProbeWorkerGaveUp,
 		Message: fmt.Sprintf("%s probe worker failed too often and was stopped; result is Unknown: %v", k.Type, reason),
-		Pod:     pod,
+		Pod:     w.pod.ref(),
 		PodUID:  k.PodUID,
 	})
 }

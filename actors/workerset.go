@@ -36,7 +36,6 @@ type workerSet[W member] struct {
 }
 
 type podWorkers[W member] struct {
-	name    types.NamespacedName // for events
 	workers []W
 	dirty   bool // listed in workerSet.dirty
 }
@@ -67,9 +66,8 @@ func (s *workerSet[W]) get(k messages.ProbeKey) (W, bool) {
 	return zero, false
 }
 
-// add records w as its key's worker with the PID pid (the key must not have one). pod names the
-// pod in events.
-func (s *workerSet[W]) add(pod types.NamespacedName, pid *actor.PID, w W) {
+// add records w as its key's worker with the PID pid (the key must not have one).
+func (s *workerSet[W]) add(pid *actor.PID, w W) {
 	*w.membership() = membership{pid: pid}
 	s.byID[pid.Id] = w
 	k := w.probeKey()
@@ -78,7 +76,6 @@ func (s *workerSet[W]) add(pod types.NamespacedName, pid *actor.PID, w W) {
 		p = &podWorkers[W]{}
 		s.pods[k.PodUID] = p
 	}
-	p.name = pod
 	p.workers = append(p.workers, w)
 }
 
@@ -151,7 +148,6 @@ func (s *workerSet[W]) gaveUp(w W, reason any) {
 // gone is a worker that terminated: whether it was given up on, and why.
 type gone[W member] struct {
 	w      W
-	pod    types.NamespacedName
 	gaveUp bool
 	reason any
 }
@@ -178,7 +174,6 @@ func (s *workerSet[W]) terminated(id string) (gone[W], bool) {
 		}
 	}
 	s.markDirty(uid, p)
-	g.pod = p.name
 	return g, true
 }
 

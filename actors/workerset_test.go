@@ -101,7 +101,7 @@ func TestWorkerSet(t *testing.T) {
 					assert.False(t, s.has(op.key))
 					w := &fakeWorker{key: op.key}
 					byKey[op.key] = w
-					s.add(types.NamespacedName{Name: string(op.key.PodUID)}, actor.NewPID("test", id(op.key)), w)
+					s.add(actor.NewPID("test", id(op.key)), w)
 					assert.True(t, s.has(op.key))
 				case "stopPod":
 					got = ids(s.stopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
@@ -123,7 +123,6 @@ func TestWorkerSet(t *testing.T) {
 					s.gaveUp(byKey[op.key], "boom")
 				case "terminated":
 					if g, ok := s.terminated(id(op.key)); ok {
-						assert.Equal(t, string(op.key.PodUID), g.pod.Name)
 						desc := id(g.w.key)
 						if g.gaveUp {
 							desc += " gave up: " + g.reason.(string)
