@@ -90,32 +90,49 @@ func (p *mailboxPool) Stop() {
 }
 
 // attemptPool runs probe attempts, which may block for up to their timeout (real probes), on
-// long-lived goroutines without ever queueing one attempt behind another: Go hands an attempt to an idle
-// goroutine if one is free and otherwise starts a new one, so the pool grows to the number of
-// attempts in flight. A goroutine that finishes an attempt stays for the next one only while fewer
-// than maxIdle others are idle, and for at most two attemptIdleTimeouts, so the pool shrinks back as
-// soon as a burst of slow attempts ends and holds nothing at rest.
+// long-lived goroutines, never holding one attempt behind another for more than backlogWait: Go
+// hands an attempt to an idle goroutine if one is free; else, while fewer than spare goroutines are
+// alive, it starts a new one; else it puts the attempt in the backlog, which goroutines take from
+// when they finish an attempt, and which starts a new goroutine per waiting attempt once one has
+// waited backlogWait (the busy ones may be blocked on slow probes). So the pool grows to the number
+// of attempts in flight when they are slow, but a burst of quick attempts on a machine that is
+// already busy does not start (and grow the stacks of) a goroutine each. A goroutine that finishes
+// an attempt stays for the next one only while fewer than maxIdle others are idle, and for at most
+// two attemptIdleTimeouts, so the pool shrinks back as soon as a burst of slow attempts ends and
+// holds nothing at rest.
 //
 // Hand-off: an idle goroutine adds one to free and waits on work; Go takes one from free (so each
 // attempt it queues has an idle goroutine of its own) before it sends. At most maxIdle goroutines
-// are idle, so at most maxIdle attempts are ever queued and the send never blocks.
+// are idle, so at most maxIdle attempts are ever queued on work and the send never blocks.
 type attemptPool struct {
 	mu      sync.RWMutex // Go holds it shared; Stop exclusively, so no wg.Add races the Wait
 	closed  bool
 	work    chan job // capacity maxIdle
+	backlog chan job // capacity backlogCap
 	quit    chan struct{}
 	free    atomic.Int32 // idle goroutines no attempt has been promised to
 	idle    atomic.Int32 // goroutines waiting on work
+	live    atomic.Int32 // goroutines of the pool
+	rescue  atomic.Bool  // a backlog check is scheduled
 	maxIdle int32
+	spare   int32
 	wg      sync.WaitGroup
 }
+
+const (
+	// backlogWait is the longest an attempt waits in the backlog before a goroutine is started for it.
+	backlogWait = time.Millisecond
+	// backlogCap bounds the backlog; past it Go starts a goroutine.
+	backlogCap = 4096
+)
 
 // attemptIdleTimeout is how long an idle attempt goroutine waits for work before it ends: the pool
 // holds no goroutine once probing is at rest.
 const attemptIdleTimeout = time.Second
 
 func newAttemptPool(maxIdle int) *attemptPool {
-	return &attemptPool{work: make(chan job, maxIdle), quit: make(chan struct{}), maxIdle: int32(maxIdle)}
+	return &attemptPool{work: make(chan job, maxIdle), backlog: make(chan job, backlogCap), quit: make(chan struct{}),
+		maxIdle: int32(maxIdle), spare: int32(2 * max(2, runtime.GOMAXPROCS(0)))}
 }
 
 // defaultIdleAttemptGoroutines is how many idle attempt goroutines stay (256 on 2 cores, ~2 MB of
@@ -139,8 +156,45 @@ func (p *attemptPool) Go(s job) {
 		p.work <- s
 		return
 	}
+	if p.live.Load() >= p.spare {
+		select {
+		case p.backlog <- s:
+			if p.rescue.CompareAndSwap(false, true) {
+				time.AfterFunc(backlogWait, p.rescueBacklog)
+			}
+			return
+		default:
+		}
+	}
+	p.start(s)
+}
+
+// start runs s on a new pool goroutine (the caller holds mu shared).
+func (p *attemptPool) start(s job) {
 	p.wg.Add(1)
+	p.live.Add(1)
 	go p.run(s)
+}
+
+// rescueBacklog gives every attempt still in the backlog a goroutine: an idle one, or a new one.
+func (p *attemptPool) rescueBacklog() {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	p.rescue.Store(false)
+	for {
+		select {
+		case s := <-p.backlog:
+			if p.closed {
+				go s.run()
+			} else if p.withdraw() {
+				p.work <- s
+			} else {
+				p.start(s)
+			}
+		default:
+			return
+		}
+	}
 }
 
 // TryGo hands s to an idle pool goroutine and reports whether it could: it never starts one.
@@ -158,6 +212,7 @@ func (p *attemptPool) TryGo(s job) bool {
 // maxIdle others are idle, or when the pool stops.
 func (p *attemptPool) run(s job) {
 	defer p.wg.Done()
+	defer p.live.Add(-1)
 	// The retire timer is armed once and re-armed only when it fires after the goroutine worked
 	// since (not per attempt: a Reset per attempt cost ~3 % of CPU at 100,000 probes/s), so an idle
 	// goroutine ends between one and two attemptIdleTimeouts after its last attempt.
@@ -169,6 +224,11 @@ func (p *attemptPool) run(s job) {
 	}()
 	for {
 		s.run()
+		select {
+		case s = <-p.backlog: // an attempt waiting for a goroutine: this one
+			continue
+		default:
+		}
 		if p.idle.Add(1) > p.maxIdle {
 			p.idle.Add(-1)
 			return

@@ -76,9 +76,10 @@ func TestMailboxPoolNeverBlocks(t *testing.T) {
 	})
 }
 
-// Attempts never wait for each other: blocked attempts do not delay a new one, a goroutine that
-// finished an attempt takes the next one, the pool shrinks back to maxIdle at once and to nothing
-// within two attemptIdleTimeouts at rest (virtual time in a synctest bubble).
+// Attempts do not wait for each other beyond backlogWait: blocked attempts delay a new one at most
+// that long, a goroutine that finishes an attempt takes the next one (or one from the backlog), the
+// pool shrinks back to maxIdle at once and to nothing within two attemptIdleTimeouts at rest
+// (virtual time in a synctest bubble).
 func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const maxIdle = 2
@@ -98,8 +99,18 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 			p.Go(jobFunc(func() { <-release }))
 		}
 		ran := make(chan struct{})
+		start := time.Now()
 		p.Go(jobFunc(func() { close(ran) }))
-		<-ran // while 20 attempts block: nothing queued behind them
+		<-ran // while 20 attempts block: it waits in the backlog at most backlogWait
+		assert.LessOrEqual(t, time.Since(start), backlogWait)
+
+		// A goroutine that finishes takes a waiting attempt from the backlog.
+		quick := make(chan struct{})
+		p.Go(jobFunc(func() { <-quick }))
+		p.Go(jobFunc(func() {})) // all busy again: into the backlog
+		close(quick)
+		synctest.Wait()
+		assert.Zero(t, len(p.backlog), "the finished goroutine took the backlogged attempt")
 
 		close(release)
 		synctest.Wait()
@@ -144,8 +155,10 @@ func attemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	<-done
 }
 
-// Far more workers than pool goroutines, each with an attempt that blocks until cancelled: the
-// workers still answer, and the tree stops (each stopping worker waits for its attempt).
+// Far more workers than pool goroutines, each with an attempt that blocks until cancelled: within
+// backlogWait every attempt is in flight (attempts beyond the spare goroutines wait in the backlog
+// at most that long), the workers still answer, and the tree stops (each stopping worker waits for
+// its attempt).
 func TestBlockedAttemptsDoNotStarveWorkers(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
@@ -161,10 +174,12 @@ func TestBlockedAttemptsDoNotStarveWorkers(t *testing.T) {
 			h.run(pod)
 			keys = append(keys, messages.ProbeKey{PodUID: pod.UID, Container: name, Type: messages.Readiness})
 		}
+		synctest.Wait()
 		for _, k := range keys {
-			synctest.Wait()
 			require.True(t, h.inspect(k).Busy)
 		}
+		time.Sleep(backlogWait) // virtual time: the backlog's rescue
+		synctest.Wait()
 		assert.Equal(t, pods, countAll(h.prober, pods), "one attempt per worker, all in flight at once")
 	})
 }
