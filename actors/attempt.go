@@ -145,10 +145,11 @@ func releaseSlot(s *attemptSlot) {
 // no values. Children (the prober's context.WithTimeout) register through AfterFunc, so the
 // context package starts no goroutine for them.
 type attemptCtx struct {
-	mu     sync.Mutex
-	done   chan struct{} // made by the first Done; closed by cancel
-	err    error
-	afters []*afterFunc
+	mu      sync.Mutex
+	done    chan struct{} // made by the first Done; closed by cancel
+	err     error
+	afters  []*afterFunc
+	pending sync.WaitGroup // AfterFunc callbacks still to run for a cancelled context
 }
 
 type afterFunc struct{ f func() }
@@ -181,14 +182,21 @@ func (c *attemptCtx) Err() error {
 // Value implements context.Context: no values.
 func (c *attemptCtx) Value(any) any { return nil }
 
-// AfterFunc arranges for f to run in its own goroutine once c is cancelled (the context package's
-// afterFuncer: context.WithCancel and friends use it for children of a foreign Context). stop
-// reports whether it kept f from running.
+// AfterFunc arranges for f to run once c is cancelled (the context package's afterFuncer:
+// context.WithCancel and friends register their child's cancel through it, and f reads c.Err()).
+// stop reports whether it kept f from running. Registered callbacks run when cancel runs; for an
+// already cancelled context f runs in a goroutine of its own (the context package calls AfterFunc
+// holding the child's lock, which f takes), and reset waits for it, so f never sees the context
+// live again.
 func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		go f()
+		c.pending.Add(1)
+		go func() {
+			defer c.pending.Done()
+			f()
+		}()
 		return func() bool { return false }
 	}
 	a := &afterFunc{f: f}
@@ -222,13 +230,14 @@ func (c *attemptCtx) cancel() {
 	fs := c.afters
 	c.afters = nil
 	c.mu.Unlock()
-	for _, a := range fs {
-		go a.f()
+	for _, a := range fs { // the context package's child cancellations: quick, and they read c.Err()
+		a.f()
 	}
 }
 
 // reset makes a cancelled context live again (a new done channel when one is asked for).
 func (c *attemptCtx) reset() {
+	c.pending.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
