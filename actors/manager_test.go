@@ -176,9 +176,12 @@ func TestStopCancelsInFlightAttempts(t *testing.T) {
 		h := newHarness(t)
 		entered := make(chan struct{}, 10)
 		h.prober.set("c", func(ctx context.Context) (probes.Outcome, error) {
+			// As an HTTP probe does: a child context with the probe's timeout.
+			child, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
 			entered <- struct{}{}
-			<-ctx.Done()
-			return probes.Outcome{Result: probes.Unknown}, ctx.Err()
+			<-child.Done()
+			return probes.Outcome{Result: probes.Unknown}, child.Err()
 		})
 		pod := testPod("p", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
 		h.run(pod)
