@@ -79,15 +79,23 @@ type Scheduler struct {
 // entries fall due every second.
 type loop struct {
 	timer   *time.Timer
-	ticker  *time.Ticker // non-nil while dense
+	ticker  *time.Ticker // made once; runs while dense
+	dense   bool
+	empty   int // wake-ups in a row that found nothing due
 	started bool
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-// denseSpan is how close the next deadline must be (in resolution steps) for the loop to keep its
-// ticker rather than sleep on the timer.
-const denseSpan = 2
+// The loop turns dense when the next deadline is within denseSpan resolution steps of a batch, and
+// sparse again after sparseAfter wake-ups in a row found nothing due (or the next deadline is more
+// than sparseSpan steps away): between the two it keeps its mode, so a schedule with a deadline
+// every millisecond or two does not flip between ticker and timer on every batch.
+const (
+	denseSpan   = 2
+	sparseSpan  = 50
+	sparseAfter = 4
+)
 
 type entry struct {
 	f   func()
@@ -297,7 +305,7 @@ func (s *Scheduler) run(l *loop) {
 	for {
 		s.mu.Lock()
 		var tick <-chan time.Time
-		if l.ticker != nil {
+		if l.dense {
 			tick = l.ticker.C
 		}
 		s.mu.Unlock()
@@ -337,6 +345,13 @@ func (s *Scheduler) fire() {
 		batch = append(batch, s.entries[top.idx].f)
 		s.remove(0)
 		s.release(top.idx)
+	}
+	if l := s.loop; l != nil {
+		if len(batch) == 0 {
+			l.empty++
+		} else {
+			l.empty = 0
+		}
 	}
 	if len(batch) == 0 {
 		s.firing = true // the re-arm after a wake-up decides between the loop's ticker and timer
@@ -427,14 +442,19 @@ func (s *Scheduler) armLoop(l *loop, at int64, d time.Duration) {
 		l.timer = time.NewTimer(d)
 		go s.run(l)
 	case !s.firing:
-		if l.ticker == nil {
+		if !l.dense {
 			l.timer.Reset(d)
 		}
-	case d <= time.Duration(denseSpan*s.res):
+	case !l.dense && d <= time.Duration(denseSpan*s.res):
+		l.timer.Stop()
+		l.dense, l.empty = true, 0
 		if l.ticker == nil {
-			l.timer.Stop()
 			l.ticker = time.NewTicker(time.Duration(s.res))
+		} else {
+			l.ticker.Reset(time.Duration(s.res))
 		}
+	case l.dense && l.empty < sparseAfter && d <= time.Duration(sparseSpan*s.res):
+		// keep ticking
 	default:
 		s.sparse(l)
 		l.timer.Reset(d)
@@ -443,9 +463,9 @@ func (s *Scheduler) armLoop(l *loop, at int64, d time.Duration) {
 
 // sparse stops the loop's ticker (the loop then waits on its timer).
 func (s *Scheduler) sparse(l *loop) {
-	if l.ticker != nil {
+	if l.dense {
 		l.ticker.Stop()
-		l.ticker = nil
+		l.dense = false
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -325,4 +326,37 @@ func TestSchedulerWaitLen(t *testing.T) {
 	go func() { done <- s.WaitLen(context.Background(), 10) }()
 	s.Stop()
 	assert.Error(t, <-done, "Stop releases waiters")
+}
+
+// With the real clock, a dense schedule (an entry every millisecond) is fired from the loop's
+// ticker, and once nothing is due any more the ticker stops (no idle wake-ups) while a later entry
+// still fires on time (virtual time in a synctest bubble).
+func TestSchedulerRealClockLoopModes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewScheduler(Real())
+		defer func() { s.Stop(); s.Wait() }()
+		dense := func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.loop.dense
+		}
+		start := time.Now()
+		var fired atomic.Int32
+		for i := 1; i <= 100; i++ {
+			s.After(time.Duration(i)*time.Millisecond, func() { fired.Add(1) })
+		}
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		assert.True(t, dense(), "an entry due every millisecond: the ticker")
+		time.Sleep(60 * time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(100), fired.Load())
+		assert.False(t, dense(), "nothing due: no ticking")
+
+		var at time.Time
+		s.After(time.Second, func() { at = time.Now() })
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, start.Add(110*time.Millisecond+time.Second), at, "fired at its deadline from the timer")
+	})
 }
