@@ -17,8 +17,8 @@
 // first probe; a probe more than half a period late reads as early, so the metric saturates just
 // below 500 ms) and probes/s.
 //
-// BenchmarkProbeLoopHTTP/impl=actor|kubelet|bare/workers=500|2000 — the same measurement with real
-// HTTP probes: probes.Prober GETs (period 1 s, timeout 1 s) against a target that runs in a child
+// BenchmarkProbeLoopHTTP/impl=actor|kubelet|bare/workers=500|2000 — the same measurement (over a
+// 15 s window) with real HTTP probes: probes.Prober GETs (period 1 s, timeout 1 s) against a target that runs in a child
 // process (the test binary re-executed with PROBEACTOR_BENCH_HTTP_TARGET=1), so getrusage counts only
 // the prober. impl=bare is the physical floor of a Go prober: one goroutine and one ticker per worker
 // doing the same GET (kubelet's User-Agent and Accept, a fresh connection reset on close, the 1 s

@@ -182,7 +182,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 		}
 	}
 	defer stop()
-	measureLoop(b, profileName("http-"+name, n), n, grid, before, setupStart, fixtures)
+	measureLoop(b, profileName("http-"+name, n), n, grid, before, setupStart, fixtures, httpWindow)
 	b.ReportMetric(float64(cnt.failed.Load()), "failed-probes")
 }
 
