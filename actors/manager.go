@@ -186,10 +186,13 @@ func fieldPath(container string, sidecar bool) string {
 }
 
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
-// keys that already have a worker (kubelet post-1.35 behaviour).
+// keys that already have a worker (kubelet post-1.35 behaviour). statusManager counted the keys as
+// workers already; the pod's keys are reported again when that count may be off: a key could not be
+// spawned, or a report sent since the pod's previous AddPod (its workers terminated) may reach
+// statusManager after it counted this AddPod's keys, and drop them.
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
-	failed := false
+	failed := m.set.reportedSinceAdd(pod.uid)
 	for _, p := range msg.probes {
 		k := p.key
 		if m.set.has(k) {
@@ -215,6 +218,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		m.set.changedPod(pod.uid)
 		m.flush(ctx)
 	}
+	m.set.addHandled(pod.uid) // the report just sent, if any, counts this AddPod
 }
 
 func viewIn(views []containerView, container string) *messages.ContainerView {

@@ -33,6 +33,9 @@ type workerSet[W member] struct {
 	pods    map[types.UID]*podWorkers[W]
 	reasons map[string]any // PID.Id → last panic, for workers given up on and not terminated yet
 	dirty   []types.UID    // pods whose key set changed since changed() (each once)
+	// reported lists the pods changed() reported since their last AddPod (see reportedSinceAdd);
+	// cleanup forgets the pods it drops.
+	reported map[types.UID]struct{}
 }
 
 type podWorkers[W member] struct {
@@ -41,7 +44,8 @@ type podWorkers[W member] struct {
 }
 
 func newWorkerSet[W member]() *workerSet[W] {
-	return &workerSet[W]{byID: map[string]W{}, pods: map[types.UID]*podWorkers[W]{}, reasons: map[string]any{}}
+	return &workerSet[W]{byID: map[string]W{}, pods: map[types.UID]*podWorkers[W]{}, reasons: map[string]any{},
+		reported: map[types.UID]struct{}{}}
 }
 
 // len is the number of workers (including those told to stop and not terminated yet).
@@ -135,8 +139,25 @@ func (s *workerSet[W]) cleanup(desired map[types.UID]struct{}) []W {
 			out = append(out, s.stopWhere(uid, func(messages.ProbeKey) bool { return true })...)
 		}
 	}
+	for uid := range s.reported {
+		if _, ok := desired[uid]; !ok {
+			delete(s.reported, uid)
+		}
+	}
 	return out
 }
+
+// reportedSinceAdd reports whether changed() reported the pod since the last addHandled(uid). Such a
+// report may reach statusManager after statusManager registered the keys of the AddPod being
+// handled (it registers them before forwarding the AddPod) and drop them: that AddPod's keys must
+// then be reported again.
+func (s *workerSet[W]) reportedSinceAdd(uid types.UID) bool {
+	_, ok := s.reported[uid]
+	return ok
+}
+
+// addHandled records that the pod's latest AddPod has been handled and reported where needed.
+func (s *workerSet[W]) addHandled(uid types.UID) { delete(s.reported, uid) }
 
 // gaveUp records that w's supervisor gave up on it (and stopped it) because of reason.
 func (s *workerSet[W]) gaveUp(w W, reason any) {
@@ -196,6 +217,7 @@ func (s *workerSet[W]) changed() []messages.ProbeWorkers {
 		p := s.pods[uid]
 		p.dirty = false
 		out = append(out, messages.ProbeWorkers{PodUID: uid, Keys: s.keys(uid)})
+		s.reported[uid] = struct{}{}
 		if len(p.workers) == 0 {
 			delete(s.pods, uid)
 		}

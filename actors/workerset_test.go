@@ -25,7 +25,7 @@ func key(uid, c string, pt messages.ProbeType) messages.ProbeKey {
 
 // setOp is one call on a workerSet; want is what it must return, as worker ids (sorted) or keys.
 type setOp struct {
-	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changedPod, changed
+	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changedPod, changed, reportedSinceAdd, addHandled
 	key  messages.ProbeKey
 	uid  string
 	keep []string // cleanup: desired pods
@@ -56,6 +56,20 @@ func TestWorkerSet(t *testing.T) {
 			{do: "terminated", key: a2, want: []string{id(a2)}},
 			{do: "changed", want: []string{"a:"}},
 			{do: "changed"},
+		},
+		"a report since the last AddPod is remembered until the next AddPod is handled or cleanup": {
+			{do: "reportedSinceAdd", uid: "a"},
+			{do: "add", key: a1},
+			{do: "stopPod", uid: "a", want: []string{id(a1)}},
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "changed", want: []string{"a:"}},
+			{do: "reportedSinceAdd", uid: "a", want: []string{"a"}},
+			{do: "addHandled", uid: "a"},
+			{do: "reportedSinceAdd", uid: "a"},
+			{do: "changedPod", uid: "b"},
+			{do: "changed", want: []string{"b:"}},
+			{do: "cleanup", keep: []string{"a"}},
+			{do: "reportedSinceAdd", uid: "b"},
 		},
 		"stop liveness and startup keeps readiness": {
 			{do: "add", key: a1}, {do: "add", key: a2},
@@ -119,6 +133,12 @@ func TestWorkerSet(t *testing.T) {
 					}
 				case "changedPod":
 					s.changedPod(types.UID(op.uid))
+				case "reportedSinceAdd":
+					if s.reportedSinceAdd(types.UID(op.uid)) {
+						got = []string{op.uid}
+					}
+				case "addHandled":
+					s.addHandled(types.UID(op.uid))
 				case "gaveUp":
 					s.gaveUp(byKey[op.key], "boom")
 				case "terminated":
