@@ -31,6 +31,8 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 		}
 	case *messages.RemoveResult:
 		a.cache.Remove(m.ContainerID, m.Type)
+	case *messages.ProbeWorkers:
+		a.env.tell(ctx, a.env.status, m) // behind the results of the workers it removes (see managerActor.flush)
 	case *messages.GetResult:
 		r, ok := a.cache.Get(m.ContainerID, m.Type)
 		ctx.Respond(&messages.ResultResponse{Result: r, Found: ok})

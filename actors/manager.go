@@ -245,6 +245,7 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 	}
 	m.strategy.Forget(who)
 	if g.gaveUp {
+		m.flush(ctx) // the key's removal first, so that statusManager keeps the Unknown that follows
 		m.reportGaveUp(ctx, g.w, g.reason)
 	}
 	if !m.flushing {
@@ -252,10 +253,14 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 	}
 }
 
-// flush tells statusManager the worker keys of every pod whose set changed.
+// flush tells statusManager the worker keys of every pod whose set changed, through resultsCache:
+// a terminated worker sent its last results there before it terminated, so the cache delivers them
+// (or drops them with the worker's RemoveResult) before the key's removal reaches statusManager.
+// Sent directly, the removal could overtake a result the cache had not handled yet, and statusManager
+// would keep that result of a worker that is gone (a container not started or not ready for good).
 func (m *managerActor) flush(ctx actor.Context) {
 	for _, pw := range m.set.changed() {
-		m.env.tell(ctx, m.env.status, &pw)
+		m.env.tell(ctx, m.env.cache, &pw)
 	}
 }
 

@@ -109,8 +109,8 @@ type TriggerReadiness struct {
 	Container string
 }
 
-// ProbeWorkers lists the keys that currently have a worker for a pod: probeManager → statusManager,
-// whenever the set changes (kubelet's UpdatePodStatus asks "does a worker exist?"). An empty Keys
+// ProbeWorkers lists the keys that currently have a worker for a pod: probeManager → resultsCache →
+// statusManager (behind the last results of the workers that terminated), whenever the set changes (kubelet's UpdatePodStatus asks "does a worker exist?"). An empty Keys
 // means the pod has no workers.
 type ProbeWorkers struct {
 	PodUID types.UID
