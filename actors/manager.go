@@ -83,13 +83,18 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		m.stop(ctx, m.set.cleanup(msg.Desired))
 	case *podViews:
 		for _, w := range m.set.workers(msg.uid) {
+			// A stopping worker may already be gone from the registry before its Terminated
+			// arrives: a message to it would be a dead letter, and it would not use it anyway.
+			if w.ms.stopping {
+				continue
+			}
 			if v := viewIn(msg.views, w.container.Name); v != nil {
 				m.env.tell(ctx, w.ms.pid, v)
 			}
 		}
 	case *messages.TriggerReadiness:
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
-		if w, ok := m.set.get(k); ok {
+		if w, ok := m.set.get(k); ok && !w.ms.stopping {
 			m.env.tell(ctx, w.ms.pid, msg)
 		}
 	case *exitWorker:
