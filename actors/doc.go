@@ -45,6 +45,10 @@
 //     The root supervises its four children with the same back-off but never gives up on them: a
 //     tree whose cache or status manager was stopped would accept pods and publish nothing.
 //   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
+//   - statusManager's count of workers matches probeManager's at rest: it counts an AddPod's keys
+//     before forwarding it, and probeManager's reports of its worker keys (ProbeWorkers) go through
+//     resultsCache, behind the last results of the workers they remove, and again after an AddPod
+//     that follows a report. TestTreeStress checks this under concurrent use of the Tree API.
 //   - Nothing blocks on a subscriber: the results cache keeps at most one unacknowledged batch per
 //     subscriber and coalesces the rest to the latest value per key.
 //   - Tree.Stop (PoisonFuture on the root; once, later calls return the first result) returns only
