@@ -397,8 +397,9 @@ func (s *stress) randomOp(g int, r *rand.Rand) error {
 			return err
 		}
 	default:
-		k := p.keys[r.IntN(len(p.keys))]
-		if _, _, err := s.tree.Result(context.Background(), p.cur[k.Container].id, k.Type); err != nil {
+		c := p.pod.Spec.Containers[r.IntN(len(p.pod.Spec.Containers))].Name // a pod may have no probe
+		pt := messages.ProbeTypes[r.IntN(len(messages.ProbeTypes))]
+		if _, _, err := s.tree.Result(context.Background(), p.cur[c].id, pt); err != nil {
 			return err
 		}
 	}
