@@ -36,10 +36,15 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 		ctx.Respond(&messages.ResultResponse{Result: r, Found: ok})
 	case *messages.SubscribeResults:
 		if s := ctx.Sender(); s != nil {
+			_, again := a.pids[s.String()]
 			a.pids[s.String()] = s
-			a.cache.Subscribe(s.String(), m.Types...)
-			if !a.internal(s) {
+			if !again && !a.internal(s) {
 				ctx.Watch(s)
+			}
+			if !m.Snapshot {
+				a.cache.Subscribe(s.String(), m.Types...)
+			} else if b, ok := a.cache.SubscribeSnapshot(s.String(), m.Types...); ok {
+				a.deliver(ctx, b)
 			}
 		}
 	case *messages.UnsubscribeResults:
@@ -65,6 +70,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 			}
 		}
 	default:
+		a.env.unhandled(nameCache, m)
 	}
 }
 

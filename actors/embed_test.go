@@ -59,7 +59,7 @@ func TestUnsubscribe(t *testing.T) {
 			}
 		}))
 		t.Cleanup(func() { h.sys.Root.Stop(sub) })
-		h.tree.Subscribe(sub, messages.Liveness)
+		h.tree.Subscribe(sub, OfTypes(messages.Liveness))
 		h.sync() // the subscription (root → cache) is in place before the direct Sets below
 		set := func(id messages.ContainerID, pt messages.ProbeType) {
 			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})

@@ -50,7 +50,7 @@ func Example() {
 			}
 		}
 	}))
-	tree.Subscribe(sub, messages.Readiness)
+	tree.Subscribe(sub, actors.OfTypes(messages.Readiness))
 
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},

@@ -42,7 +42,7 @@ func TestSlowSubscriber(t *testing.T) {
 			ctx.Respond(&messages.AckResults{Seq: b.Seq})
 		}))
 		t.Cleanup(func() { h.sys.Root.Stop(sub) })
-		h.tree.Subscribe(sub, messages.Readiness)
+		h.tree.Subscribe(sub, OfTypes(messages.Readiness))
 
 		// A real worker keeps running meanwhile.
 		pod := testPod("lag", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})

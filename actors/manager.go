@@ -112,6 +112,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		m.strategy.Stop()
 	default:
+		m.env.unhandled(nameManager, msg)
 	}
 }
 

@@ -58,7 +58,9 @@ func (r *rootActor) Receive(ctx actor.Context) {
 			r.ready = nil
 		}
 	case *actor.Stopping:
+		e.outside.Lock()
 		e.stopping.Store(true)
+		e.outside.Unlock()
 		r.barrier(ctx)
 		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
@@ -66,6 +68,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.sched.Wait()
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
+		close(e.done)
 	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order
 	// behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives new workers
 	// a known pod status (as kubelet's SyncPod sets the status before AddPod), and
@@ -94,6 +97,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:
+		e.unhandled(nameRoot, m)
 	}
 }
 

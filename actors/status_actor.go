@@ -59,6 +59,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		a.tellManager(ctx, m)
 		a.book.cleanup(m.Desired)
 	default:
+		a.env.unhandled(nameStatus, m)
 	}
 }
 

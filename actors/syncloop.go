@@ -73,6 +73,7 @@ func (a *syncActor) Receive(ctx actor.Context) {
 		a.wg.Wait()
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 	default:
+		a.env.unhandled(nameSync, m)
 	}
 }
 

@@ -52,6 +52,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		sched:   clock.NewScheduler(cfg.clock),
 		metrics: m,
 		start:   cfg.clock.Now(),
+		done:    make(chan struct{}),
 	}
 	cfg.exec = newExecutors()
 	ready := make(chan struct{})
@@ -164,20 +165,6 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 	return r.Result, r.Found, nil
 }
 
-// Subscribe makes subscriber receive *messages.ResultChanges batches for the given probe types (all
-// when none). The subscriber must acknowledge each batch by replying
-// ctx.Respond(&messages.AckResults{Seq: batch.Seq}); until it does, later changes coalesce to the
-// latest value per key. A subscriber that stops is unsubscribed automatically.
-func (t *Tree) Subscribe(subscriber *actor.PID, types ...messages.ProbeType) {
-	ts := append([]messages.ProbeType(nil), types...)
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.SubscribeResults{Types: ts}, subscriber)
-}
-
-// Unsubscribe removes a subscription made with Subscribe.
-func (t *Tree) Unsubscribe(subscriber *actor.PID) {
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.UnsubscribeResults{}, subscriber)
-}
-
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and
 // timer of it is gone. Calling it again returns the first call's result at once (without poisoning
 // a root that is gone, which would be a dead letter).
@@ -185,7 +172,10 @@ func (t *Tree) Stop() error {
 	t.stopOnce.Do(func() {
 		if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
 			t.stopErr = fmt.Errorf("stop probe tree: %w", err)
+			return
 		}
+		t.env.subs.Wait() // SubscribeFunc's goroutines end with the tree's done
+
 	})
 	return t.stopErr
 }

@@ -164,6 +164,7 @@ func (w *workerActor) Receive(ctx actor.Context) {
 		w.step(ctx, &worker.Event{Kind: worker.Stopping, Now: now})
 		w.deleteMetrics()
 	default:
+		w.env.unhandled("worker", m)
 	}
 }
 

@@ -53,6 +53,8 @@ type ResultChanged struct {
 // unsubscribed automatically.
 type SubscribeResults struct {
 	Types []ProbeType
+	// Snapshot queues the current value of every cached key of Types first (see results.Cache).
+	Snapshot bool
 }
 
 // UnsubscribeResults removes the sender's subscription: subscriber → resultsCache.

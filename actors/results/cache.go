@@ -1,6 +1,11 @@
 package results
 
 import (
+	"cmp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -39,6 +44,17 @@ type orderEntry struct {
 // compactSlack keeps small queues from being compacted over and over.
 const compactSlack = 64
 
+// queue makes ch the pending change of key k (its position stays where k first changed).
+func (s *subscriber) queue(k Key, ch messages.ResultChanged) {
+	if sl, ok := s.pending[k]; ok {
+		sl.change = ch
+		s.pending[k] = sl
+		return
+	}
+	s.pending[k] = slot{change: ch, pos: len(s.order)}
+	s.order = append(s.order, orderEntry{key: k, live: true})
+}
+
 func (s *subscriber) remove(k Key) {
 	sl, ok := s.pending[k]
 	if !ok {
@@ -65,15 +81,23 @@ func (s *subscriber) remove(k Key) {
 // Cache is the results store and per-subscriber queues. S identifies a subscriber (the shell uses the
 // PID's string form). Not safe for concurrent use.
 type Cache[S comparable] struct {
-	entries map[Key]messages.Result // a change carries the pod and container; the store needs only this
+	entries map[Key]entry
 	subs    map[S]*subscriber
 	out     map[uint64]S // outstanding batch seq → subscriber
 	seq     uint64       // last batch seq, unique across subscribers
 }
 
+// entry is a cached result with the pod and container it belongs to (a snapshot reports them; the
+// strings are the worker's, shared, not copied).
+type entry struct {
+	result    messages.Result
+	podUID    types.UID
+	container string
+}
+
 // New returns an empty Cache.
 func New[S comparable]() *Cache[S] {
-	return &Cache[S]{entries: map[Key]messages.Result{}, subs: map[S]*subscriber{}, out: map[uint64]S{}}
+	return &Cache[S]{entries: map[Key]entry{}, subs: map[S]*subscriber{}, out: map[uint64]S{}}
 }
 
 func mask(types []messages.ProbeType) uint8 {
@@ -89,15 +113,15 @@ func mask(types []messages.ProbeType) uint8 {
 
 // Get returns the cached result for a key.
 func (c *Cache[S]) Get(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
-	r, ok := c.entries[Key{id, t}]
-	return r, ok
+	e, ok := c.entries[Key{id, t}]
+	return e.result, ok
 }
 
 // Count returns how many cached results equal r.
 func (c *Cache[S]) Count(r messages.Result) int {
 	n := 0
 	for _, e := range c.entries {
-		if e == r {
+		if e.result == r {
 			n++
 		}
 	}
@@ -111,23 +135,17 @@ func (c *Cache[S]) Len() int { return len(c.entries) }
 // (to subscribers with no batch outstanding).
 func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
 	k := Key{r.ContainerID, r.Type}
-	if old, ok := c.entries[k]; ok && old == r.Result {
+	if old, ok := c.entries[k]; ok && old.result == r.Result {
 		return false, nil
 	}
 	ch := messages.ResultChanged(r)
-	c.entries[k] = r.Result
+	c.entries[k] = entry{result: r.Result, podUID: r.PodUID, container: r.Container}
 	var out []Send[S]
 	for id, s := range c.subs {
 		if s.types&(1<<uint(r.Type)) == 0 {
 			continue
 		}
-		if sl, ok := s.pending[k]; ok {
-			sl.change = ch
-			s.pending[k] = sl
-		} else {
-			s.pending[k] = slot{change: ch, pos: len(s.order)}
-			s.order = append(s.order, orderEntry{key: k, live: true})
-		}
+		s.queue(k, ch)
 		if s.outSeq == 0 {
 			out = append(out, c.flush(id, s))
 		}
@@ -155,6 +173,35 @@ func (c *Cache[S]) Subscribe(id S, types ...messages.ProbeType) {
 		return
 	}
 	c.subs[id] = &subscriber{types: mask(types), pending: map[Key]slot{}}
+}
+
+// SubscribeSnapshot is Subscribe that first queues the current value of every cached key of the
+// given types (ordered by pod UID, container, probe type and container ID), so the subscriber's
+// next batch starts with the state as it is now and later changes follow. It returns that batch when
+// it can go now (no batch of this subscriber is out, and something is cached).
+func (c *Cache[S]) SubscribeSnapshot(id S, types ...messages.ProbeType) (Send[S], bool) {
+	c.Subscribe(id, types...)
+	s := c.subs[id]
+	keys := make([]Key, 0, len(c.entries))
+	for k := range c.entries {
+		if s.types&(1<<uint(k.Type)) != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		ea, eb := c.entries[a], c.entries[b]
+		return cmp.Or(cmp.Compare(ea.podUID, eb.podUID), cmp.Compare(ea.container, eb.container),
+			cmp.Compare(a.Type, b.Type), cmp.Compare(a.ContainerID, b.ContainerID))
+	})
+	for _, k := range keys {
+		e := c.entries[k]
+		s.queue(k, messages.ResultChanged{PodUID: e.podUID, Container: e.container, ContainerID: k.ContainerID,
+			Type: k.Type, Result: e.result})
+	}
+	if s.outSeq != 0 || len(s.pending) == 0 {
+		return Send[S]{}, false
+	}
+	return c.flush(id, s), true
 }
 
 // Unsubscribe drops a subscriber and its queue.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
 )
@@ -198,4 +199,56 @@ func BenchmarkRemoveWhileStuck(b *testing.B) {
 			c.Remove(id, messages.Readiness)
 		}
 	}
+}
+
+func TestSubscribeSnapshot(t *testing.T) {
+	tests := []struct {
+		name  string
+		types []messages.ProbeType
+		want  []string // "<id>/<type>=<result>" in batch order
+	}{
+		{"all types, sorted by pod, container, type", nil,
+			[]string{"test://a/Liveness=Success", "test://a/Readiness=Failure", "test://b/Readiness=Success"}},
+		{"filtered", []messages.ProbeType{messages.Readiness},
+			[]string{"test://a/Readiness=Failure", "test://b/Readiness=Success"}},
+		{"nothing cached of the type", []messages.ProbeType{messages.Startup}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New[string]()
+			c.Set(messages.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Success})
+			c.Set(messages.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Readiness, Result: messages.Failure})
+			c.Set(messages.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Liveness, Result: messages.Success})
+			send, ok := c.SubscribeSnapshot("s", tt.types...)
+			if tt.want == nil {
+				assert.False(t, ok, "an empty snapshot sends nothing")
+				return
+			}
+			require.True(t, ok)
+			var got []string
+			for _, ch := range send.Batch.Changes {
+				got = append(got, fmt.Sprintf("%s/%s=%s", ch.ContainerID, ch.Type, ch.Result))
+				assert.Equal(t, types.UID("uid"), ch.PodUID, "the snapshot names the pod")
+			}
+			assert.Equal(t, tt.want, got)
+			// Changes follow the snapshot, after its ack.
+			_, sends := c.Set(messages.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Failure})
+			assert.Empty(t, sends, "the snapshot batch is still out")
+			next, more := c.Ack(send.Batch.Seq)
+			require.True(t, more)
+			assert.Equal(t, messages.Failure, next.Batch.Changes[0].Result)
+		})
+	}
+}
+
+func TestSubscribeSnapshotWhileBatchOut(t *testing.T) {
+	c := New[string]()
+	c.Subscribe("s")
+	_, sends := c.Set(set("test://a", messages.Readiness, messages.Success))
+	require.Len(t, sends, 1)
+	_, ok := c.SubscribeSnapshot("s")
+	assert.False(t, ok, "one batch out at a time: the snapshot is queued")
+	next, more := c.Ack(sends[0].Batch.Seq)
+	require.True(t, more)
+	assert.Len(t, next.Batch.Changes, 1, "the snapshot coalesced with the pending change per key")
 }
