@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/probes"
 )
 

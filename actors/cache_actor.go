@@ -6,7 +6,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/probeactor/probeactor/actors/results"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/results"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -25,16 +26,16 @@ func newCacheActor(e *env) *cacheActor {
 
 func (a *cacheActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *messages.SetResult:
+	case *protocol.SetResult:
 		if _, sends := a.cache.Set(*m); len(sends) > 0 {
 			a.deliver(ctx, sends...)
 		}
-	case *messages.RemoveResult:
+	case *protocol.RemoveResult:
 		a.cache.Remove(m.ContainerID, m.Type)
-	case *messages.GetResult:
+	case *protocol.GetResult:
 		r, ok := a.cache.Get(m.ContainerID, m.Type)
-		ctx.Respond(&messages.ResultResponse{Result: r, Found: ok})
-	case *messages.SubscribeResults:
+		ctx.Respond(&protocol.ResultResponse{Result: r, Found: ok})
+	case *protocol.SubscribeResults:
 		if s := ctx.Sender(); s != nil {
 			_, again := a.pids[s.String()]
 			a.pids[s.String()] = s
@@ -47,7 +48,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 				a.deliver(ctx, b)
 			}
 		}
-	case *messages.UnsubscribeResults:
+	case *protocol.UnsubscribeResults:
 		if s := ctx.Sender(); s != nil {
 			a.unsubscribe(ctx, s, true)
 		}

@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -79,7 +80,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 	case *stopLivenessAndStartup:
 		// Containers and sidecars (kubelet 1.30–1.35 skips sidecars; PR #141766 adds them).
 		m.stop(ctx, m.set.stopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
-	case *messages.CleanupPods:
+	case *protocol.CleanupPods:
 		m.stop(ctx, m.set.cleanup(msg.Desired))
 	case *podViews:
 		for _, w := range m.set.workers(msg.uid) {
@@ -87,7 +88,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 				m.env.tell(ctx, w.ms.pid, v)
 			}
 		}
-	case *messages.TriggerReadiness:
+	case *protocol.TriggerReadiness:
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
 		if w, ok := m.set.get(k); ok {
 			m.env.tell(ctx, w.ms.pid, msg)
@@ -196,7 +197,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		if m.set.has(k) {
 			continue
 		}
-		var view messages.ContainerView
+		var view protocol.ContainerView
 		if v := viewIn(msg.views, k.Container); v != nil {
 			view = *v
 		}
@@ -218,7 +219,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	}
 }
 
-func viewIn(views []containerView, container string) *messages.ContainerView {
+func viewIn(views []containerView, container string) *protocol.ContainerView {
 	for _, v := range views {
 		if v.container == container {
 			return v.view
@@ -265,7 +266,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, reason an
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))
 	if found {
-		m.env.tell(ctx, m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: id,
+		m.env.tell(ctx, m.env.cache, &protocol.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: id,
 			Type: k.Type, Result: messages.Unknown})
 	}
 	m.env.cfg.sink.Event(messages.Event{

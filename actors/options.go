@@ -7,10 +7,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/supervision"
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -33,9 +33,30 @@ type Runtime interface {
 // EventSink receives Kubernetes-style events. Event must not block.
 type EventSink interface{ Event(messages.Event) }
 
-// Prober runs one probe attempt (package probes implements it). It must honour ctx: see
-// worker.Prober.
-type Prober = worker.Prober
+// Clock is the tree's source of time (WithClock): Now, and AfterFunc returning a Timer to cancel it.
+// The default is the wall clock; under testing/synctest the wall clock is the bubble's fake time.
+type Clock = clock.Clock
+
+// Timer is a pending Clock.AfterFunc call: Stop reports whether the call was still pending.
+type Timer = clock.Timer
+
+// SupervisionPolicy is the restart back-off and give-up policy for probe workers (WithSupervision):
+// the n-th consecutive restart waits min(Initial × Multiplierⁿ, Max) less up to Jitter of it; a
+// worker that ran ResetAfter without failing starts again from Initial; MaxFailures failures within
+// Window give the worker up (its key then reports Unknown). Validate names every invalid field.
+type SupervisionPolicy = supervision.Policy
+
+// DefaultSupervisionPolicy is 0.5 s, 1 s, 2 s, … capped at 30 s, 20 % jitter, reset after one stable
+// minute, give up after 10 failures in 5 minutes.
+func DefaultSupervisionPolicy() SupervisionPolicy { return supervision.DefaultPolicy() }
+
+// Prober runs one attempt of a probe (package probes implements it; WithProber wraps or replaces
+// it). Probe must be safe for concurrent use and return soon after ctx is cancelled: a stopping
+// worker cancels its in-flight attempt and waits for it, so a Probe that ignores ctx holds up
+// RemovePod and Tree.Stop.
+type Prober interface {
+	Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error)
+}
 
 // Option configures Start.
 type Option func(*config)
@@ -64,8 +85,8 @@ func WithRuntime(r Runtime) Option { return func(c *config) { c.runtime = r } }
 // WithLogger sets the logger (default: hclog.NewNullLogger()).
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
 
-// WithClock sets the clock (default: clock.Real()).
-func WithClock(cl clock.Clock) Option { return func(c *config) { c.clock = cl } }
+// WithClock sets the clock (default: the wall clock).
+func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 
 // WithRegistry registers prober_probe_total and prober_probe_duration_seconds on r. Without it (or
 // with nil) no metrics are kept.
@@ -81,8 +102,8 @@ func WithProber(p Prober) Option { return func(c *config) { c.prober = p } }
 func WithRand(r func() float64) Option { return func(c *config) { c.rand = r } }
 
 // WithSupervision sets the restart back-off and give-up policy for probe workers
-// (default: supervision.DefaultPolicy()).
-func WithSupervision(p supervision.Policy) Option { return func(c *config) { c.policy = p } }
+// (default: DefaultSupervisionPolicy()).
+func WithSupervision(p SupervisionPolicy) Option { return func(c *config) { c.policy = p } }
 
 type discardSink struct{}
 

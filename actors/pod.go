@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/internal/podstatus"
 )
 
 // podRecord is the tree's one copy of a pod, made at the edge (Tree.AddPod, or Tree.SetPodStatus

@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -41,7 +42,7 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *setStatus:
 		a.book.setRuntime(m.uid, m.pod, m.status)
 		a.recompute(ctx, m.uid)
-	case *messages.ProbeWorkers:
+	case *protocol.ProbeWorkers:
 		a.book.setWorkers(m.PodUID, m.Keys)
 		a.recompute(ctx, m.PodUID)
 	case *messages.ResultChanges:
@@ -52,10 +53,10 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		}
 	case *countResults:
 		ctx.Respond(a.book.mirroredResults())
-	case *messages.GetPodStatus:
+	case *protocol.GetPodStatus:
 		st, ok := a.book.status(m.PodUID)
-		ctx.Respond(&messages.PodStatusResponse{Status: st, Found: ok})
-	case *messages.CleanupPods:
+		ctx.Respond(&protocol.PodStatusResponse{Status: st, Found: ok})
+	case *protocol.CleanupPods:
 		a.tellManager(ctx, m)
 		a.book.cleanup(m.Desired)
 	default:
@@ -74,6 +75,6 @@ func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
 		a.env.tell(ctx, a.env.manager, &podViews{uid: uid, views: views})
 	}
 	for _, c := range trigger {
-		a.env.tell(ctx, a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})
+		a.env.tell(ctx, a.env.manager, &protocol.TriggerReadiness{PodUID: uid, Container: c})
 	}
 }

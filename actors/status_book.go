@@ -8,7 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -391,7 +392,7 @@ func startedChanged(old, cur []podstatus.Flags) bool {
 // workers and never modified.
 type containerView struct {
 	container string
-	view      *messages.ContainerView
+	view      *protocol.ContainerView
 }
 
 // views returns the current views of the pod's containers (nil while it has no adjusted status).
@@ -425,9 +426,9 @@ func (e *podEntry) views() []containerView {
 // viewOf is what a worker of container name reads from the adjusted status (doProbe steps 1–3, 6,
 // 8, 9): the status by name in containerStatuses, else (or when its ID is empty) in
 // initContainerStatuses.
-func (e *podEntry) viewOf(name string) messages.ContainerView {
+func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	st := e.runtime
-	v := messages.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
+	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
 	idx := -1
 	for i := range st.ContainerStatuses {
 		if st.ContainerStatuses[i].Name == name {

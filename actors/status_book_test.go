@@ -13,7 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -47,7 +48,7 @@ func TestStatusBook(t *testing.T) {
 	b.setRuntime(rec.uid, rec, runningStatus("x://1"))
 	views, trigger := b.recompute("u1", t0)
 	require.Len(t, views, 1, "the first status: the workers get their view")
-	assert.Equal(t, messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
+	assert.Equal(t, protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
 		Running: true, StartedAt: t0, Started: true}, *views[0].view)
 	assert.False(t, ready(b), "a readiness worker without a result: not ready")
 	assert.Equal(t, []string{"app"}, trigger, "kubelet's manual trigger for the unready container")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -33,12 +34,12 @@ func OfTypes(types ...messages.ProbeType) SubscribeOption {
 // registration are delivered. An empty cache gives no snapshot batch.
 func WithSnapshot() SubscribeOption { return func(s *subscription) { s.snapshot = true } }
 
-func newSubscription(opts []SubscribeOption) *messages.SubscribeResults {
+func newSubscription(opts []SubscribeOption) *protocol.SubscribeResults {
 	var s subscription
 	for _, o := range opts {
 		o(&s)
 	}
-	return &messages.SubscribeResults{Types: s.types, Snapshot: s.snapshot}
+	return &protocol.SubscribeResults{Types: s.types, Snapshot: s.snapshot}
 }
 
 // Subscribe makes subscriber (an actor) receive *messages.ResultChanges batches. The subscriber
@@ -52,7 +53,7 @@ func (t *Tree) Subscribe(subscriber *actor.PID, opts ...SubscribeOption) {
 
 // Unsubscribe removes a subscription made with Subscribe.
 func (t *Tree) Unsubscribe(subscriber *actor.PID) {
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.UnsubscribeResults{}, subscriber)
+	t.env.sys.Root.RequestWithCustomSender(t.env.root, &protocol.UnsubscribeResults{}, subscriber)
 }
 
 // SubscribeFunc calls fn with every batch of result changes, in order, one call at a time, on a
@@ -101,7 +102,7 @@ func (t *Tree) SubscribeFunc(ctx context.Context, fn func(messages.ResultChanges
 				// The cache handles the unsubscription, then the Touch, in order: once Touched is
 				// back it will never send to pid again. A tree that stops meanwhile drops both.
 				e.fromOutside(func() {
-					e.sys.Root.RequestWithCustomSender(e.cache, &messages.UnsubscribeResults{}, pid)
+					e.sys.Root.RequestWithCustomSender(e.cache, &protocol.UnsubscribeResults{}, pid)
 					e.sys.Root.RequestWithCustomSender(e.cache, &actor.Touch{}, pid)
 				})
 				select {

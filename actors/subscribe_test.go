@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -42,7 +43,7 @@ func (l *funcLog) get() [][]string {
 
 // setResult stores a result in the cache directly, as a worker does.
 func (h *harness) setResult(id messages.ContainerID, pt messages.ProbeType, r messages.Result) {
-	h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: r})
+	h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: r})
 }
 
 func TestSubscribeFuncDeliversInOrderAndAcks(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -51,7 +52,7 @@ func (a *syncActor) Receive(ctx actor.Context) {
 		a.pods[m.pod.uid] = m.pod
 	case *removePod:
 		a.forget(m.uid)
-	case *messages.CleanupPods:
+	case *protocol.CleanupPods:
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {
 				a.forget(uid)

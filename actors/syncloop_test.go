@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -73,7 +74,7 @@ func TestSidecarLivenessFailure(t *testing.T) {
 func TestSyncLoopIgnoresUnknownPods(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
-		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "ghost", Container: "c",
+		h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "ghost", Container: "c",
 			ContainerID: "fake://ghost/c/1", Type: messages.Liveness, Result: messages.Failure})
 		h.settledResult("fake://ghost/c/1", messages.Liveness, messages.Failure)
 		// The batch reached the syncLoop before this round trip.
@@ -133,7 +134,7 @@ func TestKillOncePerContainerID(t *testing.T) {
 		pod := testPod("once", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
 		h.run(pod)
 		fail := func(id messages.ContainerID, pt messages.ProbeType) {
-			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
+			h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
 				Type: pt, Result: messages.Failure})
 		}
 		// Let the worker publish its own first result and go idle (its next probe is 100 s away), so

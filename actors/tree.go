@@ -10,8 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -82,9 +83,6 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	}
 }
 
-// PID returns the tree's root.
-func (t *Tree) PID() *actor.PID { return t.env.root }
-
 // AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
 // once, here; every actor of the tree shares that copy read-only.
 func (t *Tree) AddPod(pod *v1.Pod) {
@@ -109,7 +107,7 @@ func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
 	}
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	t.env.send(t.env.root, &messages.CleanupPods{Desired: d})
+	t.env.send(t.env.root, &protocol.CleanupPods{Desired: d})
 	for uid := range t.added {
 		if _, ok := d[uid]; !ok {
 			delete(t.added, uid)
@@ -141,11 +139,11 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 // PodStatus returns statusManager's probe-adjusted status of a pod (Ready/Started overlaid,
 // ContainersReady and Ready conditions recomputed); false when the pod has no status.
 func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool, error) {
-	res, err := t.request(ctx, &messages.GetPodStatus{PodUID: uid})
+	res, err := t.request(ctx, &protocol.GetPodStatus{PodUID: uid})
 	if err != nil {
 		return v1.PodStatus{}, false, err
 	}
-	r, ok := res.(*messages.PodStatusResponse)
+	r, ok := res.(*protocol.PodStatusResponse)
 	if !ok {
 		return v1.PodStatus{}, false, fmt.Errorf("pod status query: unexpected answer %T", res)
 	}
@@ -154,11 +152,11 @@ func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool
 
 // Result returns the cached result of a container's probe.
 func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool, error) {
-	res, err := t.request(ctx, &messages.GetResult{ContainerID: id, Type: pt})
+	res, err := t.request(ctx, &protocol.GetResult{ContainerID: id, Type: pt})
 	if err != nil {
 		return messages.Unknown, false, err
 	}
-	r, ok := res.(*messages.ResultResponse)
+	r, ok := res.(*protocol.ResultResponse)
 	if !ok {
 		return messages.Unknown, false, fmt.Errorf("result query: unexpected answer %T", res)
 	}

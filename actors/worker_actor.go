@@ -9,8 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/worker"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -56,7 +57,7 @@ func (w *workerActor) key() messages.ProbeKey {
 }
 
 func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container, spec *v1.Probe, sidecar bool,
-	view messages.ContainerView) *workerActor {
+	view protocol.ContainerView) *workerActor {
 	period := time.Duration(spec.PeriodSeconds) * time.Second
 	if period <= 0 {
 		period = defaultPeriod
@@ -144,9 +145,9 @@ func (w *workerActor) restartsOnResume() bool { return true }
 func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()
 	switch m := ctx.Message().(type) {
-	case *messages.ContainerView:
+	case *protocol.ContainerView:
 		w.step(ctx, &worker.Event{Kind: worker.View, View: m})
-	case *messages.TriggerReadiness:
+	case *protocol.TriggerReadiness:
 		if w.env.log.IsTrace() {
 			w.logger().Trace("triggered probe by manual run")
 		}
@@ -223,9 +224,9 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	for _, op := range r.Cache() {
 		if op.Remove {
-			e.tell(ctx, e.cache, &messages.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
+			e.tell(ctx, e.cache, &protocol.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
 		} else {
-			e.tell(ctx, e.cache, &messages.SetResult{PodUID: w.pod.uid, Container: w.container.Name,
+			e.tell(ctx, e.cache, &protocol.SetResult{PodUID: w.pod.uid, Container: w.container.Name,
 				ContainerID: op.ContainerID, Type: w.typ, Result: op.Result})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -187,15 +188,15 @@ func (s *workerSet[W]) markDirty(uid types.UID, p *podWorkers[W]) {
 // changed returns the pods whose key set changed (a worker terminated, or changedPod) since the
 // last call, with their current keys, and forgets pods that have no worker left (after reporting
 // them once with no keys).
-func (s *workerSet[W]) changed() []messages.ProbeWorkers {
+func (s *workerSet[W]) changed() []protocol.ProbeWorkers {
 	if len(s.dirty) == 0 {
 		return nil
 	}
-	out := make([]messages.ProbeWorkers, 0, len(s.dirty))
+	out := make([]protocol.ProbeWorkers, 0, len(s.dirty))
 	for _, uid := range s.dirty {
 		p := s.pods[uid]
 		p.dirty = false
-		out = append(out, messages.ProbeWorkers{PodUID: uid, Keys: s.keys(uid)})
+		out = append(out, protocol.ProbeWorkers{PodUID: uid, Keys: s.keys(uid)})
 		if len(p.workers) == 0 {
 			delete(s.pods, uid)
 		}

@@ -14,12 +14,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors"
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // The process runtime is the actor core's container runtime; node is the HTTP server's source and

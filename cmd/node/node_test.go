@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 // TestNodeLifecycle builds a node with one pod, serves it until its context ends and shuts it down:

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/tests/conformance"

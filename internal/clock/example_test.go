@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // A worker reschedules itself every period on one shared Scheduler; the test drives time by hand.

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
-func set(id string, t messages.ProbeType, r messages.Result) messages.SetResult {
-	return messages.SetResult{PodUID: "uid", Container: "c", ContainerID: messages.ContainerID(id), Type: t, Result: r}
+func set(id string, t messages.ProbeType, r messages.Result) protocol.SetResult {
+	return protocol.SetResult{PodUID: "uid", Container: "c", ContainerID: messages.ContainerID(id), Type: t, Result: r}
 }
 
 func TestCacheOperations(t *testing.T) {
@@ -35,7 +36,7 @@ func TestCacheOperations(t *testing.T) {
 func TestUpdates(t *testing.T) {
 	c := New[string]()
 	c.Subscribe("s")
-	expect := func(s messages.SetResult, want bool) {
+	expect := func(s protocol.SetResult, want bool) {
 		t.Helper()
 		changed, sends := c.Set(s)
 		assert.Equal(t, want, changed)
@@ -193,7 +194,7 @@ func BenchmarkRemoveWhileStuck(b *testing.B) {
 		c := New[string]()
 		c.Subscribe("slow")
 		for _, id := range ids {
-			c.Set(messages.SetResult{ContainerID: id, Type: messages.Readiness, Result: messages.Success})
+			c.Set(protocol.SetResult{ContainerID: id, Type: messages.Readiness, Result: messages.Success})
 		}
 		for _, id := range ids {
 			c.Remove(id, messages.Readiness)
@@ -216,9 +217,9 @@ func TestSubscribeSnapshot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New[string]()
-			c.Set(messages.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Success})
-			c.Set(messages.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Readiness, Result: messages.Failure})
-			c.Set(messages.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Liveness, Result: messages.Success})
+			c.Set(protocol.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Success})
+			c.Set(protocol.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Readiness, Result: messages.Failure})
+			c.Set(protocol.SetResult{PodUID: "uid", Container: "c1", ContainerID: "test://a", Type: messages.Liveness, Result: messages.Success})
 			send, ok := c.SubscribeSnapshot("s", tt.types...)
 			if tt.want == nil {
 				assert.False(t, ok, "an empty snapshot sends nothing")
@@ -232,7 +233,7 @@ func TestSubscribeSnapshot(t *testing.T) {
 			}
 			assert.Equal(t, tt.want, got)
 			// Changes follow the snapshot, after its ack.
-			_, sends := c.Set(messages.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Failure})
+			_, sends := c.Set(protocol.SetResult{PodUID: "uid", Container: "c2", ContainerID: "test://b", Type: messages.Readiness, Result: messages.Failure})
 			assert.Empty(t, sends, "the snapshot batch is still out")
 			next, more := c.Ack(send.Batch.Seq)
 			require.True(t, more)

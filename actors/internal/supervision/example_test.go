@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
 )
 
 // The pure core: a child that keeps failing is restarted after 1 s, 2 s, 4 s, … and given up on at

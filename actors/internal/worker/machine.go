@@ -5,7 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -73,7 +74,7 @@ type Event struct {
 	Kind     EventKind
 	Now      time.Time
 	Jitter   time.Duration           // Started
-	View     *messages.ContainerView // View
+	View     *protocol.ContainerView // View
 	Attempt  uint32                  // Done, Panicked
 	Verdict  *Verdict                // Done
 	Duration time.Duration           // Done: how long the attempt took
@@ -192,7 +193,7 @@ type Machine struct {
 // none is the published value when the cache holds nothing for the tracked container.
 const none = int8(-128)
 
-// view is the part of a messages.ContainerView a worker reads (doProbe steps 1–9).
+// view is the part of a protocol.ContainerView a worker reads (doProbe steps 1–9).
 type view struct {
 	known      bool // PodStatusKnown
 	terminal   bool // phase Failed or Succeeded
@@ -205,7 +206,7 @@ type view struct {
 	startedAt  time.Time
 }
 
-func compact(v *messages.ContainerView) view {
+func compact(v *protocol.ContainerView) view {
 	if v == nil {
 		return view{}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -133,7 +134,7 @@ func (c *Cache[S]) Len() int { return len(c.entries) }
 
 // Set stores a result. It reports whether the value changed and returns the batches to send now
 // (to subscribers with no batch outstanding).
-func (c *Cache[S]) Set(r messages.SetResult) (bool, []Send[S]) {
+func (c *Cache[S]) Set(r protocol.SetResult) (bool, []Send[S]) {
 	k := Key{r.ContainerID, r.Type}
 	if old, ok := c.entries[k]; ok && old.result == r.Result {
 		return false, nil

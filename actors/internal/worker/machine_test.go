@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -29,8 +30,8 @@ func spec(s, f, delay int32) *v1.Probe {
 }
 
 // running is getTestRunningStatusWithStarted.
-func running(started bool) messages.ContainerView {
-	return messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: testID,
+func running(started bool) protocol.ContainerView {
+	return protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: testID,
 		Running: true, StartedAt: t0, Started: started}
 }
 
@@ -82,7 +83,7 @@ func (g *rig) doProbe(now time.Time, res messages.Result) bool {
 	return !g.exited
 }
 
-func (g *rig) view(v messages.ContainerView) { stepOf(g.m, Event{Kind: View, View: &v}) }
+func (g *rig) view(v protocol.ContainerView) { stepOf(g.m, Event{Kind: View, View: &v}) }
 
 // stepOf is Step with the Ready as a return value.
 func stepOf(m *Machine, ev Event) Ready {
@@ -112,18 +113,18 @@ func TestDoProbe(t *testing.T) {
 		terminated.Running, terminated.Terminated = false, true
 		waiting := st
 		waiting.Running = false
-		otherName := messages.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning}
+		otherName := protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning}
 		failed := st
 		failed.Phase = v1.PodFailed
 		cases := []struct {
 			name      string
-			view      messages.ContainerView
+			view      protocol.ContainerView
 			deleting  bool
 			delay     int32
 			keepGoing bool
 			want      []messages.Result
 		}{
-			{name: "no pod status", view: messages.ContainerView{}, keepGoing: true},
+			{name: "no pod status", view: protocol.ContainerView{}, keepGoing: true},
 			{name: "pod failed", view: failed, keepGoing: false},
 			{name: "deleting", view: st, deleting: true, keepGoing: pt == messages.Readiness,
 				want: dedup(InitialValue(pt), messages.Success)},
@@ -509,7 +510,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		"terminal phase: exit and ignore what follows": {
 			{name: "start", ev: Event{Kind: Started}, want: want{timer: TimerArm, wake: 10 * s, start: true, cache: []CacheOp{set(messages.Success)}}},
-			{name: "pod succeeded", ev: Event{Kind: View, View: &messages.ContainerView{PodStatusKnown: true, Phase: v1.PodSucceeded}}, at: s},
+			{name: "pod succeeded", ev: Event{Kind: View, View: &protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodSucceeded}}, at: s},
 			{name: "done: the next run exits", ev: Event{Kind: Trigger}, at: 2 * s},
 			{name: "verdict: the remembered trigger runs and exits", ev: Event{Kind: Done, Verdict: ok}, at: 2 * s,
 				want: want{timer: TimerStop, exit: true, label: LabelSuccessful}},
