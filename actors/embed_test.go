@@ -23,7 +23,7 @@ func TestStartUnderParentActor(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		sys := newSystem(t)
 		clk := clock.NewFake(t0)
-		rt := fakeruntime.New(clk, nil)
+		rt := fakeruntime.New(clk)
 		trees := make(chan *Tree, 1)
 		parent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 			if _, ok := ctx.Message().(*actor.Started); ok {
@@ -35,10 +35,9 @@ func TestStartUnderParentActor(t *testing.T) {
 		}))
 		tree := <-trees
 		assert.Equal(t, parent.Id, tree.env.root.Id[:len(parent.Id)], "the root is the parent's child")
-		rt.SetPush(tree.SetPodStatus)
 		pod := testPod("emb", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
 		rt.RunPod(pod)
-		tree.AddPod(pod)
+		require.NoError(t, tree.AddPod(pod))
 		synctest.Wait()
 		r, ok, err := tree.Result(context.Background(), rt.ContainerID(pod.UID, "c"), messages.Readiness)
 		require.NoError(t, err)
@@ -119,7 +118,7 @@ func TestCommandsInOrder(t *testing.T) {
 		st := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "test://1",
 			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
 		h.tree.SetPodStatus(pod, st)
-		h.tree.AddPod(pod)
+		require.NoError(t, h.tree.AddPod(pod))
 		h.settledResult("test://1", messages.Readiness, messages.Success)
 		h.settledResult("test://1", messages.Liveness, messages.Success)
 		require.Equal(t, 2, h.workerCount())

@@ -23,7 +23,7 @@ func Example() {
 	sys := actor.NewActorSystem(logging.SystemOption(log))
 	defer sys.Shutdown()
 
-	rt := fakeruntime.New(clock.Real(), nil) // exec probes exit 0 unless scripted
+	rt := fakeruntime.New(clock.Real()) // exec probes exit 0 unless scripted
 	tree, err := actors.Start(sys.Root,
 		actors.WithRuntime(rt),
 		actors.WithLogger(log),
@@ -33,7 +33,6 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	rt.SetPush(tree.SetPodStatus) // the runtime reports container states to the tree
 
 	// A subscriber is any actor: it acknowledges each batch to get the next one.
 	isReady := make(chan struct{})
@@ -63,7 +62,9 @@ func Example() {
 		}}},
 	}
 	rt.RunPod(pod)
-	tree.AddPod(pod)
+	if err := tree.AddPod(pod); err != nil {
+		panic(err)
+	}
 	<-isReady
 
 	if err := tree.Stop(); err != nil {

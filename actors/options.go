@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
@@ -17,6 +18,10 @@ import (
 
 // Runtime is what the core needs from a container runtime. Embedders and node supply one;
 // actors/fakeruntime is the deterministic one for tests.
+//
+// Wiring is one-way and in one order: build the runtime, then Start the tree WithRuntime(rt); Start
+// hands the runtime the tree's SetPodStatus through ReportStatus before it returns, and Tree.Stop
+// takes it back (ReportStatus(nil)).
 type Runtime interface {
 	// KillContainer kills a container whose liveness/startup probe failed and restarts it when
 	// req.Restart. Called off every mailbox (the syncLoop runs it in the background); must be safe
@@ -24,10 +29,21 @@ type Runtime interface {
 	// the container's current one. req.Pod is the tree's copy of the pod: its identity (name,
 	// namespace, UID, deletion) and the spec fields probing reads (containers, init containers,
 	// readiness gates, restart policy, grace period), not its labels, annotations or status. The
-	// runtime reports the new container state (new ContainerID, etc.) afterwards through
-	// Tree.SetPodStatus.
+	// runtime reports the new container state (new ContainerID, etc.) afterwards through the
+	// function ReportStatus gave it.
 	KillContainer(ctx context.Context, req messages.KillContainer) error
+	// ReportStatus gives the runtime the function it reports every change of a pod's status with
+	// (the tree's SetPodStatus; nil: stop reporting). Start calls it once before it returns, Stop
+	// once with nil. It must be safe to call while the runtime runs.
+	ReportStatus(push func(pod *v1.Pod, status v1.PodStatus))
 	probes.CommandRunner // exec probes run "in" the container
+}
+
+// PodValidator is implemented by a Runtime that cannot run every pod the API accepts (node's
+// process runtime needs a command, for example): AddPod refuses a pod for which ValidatePod returns
+// errors, after the API's own rules, with the same field paths.
+type PodValidator interface {
+	ValidatePod(pod *v1.Pod) field.ErrorList
 }
 
 // EventSink receives Kubernetes-style events. Event must not block.

@@ -33,7 +33,7 @@ func TestWorkerPublishesAgainAfterGiveUp(t *testing.T) {
 		require.True(t, !h.inspect(key).Exists)
 
 		h.prober.result("c", probes.Success)
-		h.tree.AddPod(pod)
+		require.NoError(t, h.tree.AddPod(pod))
 		h.settledResult(id, messages.Liveness, messages.Success)
 	})
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,10 +10,12 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podspec"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -69,28 +72,57 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	}
 	e.infra = infra
 	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
-	pid := parent.SpawnPrefix(props, "probeactor")
-	select {
-	case <-ready: // the root has derived its children's PIDs and spawned them
-		return &Tree{env: e, added: map[types.UID]struct{}{}}, nil
-	case <-time.After(defaultQueryTimeout):
-		// Only if the parent is stopping and the root never started.
+	pid, err := parent.SpawnNamed(props, "probeactor"+e.sys.ProcessRegistry.NextId())
+	if err != nil { // only if the registry already held the unique name
 		e.sched.Stop()
 		e.sched.Wait()
 		cfg.exec.stop()
 		m.unregister(cfg.reg)
-		return nil, fmt.Errorf("actors.Start: root %s did not start within %v", pid, defaultQueryTimeout)
+		return nil, fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
+	// The root's Started is the first message its mailbox handles (protoactor queues it at spawn,
+	// before anything can stop the root), so this wait needs no timer.
+	<-ready
+	t := &Tree{env: e, added: map[types.UID]struct{}{}}
+	cfg.runtime.ReportStatus(t.SetPodStatus)
+	return t, nil
 }
 
-// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
-// once, here; every actor of the tree shares that copy read-only.
-func (t *Tree) AddPod(pod *v1.Pod) {
+// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. It applies the API
+// server's defaults and validation first, as node validate does (package internal/podspec: probe
+// fields, restart policy, grace period, namespace; names, container names, env entries, every
+// probe), then the runtime's own limits (PodValidator); a pod they refuse gets an error naming
+// every offending field path (e.g. "spec.containers[0].livenessProbe.periodSeconds: Invalid value:
+// -1: must be greater than or equal to 1") and nothing of it is started. The pod is not modified:
+// the defaults go into the tree's copy, made here once and shared read-only by every actor. A pod
+// needs a UID (every later call names the pod by it).
+func (t *Tree) AddPod(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("actors.AddPod: pod is nil")
+	}
 	rec := newPodRecord(pod)
+	if errs := t.admit(rec, pod); len(errs) > 0 {
+		return fmt.Errorf("actors.AddPod %s/%s: %w", pod.Namespace, pod.Name, errs.ToAggregate())
+	}
 	t.edge.Lock()
 	defer t.edge.Unlock()
 	t.env.send(t.env.root, &addPodCmd{pod: rec})
 	t.added[pod.UID] = struct{}{}
+	return nil
+}
+
+// admit defaults the tree's copy of pod and validates it: the API's rules, then the runtime's.
+func (t *Tree) admit(rec *podRecord, pod *v1.Pod) field.ErrorList {
+	view := rec.pod() // shares rec's containers: the probe defaults land in rec
+	podspec.SetDefaults(view)
+	rec.namespace, rec.restartPolicy = view.Namespace, view.Spec.RestartPolicy
+	rec.terminationGracePeriodSeconds = view.Spec.TerminationGracePeriodSeconds
+	view.Spec.EphemeralContainers = pod.Spec.EphemeralContainers // validated, never probed nor kept
+	errs := podspec.Validate(view)
+	if v, ok := t.env.cfg.runtime.(PodValidator); ok {
+		errs = podspec.Unique(append(errs, v.ValidatePod(view)...))
+	}
+	return errs
 }
 
 // RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill). Only the
@@ -168,6 +200,7 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 // a root that is gone, which would be a dead letter).
 func (t *Tree) Stop() error {
 	t.stopOnce.Do(func() {
+		t.env.cfg.runtime.ReportStatus(nil) // statuses pushed while the tree stops would be dead letters
 		if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
 			t.stopErr = fmt.Errorf("stop probe tree: %w", err)
 			return

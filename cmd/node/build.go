@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors"
 	"github.com/probeactor/probeactor/actors/logging"
@@ -20,6 +20,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/messages"
 )
 
 // The process runtime is the actor core's container runtime; node is the HTTP server's source and
@@ -79,8 +80,6 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		Clock:          clock.Real(),
 		Logger:         log,
 		Events:         n.rec,
-		OnStatus:       func(pod *v1.Pod, st v1.PodStatus) { n.tree.SetPodStatus(pod, st) },
-		SidecarStarted: n.sidecarStarted,
 		InitialBackoff: cfg.backoffInitial,
 		MaxBackoff:     cfg.backoffMax,
 	})
@@ -94,7 +93,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		actorLog = log
 	}
 	n.sys = actor.NewActorSystem(logging.SystemOption(actorLog))
-	n.tree, err = actors.Start(n.sys.Root,
+	n.tree, err = actors.Start(n.sys.Root, // hands the runtime the tree's SetPodStatus
 		actors.WithRuntime(n.rt),
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
@@ -102,6 +101,18 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 	)
 	if err != nil {
 		return fail(fmt.Errorf("start probe tree: %w", err))
+	}
+	// A sidecar with a startup probe has started when the probe passes: the runtime learns it from
+	// the tree's startup results (the subscription ends with the tree).
+	err = n.tree.SubscribeFunc(context.Background(), func(b messages.ResultChanges) {
+		for _, c := range b.Changes {
+			if c.Result == messages.Success {
+				n.rt.StartupSucceeded(c.PodUID, c.Container, string(c.ContainerID))
+			}
+		}
+	}, actors.OfTypes(messages.Startup))
+	if err != nil {
+		return fail(fmt.Errorf("subscribe to startup results: %w", err))
 	}
 	n.http = server.New(server.Options{
 		Source:    n,

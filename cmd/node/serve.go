@@ -18,7 +18,9 @@ import (
 func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
 	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
 	for _, pod := range pods {
-		n.tree.AddPod(pod)
+		if err := n.tree.AddPod(pod); err != nil { // validated when loaded: a refusal here is a bug
+			return started, fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 		started = append(started, pod)
 		if err := n.rt.Run(pod); err != nil {
 			err = fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -47,7 +49,9 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 func (n *node) StartPod(pod *v1.Pod) error {
 	n.podsMu.Lock() // housekeeping must not see the pod in the tree but not yet in the runtime
 	defer n.podsMu.Unlock()
-	n.tree.AddPod(pod)
+	if err := n.tree.AddPod(pod); err != nil {
+		return err
+	}
 	if err := n.rt.Run(pod); err != nil {
 		n.tree.RemovePod(pod)
 		return err

@@ -10,19 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
-	"github.com/probeactor/probeactor/messages"
 )
 
-// What node answers from its runtime and tree: the HTTP API's Source, and the runtime's question
-// about sidecars.
-
-// sidecarStarted asks the tree whether a sidecar's startup probe has succeeded.
-func (n *node) sidecarStarted(ctx context.Context, _ *v1.Pod, containerID string) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	res, ok, err := n.tree.Result(ctx, messages.ContainerID(containerID), messages.Startup)
-	return err == nil && ok && res == messages.Success
-}
+// What node answers from its runtime and tree: the HTTP API's Source.
 
 // Pods implements server.Source: every pod with the statusManager's probe-adjusted status (the
 // runtime's own view until the statusManager has one).
