@@ -178,15 +178,6 @@ func podProbes(pod *podRecord) []podProbe {
 	return out
 }
 
-// fieldPath is an event's container reference: "spec.containers{name}", or
-// "spec.initContainers{name}" for a sidecar.
-func fieldPath(container string, sidecar bool) string {
-	if sidecar {
-		return "spec.initContainers{" + container + "}"
-	}
-	return "spec.containers{" + container + "}"
-}
-
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
 // keys that already have a worker (kubelet post-1.35 behaviour).
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -429,20 +430,12 @@ func (e *podEntry) views() []containerView {
 func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	st := e.runtime
 	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
-	idx := -1
-	for i := range st.ContainerStatuses {
-		if st.ContainerStatuses[i].Name == name {
-			idx = i
-			break
-		}
-	}
+	idx := podapi.StatusIndex(st.ContainerStatuses, name)
 	if idx < 0 || st.ContainerStatuses[idx].ContainerID == "" {
-		idx = -1
-		for i := range st.InitContainerStatuses {
-			if st.InitContainerStatuses[i].Name == name {
-				idx = len(st.ContainerStatuses) + i
-				break
-			}
+		if i := podapi.StatusIndex(st.InitContainerStatuses, name); i >= 0 {
+			idx = len(st.ContainerStatuses) + i
+		} else {
+			idx = -1
 		}
 	}
 	if idx < 0 {

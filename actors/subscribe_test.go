@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -217,28 +217,11 @@ func actorFunc(f func(*messages.ResultChanges)) *actor.Props {
 	})
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A message no actor of the tree understands is counted per actor and type (and logged once).
 func TestUnhandledMessagesAreCounted(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		var logged lockedBuffer
+		var logged logtest.Buffer
 		h := newHarness(t, WithRegistry(reg), WithLogger(hclog.New(&hclog.LoggerOptions{Output: &logged, Level: hclog.Warn})))
 		type bogus struct{}
 		for range 3 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -13,12 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
-)
-
-const (
-	defaultGracePeriod = 30 * time.Second // the API's default terminationGracePeriodSeconds
-	minimumGracePeriod = 2 * time.Second  // kuberuntime's minimumGracePeriodInSeconds
 )
 
 // syncTypes are the results the syncLoop subscribes to (the root subscribes it).
@@ -124,7 +119,7 @@ func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer,
 		msg += ", will be restarted"
 	}
 	return messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
-		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}, fieldPath(c.Container, sidecar)
+		Message: msg, GracePeriod: podapi.KillGracePeriod(pod, spec, c.Type), Restart: restart}, podapi.FieldPath(c.Container, sidecar)
 }
 
 // findContainer returns the spec of a probed container and whether it is a sidecar.
@@ -140,28 +135,6 @@ func findContainer(pod *v1.Pod, name string) (*v1.Container, bool) {
 		}
 	}
 	return nil, false
-}
-
-// GracePeriod is kuberuntime's grace period for a kill after a liveness or startup failure (spec
-// §4.3): the pod's deletionGracePeriodSeconds wins; else the probe's terminationGracePeriodSeconds;
-// else the pod's terminationGracePeriodSeconds (30 s when unset); never below 2 s.
-func GracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Duration {
-	gp := defaultGracePeriod
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		gp = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	if c != nil && pt != messages.Readiness { // readiness probes may not set a grace period
-		if p := pt.Spec(c); p != nil && p.TerminationGracePeriodSeconds != nil {
-			gp = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
-		}
-	}
-	if pod.DeletionGracePeriodSeconds != nil {
-		gp = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	}
-	if gp < minimumGracePeriod {
-		gp = minimumGracePeriod
-	}
-	return gp
 }
 
 // ping is answered by the syncLoop with itself: a sync point for tests.

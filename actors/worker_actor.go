@@ -12,6 +12,7 @@ import (
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -258,7 +259,7 @@ func (w *workerActor) events(evs []worker.EventText) {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
 			Pod:    w.pod.ref(),
-			PodUID: w.pod.uid, FieldPath: fieldPath(w.container.Name, w.sidecar),
+			PodUID: w.pod.uid, FieldPath: podapi.FieldPath(w.container.Name, w.sidecar),
 		})
 	}
 }

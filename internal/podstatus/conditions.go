@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/internal/podapi"
 )
 
 // Condition reasons kubelet uses (pkg/kubelet/status/generate.go).
@@ -17,15 +19,6 @@ const (
 	ReadinessGatesNotReady   = "ReadinessGatesNotReady"
 	ContainersNotInitialized = "ContainersNotInitialized"
 )
-
-func findByName(statuses []v1.ContainerStatus, name string) (*v1.ContainerStatus, bool) {
-	for i := range statuses {
-		if statuses[i].Name == name {
-			return &statuses[i], true
-		}
-	}
-	return nil, false
-}
 
 // ContainersReadyCondition is kubelet's GenerateContainersReadyCondition over sidecars and regular
 // containers (LastTransitionTime is left zero; see SetCondition).
@@ -54,9 +47,9 @@ func containersReady(spec *Spec, status *v1.PodStatus, describe bool) v1.PodCond
 	var unknown, unready []string
 	anyUnknown, anyUnready := false, false
 	check := func(name string) {
-		cs, ok := findByName(status.InitContainerStatuses, name) // kubelet looks in init statuses first
+		cs, ok := podapi.StatusByName(status.InitContainerStatuses, name) // kubelet looks in init statuses first
 		if !ok {
-			cs, ok = findByName(status.ContainerStatuses, name)
+			cs, ok = podapi.StatusByName(status.ContainerStatuses, name)
 		}
 		switch {
 		case !ok:
@@ -154,7 +147,7 @@ func InitializedCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
 	var unknown, incomplete []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cs, ok := findByName(statuses, c.Name)
+		cs, ok := podapi.StatusByName(statuses, c.Name)
 		if !ok {
 			unknown = append(unknown, c.Name)
 			continue
@@ -191,7 +184,7 @@ func InitializedCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
 
 func anyRegularStarted(pod *v1.Pod, status *v1.PodStatus) bool {
 	for i := range pod.Spec.Containers {
-		if cs, ok := findByName(status.ContainerStatuses, pod.Spec.Containers[i].Name); ok &&
+		if cs, ok := podapi.StatusByName(status.ContainerStatuses, pod.Spec.Containers[i].Name); ok &&
 			(cs.State.Running != nil || cs.State.Terminated != nil) {
 			return true
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/messages"
 )
 
 // Grace periods, as kubelet applies them.
@@ -14,6 +16,23 @@ const (
 	// MinimumGracePeriod is kubelet's floor for a kill's grace period (minimumGracePeriodInSeconds).
 	MinimumGracePeriod = 2 * time.Second
 )
+
+// KillGracePeriod is kuberuntime's grace period for a kill after a liveness or startup failure (spec
+// §4.3): the pod's deletionGracePeriodSeconds wins; else the probe's terminationGracePeriodSeconds
+// (c's probe of type pt; readiness probes may not set one); else the pod's GracePeriod; never below
+// MinimumGracePeriod.
+func KillGracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Duration {
+	gp := GracePeriod(pod)
+	if c != nil && pt != messages.Readiness {
+		if p := pt.Spec(c); p != nil && p.TerminationGracePeriodSeconds != nil {
+			gp = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
+		}
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		gp = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	}
+	return max(gp, MinimumGracePeriod)
+}
 
 // GracePeriod is the pod's terminationGracePeriodSeconds, or DefaultGracePeriod when unset.
 func GracePeriod(pod *v1.Pod) time.Duration {
@@ -30,12 +49,28 @@ func AllContainerStatuses(st *v1.PodStatus) []v1.ContainerStatus {
 	return append(all, st.ContainerStatuses...)
 }
 
-// FindStatus returns the status named name in list.
-func FindStatus(list []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
-	for _, s := range list {
-		if s.Name == name {
-			return s, true
+// StatusIndex returns the index of the status named name in list, or -1.
+func StatusIndex(list []v1.ContainerStatus, name string) int {
+	for i := range list {
+		if list[i].Name == name {
+			return i
 		}
+	}
+	return -1
+}
+
+// StatusByName returns the status named name in list, in place.
+func StatusByName(list []v1.ContainerStatus, name string) (*v1.ContainerStatus, bool) {
+	if i := StatusIndex(list, name); i >= 0 {
+		return &list[i], true
+	}
+	return nil, false
+}
+
+// FindStatus returns a copy of the status named name in list.
+func FindStatus(list []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+	if s, ok := StatusByName(list, name); ok {
+		return *s, true
 	}
 	return v1.ContainerStatus{}, false
 }
