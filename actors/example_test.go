@@ -15,9 +15,8 @@ import (
 	"github.com/probeactor/probeactor/messages"
 )
 
-// Embed the probe tree in your own ActorSystem, subscribe an actor of yours to readiness changes and
-// shut everything down.
-func Example() {
+// Subscribe an actor of yours to readiness changes: it acknowledges each batch to get the next one.
+func ExampleTree_Subscribe() {
 	log := hclog.NewNullLogger() // your logger
 	// logging.SystemOption routes protoactor's own slog output into the same hclog logger.
 	sys := actor.NewActorSystem(logging.SystemOption(log))
