@@ -44,6 +44,10 @@ type Options struct {
 	Clock   clock.Clock
 	Logger  hclog.Logger
 	Events  EventSink
+	// Observe, if set, sees every status change the runtime reports, just before the function
+	// ReportStatus gave it (the tree) does: node's own observers (not the tree) hook in here. Called
+	// from the pod's own goroutine; it must not block for long.
+	Observe func(pod *v1.Pod, status v1.PodStatus)
 
 	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
 }
@@ -492,7 +496,13 @@ func (pr *podRunner) publish() {
 		pr.last = st
 	}
 	pr.mu.Unlock()
-	if push := pr.rt.push.Load(); changed && push != nil {
+	if !changed {
+		return
+	}
+	if pr.rt.opts.Observe != nil {
+		pr.rt.opts.Observe(pr.pod, *st.DeepCopy())
+	}
+	if push := pr.rt.push.Load(); push != nil {
 		(*push)(pr.pod, *st.DeepCopy())
 	}
 }

@@ -434,3 +434,35 @@ func TestSidecarStartsOnStartupSucceeded(t *testing.T) {
 	rt.StartupSucceeded(pod.UID, "side", side.ContainerID)
 	waitRunning(t, rec, pod.UID, "c")
 }
+
+// Options.Observe sees every status the runtime reports, before the tree's push does.
+func TestObserveSeesEveryStatus(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var observed, pushed []v1.PodStatus
+	rt, err := New(Options{RootDir: t.TempDir(), Shim: []string{os.Args[0], ShimArg}, Clock: clock.Real(),
+		Observe: func(_ *v1.Pod, st v1.PodStatus) { mu.Lock(); observed = append(observed, st); mu.Unlock() }})
+	require.NoError(t, err)
+	rt.ReportStatus(func(_ *v1.Pod, st v1.PodStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Len(t, observed, len(pushed)+1, "observed first") // on the pod goroutine: no FailNow
+		pushed = append(pushed, st)
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+		rt.Close()
+	})
+	pod := shPod("observe", v1.RestartPolicyNever, "true")
+	require.NoError(t, rt.Run(pod))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pushed) > 0 && pushed[len(pushed)-1].Phase == v1.PodSucceeded
+	}, 10*time.Second, tick)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, observed, pushed)
+}
