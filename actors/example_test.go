@@ -11,7 +11,6 @@ import (
 	"github.com/probeactor/probeactor/actors"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -22,7 +21,7 @@ func ExampleTree_Subscribe() {
 	sys := actor.NewActorSystem(logging.SystemOption(log))
 	defer sys.Shutdown()
 
-	rt := fakeruntime.New(clock.Real()) // exec probes exit 0 unless scripted
+	rt := fakeruntime.New(nil) // the wall clock; exec probes exit 0 unless scripted
 	tree, err := actors.Start(sys.Root,
 		actors.WithRuntime(rt),
 		actors.WithLogger(log),
