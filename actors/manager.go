@@ -10,6 +10,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/actors/internal/workerset"
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -22,7 +23,7 @@ type managerActor struct {
 	env      *env
 	log      hclog.Logger
 	strategy *supervision.Strategy
-	set      *workerSet[*workerActor]
+	set      *workerset.Set[*workerActor]
 	flushing bool // a flushWorkers is queued to ourselves
 }
 
@@ -49,7 +50,7 @@ type flushWorkers struct{}
 var flushWorkersMsg = &flushWorkers{}
 
 func newManagerProps(e *env) *actor.Props {
-	m := &managerActor{env: e, log: e.log.Named(nameManager), set: newWorkerSet[*workerActor]()}
+	m := &managerActor{env: e, log: e.log.Named(nameManager), set: workerset.New[*workerActor]()}
 	// The give-up callback runs on this actor's goroutine (while it handles the child's failure), so
 	// it may touch m directly; the follow-up happens when the child's Terminated arrives.
 	s, err := supervision.New(e.cfg.policy,
@@ -57,8 +58,8 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.WithRand(e.cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")),
 		supervision.OnGiveUp(func(child *actor.PID, reason any) {
-			if w, ok := m.set.byIdentity(child.Id); ok {
-				m.set.gaveUp(w, reason) // the strategy stopped it
+			if w, ok := m.set.ByIdentity(child.Id); ok {
+				m.set.GaveUp(w, reason) // the strategy stopped it
 			}
 		}),
 		supervision.Resume())
@@ -76,25 +77,25 @@ func (m *managerActor) Receive(ctx actor.Context) {
 	case *addPod:
 		m.addPod(ctx, msg)
 	case *removePod:
-		m.stop(ctx, m.set.stopWhere(msg.uid, func(messages.ProbeKey) bool { return true }))
+		m.stop(ctx, m.set.StopWhere(msg.uid, func(messages.ProbeKey) bool { return true }))
 	case *stopLivenessAndStartup:
 		// Containers and sidecars (kubelet 1.30–1.35 skips sidecars; PR #141766 adds them).
-		m.stop(ctx, m.set.stopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+		m.stop(ctx, m.set.StopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
 	case *protocol.CleanupPods:
-		m.stop(ctx, m.set.cleanup(msg.Desired))
+		m.stop(ctx, m.set.Cleanup(msg.Desired))
 	case *podViews:
-		for _, w := range m.set.workers(msg.uid) {
+		for _, w := range m.set.Workers(msg.uid) {
 			if v := viewIn(msg.views, w.container.Name); v != nil {
-				m.env.tell(ctx, w.ms.pid, v)
+				m.env.tell(ctx, w.ms.PID, v)
 			}
 		}
 	case *protocol.TriggerReadiness:
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
-		if w, ok := m.set.get(k); ok {
-			m.env.tell(ctx, w.ms.pid, msg)
+		if w, ok := m.set.Get(k); ok {
+			m.env.tell(ctx, w.ms.PID, msg)
 		}
 	case *exitWorker:
-		if w, ok := m.set.byIdentity(msg.pid.Id); ok && m.set.stop(w) {
+		if w, ok := m.set.ByIdentity(msg.pid.Id); ok && m.set.Stop(w) {
 			ctx.Stop(msg.pid)
 		}
 	case *actor.Terminated:
@@ -103,10 +104,10 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		m.flushing = false
 		m.flush(ctx)
 	case *countWorkers:
-		ctx.Respond(m.set.len())
+		ctx.Respond(m.set.Len())
 	case *inspectWorker:
-		if w, ok := m.set.get(msg.key); ok {
-			ctx.Forward(w.ms.pid)
+		if w, ok := m.set.Get(msg.key); ok {
+			ctx.Forward(w.ms.PID)
 		} else {
 			ctx.Respond(&workerInfo{})
 		}
@@ -185,7 +186,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	failed := false
 	for _, p := range msg.probes {
 		k := p.key
-		if m.set.has(k) {
+		if m.set.Has(k) {
 			continue
 		}
 		var view protocol.ContainerView
@@ -202,10 +203,10 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 			failed = true
 			continue
 		}
-		m.set.add(pid, w)
+		m.set.Add(pid, w)
 	}
 	if failed {
-		m.set.changedPod(pod.uid)
+		m.set.ChangedPod(pod.uid)
 		m.flush(ctx)
 	}
 }
@@ -223,18 +224,18 @@ func viewIn(views []containerView, container string) *protocol.ContainerView {
 // leave the set when their Terminated arrives.
 func (m *managerActor) stop(ctx actor.Context, ws []*workerActor) {
 	for _, w := range ws {
-		ctx.Stop(w.ms.pid)
+		ctx.Stop(w.ms.PID)
 	}
 }
 
 func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
-	g, ok := m.set.terminated(who.Id)
+	g, ok := m.set.Terminated(who.Id)
 	if !ok {
 		return
 	}
 	m.strategy.Forget(who)
-	if g.gaveUp {
-		m.reportGaveUp(ctx, g.w, g.reason)
+	if g.GaveUp {
+		m.reportGaveUp(ctx, g.W, g.Reason)
 	}
 	if !m.flushing {
 		m.flushing = m.env.tell(ctx, ctx.Self(), flushWorkersMsg)
@@ -243,7 +244,7 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 
 // flush tells statusManager the worker keys of every pod whose set changed.
 func (m *managerActor) flush(ctx actor.Context) {
-	for _, pw := range m.set.changed() {
+	for _, pw := range m.set.Changed() {
 		m.env.tell(ctx, m.env.status, &pw)
 	}
 }

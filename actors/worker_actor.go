@@ -11,6 +11,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/worker"
+	"github.com/probeactor/probeactor/actors/internal/workerset"
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
@@ -46,11 +47,11 @@ type workerActor struct {
 	timer clock.Handle
 
 	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).
-	ms membership
+	ms workerset.Membership
 }
 
-func (w *workerActor) membership() *membership     { return &w.ms }
-func (w *workerActor) probeKey() messages.ProbeKey { return w.key() }
+func (w *workerActor) Membership() *workerset.Membership { return &w.ms }
+func (w *workerActor) ProbeKey() messages.ProbeKey       { return w.key() }
 
 // key is the worker's ProbeKey (derived, not kept: a worker is ~450 bytes and this is 40 of them).
 func (w *workerActor) key() messages.ProbeKey {

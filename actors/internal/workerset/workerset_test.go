@@ -1,4 +1,4 @@
-package actors
+package workerset
 
 import (
 	"sort"
@@ -13,17 +13,17 @@ import (
 
 type fakeWorker struct {
 	key messages.ProbeKey
-	ms  membership
+	ms  Membership
 }
 
-func (f *fakeWorker) membership() *membership     { return &f.ms }
-func (f *fakeWorker) probeKey() messages.ProbeKey { return f.key }
+func (f *fakeWorker) Membership() *Membership     { return &f.ms }
+func (f *fakeWorker) ProbeKey() messages.ProbeKey { return f.key }
 
 func key(uid, c string, pt messages.ProbeType) messages.ProbeKey {
 	return messages.ProbeKey{PodUID: types.UID(uid), Container: c, Type: pt}
 }
 
-// setOp is one call on a workerSet; want is what it must return, as worker ids (sorted) or keys.
+// setOp is one call on a Set; want is what it must return, as worker ids (sorted) or keys.
 type setOp struct {
 	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changedPod, changed
 	key  messages.ProbeKey
@@ -84,7 +84,7 @@ func TestWorkerSet(t *testing.T) {
 	}
 	for name, ops := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := newWorkerSet[*fakeWorker]()
+			s := New[*fakeWorker]()
 			byKey := map[messages.ProbeKey]*fakeWorker{}
 			ids := func(ws []*fakeWorker) []string {
 				var out []string
@@ -98,39 +98,39 @@ func TestWorkerSet(t *testing.T) {
 				var got []string
 				switch op.do {
 				case "add":
-					assert.False(t, s.has(op.key))
+					assert.False(t, s.Has(op.key))
 					w := &fakeWorker{key: op.key}
 					byKey[op.key] = w
-					s.add(actor.NewPID("test", id(op.key)), w)
-					assert.True(t, s.has(op.key))
+					s.Add(actor.NewPID("test", id(op.key)), w)
+					assert.True(t, s.Has(op.key))
 				case "stopPod":
-					got = ids(s.stopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
+					got = ids(s.StopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
 				case "stopLS":
-					got = ids(s.stopWhere(types.UID(op.uid), func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+					got = ids(s.StopWhere(types.UID(op.uid), func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
 				case "cleanup":
 					desired := map[types.UID]struct{}{}
 					for _, u := range op.keep {
 						desired[types.UID(u)] = struct{}{}
 					}
-					got = ids(s.cleanup(desired))
+					got = ids(s.Cleanup(desired))
 				case "exit":
-					if s.stop(byKey[op.key]) {
+					if s.Stop(byKey[op.key]) {
 						got = []string{id(op.key)}
 					}
 				case "changedPod":
-					s.changedPod(types.UID(op.uid))
+					s.ChangedPod(types.UID(op.uid))
 				case "gaveUp":
-					s.gaveUp(byKey[op.key], "boom")
+					s.GaveUp(byKey[op.key], "boom")
 				case "terminated":
-					if g, ok := s.terminated(id(op.key)); ok {
-						desc := id(g.w.key)
-						if g.gaveUp {
-							desc += " gave up: " + g.reason.(string)
+					if g, ok := s.Terminated(id(op.key)); ok {
+						desc := id(g.W.key)
+						if g.GaveUp {
+							desc += " gave up: " + g.Reason.(string)
 						}
 						got = []string{desc}
 					}
 				case "changed":
-					for _, pw := range s.changed() {
+					for _, pw := range s.Changed() {
 						ks := ""
 						for j, k := range pw.Keys {
 							if j > 0 {
