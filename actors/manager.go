@@ -8,10 +8,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/actors/internal/workerset"
-	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -31,8 +31,8 @@ type managerActor struct {
 // its containers (nil before the pod has a status). statusManager has already counted the probes as
 // workers, so probeManager reports the pod's worker keys only if one could not be spawned.
 type addPod struct {
-	pod    *podRecord
-	probes []podProbe
+	pod    *podrecord.Record
+	probes []podrecord.Probe
 	views  []containerView
 }
 
@@ -147,45 +147,13 @@ func workerName(k messages.ProbeKey) string {
 var typeNames = map[messages.ProbeType]string{messages.Liveness: "liveness", messages.Readiness: "readiness",
 	messages.Startup: "startup"}
 
-// podProbe is one probe of a pod that kubelet's AddPod runs a worker for.
-type podProbe struct {
-	key       messages.ProbeKey
-	container *v1.Container
-	spec      *v1.Probe
-	sidecar   bool
-}
-
-// podProbes lists the probes kubelet's AddPod creates workers for, in its order: regular containers,
-// then restartable init containers (sidecars); per container startup, readiness, liveness. Plain
-// init containers are never probed.
-func podProbes(pod *podRecord) []podProbe {
-	var out []podProbe
-	add := func(c *v1.Container, sidecar bool) {
-		for _, t := range messages.ProbeTypes {
-			if spec := t.Spec(c); spec != nil {
-				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.uid, Container: c.Name, Type: t},
-					container: c, spec: spec, sidecar: sidecar})
-			}
-		}
-	}
-	for i := range pod.Containers {
-		add(&pod.Containers[i], false)
-	}
-	for i := range pod.InitContainers {
-		if c := &pod.InitContainers[i]; podstatus.IsRestartable(c) {
-			add(c, true)
-		}
-	}
-	return out
-}
-
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
 // keys that already have a worker (kubelet post-1.35 behaviour).
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
 	failed := false
 	for _, p := range msg.probes {
-		k := p.key
+		k := p.Key
 		if m.set.Has(k) {
 			continue
 		}
@@ -193,20 +161,20 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		if v := viewIn(msg.views, k.Container); v != nil {
 			view = *v
 		}
-		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, view)
+		w := newWorkerActor(m.env, k, pod, p.Container, p.Spec, p.Sidecar, view)
 		m.env.spawning = w
 		pid, err := ctx.SpawnNamed(m.env.workerProps, workerName(k))
 		m.env.spawning = nil
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
-			m.log.Debug("worker still exiting", "pod_uid", pod.uid, "container", k.Container, "probe", k.Type, "error", err)
+			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
 			failed = true
 			continue
 		}
 		m.set.Add(pid, w)
 	}
 	if failed {
-		m.set.ChangedPod(pod.uid)
+		m.set.ChangedPod(pod.UID)
 		m.flush(ctx)
 	}
 }
@@ -266,7 +234,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, reason an
 		Type:    v1.EventTypeWarning,
 		Reason:  messages.ReasonProbeWorkerGaveUp,
 		Message: fmt.Sprintf("%s probe worker failed too often and was stopped; result is Unknown: %v", k.Type, reason),
-		Pod:     w.pod.ref(),
+		Pod:     w.pod.Ref(),
 		PodUID:  k.PodUID,
 	})
 }

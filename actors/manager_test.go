@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -232,10 +233,10 @@ func TestPodProbes(t *testing.T) {
 			pod.Spec.InitContainers = tc.inits
 			var got []messages.ProbeKey
 			sidecars := 0
-			for _, pp := range podProbes(newPodRecord(pod)) {
-				got = append(got, pp.key)
-				assert.Same(t, pp.key.Type.Spec(pp.container), pp.spec)
-				if pp.sidecar {
+			for _, pp := range podrecord.Probes(podrecord.New(pod)) {
+				got = append(got, pp.Key)
+				assert.Same(t, pp.Key.Type.Spec(pp.Container), pp.Spec)
+				if pp.Sidecar {
 					sidecars++
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 )
 
@@ -91,7 +92,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 
 // addPodCmd is AddPod with the tree's copy of the pod: Tree → root → syncLoop, statusManager →
 // probeManager.
-type addPodCmd struct{ pod *podRecord }
+type addPodCmd struct{ pod *podrecord.Record }
 
 // removePod is RemovePod by UID: Tree → root → syncLoop, statusManager → probeManager.
 type removePod struct{ uid types.UID }
@@ -104,7 +105,7 @@ type stopLivenessAndStartup struct{ uid types.UID }
 // AddPod has not given it (statusManager then needs its spec).
 type setStatus struct {
 	uid    types.UID
-	pod    *podRecord
+	pod    *podrecord.Record
 	status *v1.PodStatus
 }
 

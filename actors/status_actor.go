@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -33,10 +34,10 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *addPodCmd:
 		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
 		// carries the views the new workers start with.
-		probes := podProbes(m.pod)
+		probes := podrecord.Probes(m.pod)
 		a.book.addPod(m.pod, probes)
-		a.recompute(ctx, m.pod.uid)
-		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.views(m.pod.uid)}) // in order, see rootActor
+		a.recompute(ctx, m.pod.UID)
+		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.views(m.pod.UID)}) // in order, see rootActor
 	case *removePod, *stopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *setStatus:

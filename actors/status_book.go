@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
@@ -31,10 +32,10 @@ type statusBook struct {
 }
 
 type podEntry struct {
-	pod     *podRecord    // the latest AddPod's, else the latest SetPodStatus's; read-only
-	added   bool          // pod came from AddPod
-	runtime *v1.PodStatus // the runtime's latest status; read-only; nil until the first
-	fresh   bool          // runtime changed since the workers were last given views
+	pod     *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
+	added   bool              // pod came from AddPod
+	runtime *v1.PodStatus     // the runtime's latest status; read-only; nil until the first
+	fresh   bool              // runtime changed since the workers were last given views
 	workers []messages.ProbeKey
 	results []mirrored // readiness and startup results of containers runtime lists
 
@@ -131,19 +132,19 @@ func (b *statusBook) entry(uid types.UID) *podEntry {
 	return e
 }
 
-// addPod records the pod and the workers AddPod is about to create (probes, podProbes(pod)) before
+// addPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
 // probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
 // worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
 // succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
 // worker is still exiting).
-func (b *statusBook) addPod(pod *podRecord, probes []podProbe) {
-	e := b.entry(pod.uid)
+func (b *statusBook) addPod(pod *podrecord.Record, probes []podrecord.Probe) {
+	e := b.entry(pod.UID)
 	e.pod, e.added = pod, true
 	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
 	keys = append(keys, e.workers...)
 	for _, p := range probes {
-		if !hasKey(keys, p.key) {
-			keys = append(keys, p.key)
+		if !hasKey(keys, p.Key) {
+			keys = append(keys, p.Key)
 		}
 	}
 	e.workers = keys
@@ -163,7 +164,7 @@ func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
 // kubelet's worker removes the old ID's result from its cache. The pod spec is the AddPod one when
 // there is one (kubelet's pod manager); pod (nil when the caller knew AddPod gave it) is used
 // otherwise.
-func (b *statusBook) setRuntime(uid types.UID, pod *podRecord, status *v1.PodStatus) {
+func (b *statusBook) setRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodStatus) {
 	e := b.entry(uid)
 	if !e.added && pod != nil {
 		e.pod = pod

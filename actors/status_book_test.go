@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
@@ -30,7 +31,7 @@ func readiness(id string, r messages.Result) messages.ResultChanged {
 
 func TestStatusBook(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(1, 1)})
-	rec := newPodRecord(pod)
+	rec := podrecord.New(pod)
 	key := messages.ProbeKey{PodUID: "u1", Container: "app", Type: messages.Readiness}
 	ready := func(b *statusBook) bool {
 		st, ok := b.status("u1")
@@ -44,8 +45,8 @@ func TestStatusBook(t *testing.T) {
 	_, ok := b.status("u1")
 	assert.False(t, ok)
 
-	b.addPod(rec, podProbes(rec))
-	b.setRuntime(rec.uid, rec, runningStatus("x://1"))
+	b.addPod(rec, podrecord.Probes(rec))
+	b.setRuntime(rec.UID, rec, runningStatus("x://1"))
 	views, trigger := b.recompute("u1", t0)
 	require.Len(t, views, 1, "the first status: the workers get their view")
 	assert.Equal(t, protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
@@ -61,11 +62,11 @@ func TestStatusBook(t *testing.T) {
 	assert.True(t, ready(b))
 	assert.Empty(t, trigger)
 
-	b.setRuntime(rec.uid, rec, runningStatus("x://1")) // the same status again
+	b.setRuntime(rec.UID, rec, runningStatus("x://1")) // the same status again
 	views, _ = b.recompute("u1", t0)
 	assert.Nil(t, views, "nothing changed")
 
-	b.setRuntime(rec.uid, rec, runningStatus("x://2")) // restarted: the old ID's result goes
+	b.setRuntime(rec.UID, rec, runningStatus("x://2")) // restarted: the old ID's result goes
 	assert.Zero(t, b.mirroredResults())
 	views, _ = b.recompute("u1", t0)
 	require.Len(t, views, 1)
@@ -115,12 +116,12 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(1, 1), StartupProbe: execProbe(1, 1)},
 		v1.Container{Name: "b", ReadinessProbe: execProbe(1, 1)}, v1.Container{Name: "plain"})
 	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe(1, 1)}}
-	rec := newPodRecord(pod)
-	all := podProbes(rec)
+	rec := podrecord.New(pod)
+	all := podrecord.Probes(rec)
 	for seed := range 200 {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 		b, ref := newStatusBook(), &refBook{}
-		b.addPod(rec, podProbes(rec))
+		b.addPod(rec, podrecord.Probes(rec))
 		now := t0
 		var rt *v1.PodStatus
 		gen := 0
@@ -130,23 +131,23 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 			case 0: // a runtime push
 				gen++
 				rt = randomStatus(rnd, gen)
-				b.setRuntime(rec.uid, rec, rt)
+				b.setRuntime(rec.UID, rec, rt)
 			case 1: // a result
 				if rt == nil {
 					continue
 				}
 				c := all[rnd.IntN(len(all))]
-				id := idOf(rt, c.key.Container)
-				if id == "" || c.key.Type == messages.Liveness {
+				id := idOf(rt, c.Key.Container)
+				if id == "" || c.Key.Type == messages.Liveness {
 					continue
 				}
-				b.apply([]messages.ResultChanged{{PodUID: "u1", Container: c.key.Container, ContainerID: id, Type: c.key.Type,
+				b.apply([]messages.ResultChanged{{PodUID: "u1", Container: c.Key.Container, ContainerID: id, Type: c.Key.Type,
 					Result: messages.Result(rnd.IntN(3) - 1)}})
 			case 2: // workers come and go
 				var keys []messages.ProbeKey
 				for _, p := range all {
 					if rnd.IntN(3) > 0 {
-						keys = append(keys, p.key)
+						keys = append(keys, p.Key)
 					}
 				}
 				b.setWorkers("u1", keys)

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
@@ -25,7 +26,7 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 type syncActor struct {
 	env  *env
 	log  hclog.Logger
-	pods map[types.UID]*podRecord
+	pods map[types.UID]*podrecord.Record
 	// killed is the container ID last killed per pod and container: a liveness and a startup
 	// Failure of the same container ID kill it once; one entry per container however often it
 	// restarts (a late Failure of an even older ID would reach the runtime, which ignores stale IDs).
@@ -37,14 +38,14 @@ type syncActor struct {
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podRecord{},
+	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podrecord.Record{},
 		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
 }
 
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *addPodCmd:
-		a.pods[m.pod.uid] = m.pod
+		a.pods[m.pod.UID] = m.pod
 	case *removePod:
 		a.forget(m.uid)
 	case *protocol.CleanupPods:
@@ -91,7 +92,7 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 		return
 	}
 	a.killed[c.PodUID][c.Container] = c.ContainerID
-	pod := rec.pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
+	pod := rec.Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
@@ -100,7 +101,7 @@ func (t *Tree) AddPod(pod *v1.Pod) error {
 	if pod == nil {
 		return errors.New("actors.AddPod: pod is nil")
 	}
-	rec := newPodRecord(pod)
+	rec := podrecord.New(pod)
 	if errs := t.admit(rec, pod); len(errs) > 0 {
 		return fmt.Errorf("actors.AddPod %s/%s: %w", pod.Namespace, pod.Name, errs.ToAggregate())
 	}
@@ -112,11 +113,11 @@ func (t *Tree) AddPod(pod *v1.Pod) error {
 }
 
 // admit defaults the tree's copy of pod and validates it: the API's rules, then the runtime's.
-func (t *Tree) admit(rec *podRecord, pod *v1.Pod) field.ErrorList {
-	view := rec.pod() // shares rec's containers: the probe defaults land in rec
+func (t *Tree) admit(rec *podrecord.Record, pod *v1.Pod) field.ErrorList {
+	view := rec.Pod() // shares rec's containers: the probe defaults land in rec
 	podspec.SetDefaults(view)
-	rec.namespace, rec.restartPolicy = view.Namespace, view.Spec.RestartPolicy
-	rec.terminationGracePeriodSeconds = view.Spec.TerminationGracePeriodSeconds
+	rec.Namespace, rec.RestartPolicy = view.Namespace, view.Spec.RestartPolicy
+	rec.TerminationGracePeriodSeconds = view.Spec.TerminationGracePeriodSeconds
 	view.Spec.EphemeralContainers = pod.Spec.EphemeralContainers // validated, never probed nor kept
 	errs := podspec.Validate(view)
 	if v, ok := t.env.cfg.runtime.(PodValidator); ok {
@@ -161,9 +162,9 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	st := status.DeepCopy()
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	var p *podRecord
+	var p *podrecord.Record
 	if _, ok := t.added[pod.UID]; !ok {
-		p = newPodRecord(pod)
+		p = podrecord.New(pod)
 	}
 	t.env.send(t.env.root, &setStatus{uid: pod.UID, pod: p, status: st})
 }
