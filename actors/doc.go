@@ -20,8 +20,9 @@
 // Stop. Result changes reach an actor (Subscribe; it replies messages.AckResults to each batch) or a
 // func (SubscribeFunc; probeactor acknowledges when fn returns); both take OfTypes and WithSnapshot
 // (the current value of every key first, then changes). The implementation (worker core, results
-// cache, supervision strategy, the private protocol) lives in actors/internal; actors/fakeruntime is
-// a deterministic runtime for tests and actors/logging routes protoactor's slog into hclog.
+// cache, supervision strategy, worker set, status book, pod record, the private protocol) lives in
+// actors/internal; actors/fakeruntime is a deterministic runtime for tests and actors/logging routes
+// protoactor's slog into hclog.
 //
 // Logging: pass WithLogger; the tree logs through named subsystems (probeactor.probeManager,
 // probeactor.worker with pod/container/probe bound once, ...) and logs panics with stacks. To route
@@ -30,7 +31,7 @@
 //
 // # Invariants
 //
-//   - Decisions live in pure cores (worker.Machine, workerSet, statusBook, results, podstatus);
+//   - Decisions live in pure cores (worker.Machine, workerset.Set, statusbook.Book, results, podstatus);
 //     Receive methods only turn messages into events and perform effects. No code here calls
 //     time.Now, time.Sleep or the global rand: the clock and the jitter source are options.
 //   - One copy of each pod and status: the Tree deep-copies a pod on AddPod and a status on

@@ -10,13 +10,14 @@ import (
 
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/statusbook"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/actors/internal/workerset"
 	"github.com/probeactor/probeactor/messages"
 )
 
 // managerActor is the probeManager: the supervisor of one worker per ProbeKey. Its bookkeeping is
-// a workerSet; it spawns workers (each with its container's current view, which statusManager
+// a workerset.Set; it spawns workers (each with its container's current view, which statusManager
 // attaches to the AddPod it forwards), routes pushed views and readiness triggers to the workers of
 // a pod, and tells statusManager which workers exist.
 type managerActor struct {
@@ -33,14 +34,14 @@ type managerActor struct {
 type addPod struct {
 	pod    *podrecord.Record
 	probes []podrecord.Probe
-	views  []containerView
+	views  []statusbook.View
 }
 
 // podViews carries the current views of a pod's containers: statusManager → probeManager, when
 // they may have changed.
 type podViews struct {
 	uid   types.UID
-	views []containerView
+	views []statusbook.View
 }
 
 // flushWorkers makes probeManager report the pods whose worker set changed (it sends it to itself
@@ -179,16 +180,16 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	}
 }
 
-func viewIn(views []containerView, container string) *protocol.ContainerView {
+func viewIn(views []statusbook.View, container string) *protocol.ContainerView {
 	for _, v := range views {
-		if v.container == container {
-			return v.view
+		if v.Container == container {
+			return v.View
 		}
 	}
 	return nil
 }
 
-// stop stops workers (each is in the list once: the workerSet hands out each worker once). They
+// stop stops workers (each is in the list once: the worker set hands out each worker once). They
 // leave the set when their Terminated arrives.
 func (m *managerActor) stop(ctx actor.Context, ws []*workerActor) {
 	for _, w := range ws {

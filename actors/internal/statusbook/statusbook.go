@@ -1,4 +1,9 @@
-package actors
+// Package statusbook is the pure core of the probe tree's statusManager: per pod, the runtime's
+// status, the readiness and startup results it mirrors, which keys have a worker, and the probe
+// adjustment (Started/Ready flags, ContainersReady and Ready condition times) recomputed with
+// kubelet's rules (internal/podstatus); the container views the workers get. Table-tested, and
+// checked against a straightforward reference on random sequences.
+package statusbook
 
 import (
 	"time"
@@ -15,15 +20,15 @@ import (
 	"github.com/probeactor/probeactor/messages"
 )
 
-// statusBook is statusManager's state and decisions without the actor: each pod's runtime status
+// Book is statusManager's state and decisions without the actor: each pod's runtime status
 // and workers, the readiness and startup results mirrored from the cache, and the probe-adjusted
-// status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
+// Status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
 //
 // It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only;
 // the adjustment is kept as what it changes: Started and Ready per container status (podstatus.Flags)
 // and the two conditions probing owns (ContainersReady, Ready) as their status and times. The full
 // adjusted v1.PodStatus is built only when somebody asks for it (status).
-type statusBook struct {
+type Book struct {
 	pods map[types.UID]*podEntry
 
 	// scratch, reused by every recompute
@@ -98,8 +103,8 @@ func (c condState) probeTime() metav1.Time {
 // probeConditions are the conditions statusManager computes, in the order kubelet appends them.
 var probeConditions = [2]v1.PodConditionType{v1.ContainersReady, v1.PodReady}
 
-func newStatusBook() *statusBook {
-	return &statusBook{pods: map[types.UID]*podEntry{}}
+func New() *Book {
+	return &Book{pods: map[types.UID]*podEntry{}}
 }
 
 // probesView answers podstatus.Probes for one pod.
@@ -123,7 +128,7 @@ func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
 	return false
 }
 
-func (b *statusBook) entry(uid types.UID) *podEntry {
+func (b *Book) entry(uid types.UID) *podEntry {
 	e := b.pods[uid]
 	if e == nil {
 		e = &podEntry{}
@@ -132,12 +137,12 @@ func (b *statusBook) entry(uid types.UID) *podEntry {
 	return e
 }
 
-// addPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
+// AddPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
 // probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
 // worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
 // succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
 // worker is still exiting).
-func (b *statusBook) addPod(pod *podrecord.Record, probes []podrecord.Probe) {
+func (b *Book) AddPod(pod *podrecord.Record, probes []podrecord.Probe) {
 	e := b.entry(pod.UID)
 	e.pod, e.added = pod, true
 	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
@@ -159,12 +164,12 @@ func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
 	return false
 }
 
-// setRuntime records the runtime's status of a pod (status is kept, read-only) and drops the
+// SetRuntime records the runtime's status of a pod (status is kept, read-only) and drops the
 // mirrored results of containers it no longer lists (a restarted container has a new ID), as
 // kubelet's worker removes the old ID's result from its cache. The pod spec is the AddPod one when
 // there is one (kubelet's pod manager); pod (nil when the caller knew AddPod gave it) is used
 // otherwise.
-func (b *statusBook) setRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodStatus) {
+func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodStatus) {
 	e := b.entry(uid)
 	if !e.added && pod != nil {
 		e.pod = pod
@@ -183,10 +188,10 @@ func (b *statusBook) setRuntime(uid types.UID, pod *podrecord.Record, status *v1
 	e.results = kept
 }
 
-// setWorkers records the keys that have a worker (keys is kept, read-only) and drops the mirrored
+// SetWorkers records the keys that have a worker (keys is kept, read-only) and drops the mirrored
 // results of workers that are gone, as kubelet's cache loses them when the worker exits
 // (UpdatePodStatus then falls back to the "is there a worker?" rule).
-func (b *statusBook) setWorkers(uid types.UID, keys []messages.ProbeKey) {
+func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 	e := b.entry(uid)
 	if e.runtime != nil {
 		for _, k := range e.workers {
@@ -217,9 +222,9 @@ func (e *podEntry) drop(id messages.ContainerID, t messages.ProbeType) {
 	}
 }
 
-// apply mirrors result changes of containers the pods' runtime statuses currently list (others
+// Apply mirrors result changes of containers the pods' runtime statuses currently list (others
 // could never be looked up) and returns the pods whose results changed, each once.
-func (b *statusBook) apply(changes []messages.ResultChanged) []types.UID {
+func (b *Book) Apply(changes []messages.ResultChanged) []types.UID {
 	var touched []types.UID
 	for _, c := range changes {
 		e := b.pods[c.PodUID]
@@ -253,8 +258,8 @@ func hasUID(uids []types.UID, uid types.UID) bool {
 	return false
 }
 
-// cleanup forgets every pod (and its results) not in desired.
-func (b *statusBook) cleanup(desired map[types.UID]struct{}) {
+// Cleanup forgets every pod (and its results) not in desired.
+func (b *Book) Cleanup(desired map[types.UID]struct{}) {
 	for uid := range b.pods {
 		if _, ok := desired[uid]; !ok {
 			delete(b.pods, uid)
@@ -262,8 +267,8 @@ func (b *statusBook) cleanup(desired map[types.UID]struct{}) {
 	}
 }
 
-// mirroredResults counts the results mirrored over all pods (tests).
-func (b *statusBook) mirroredResults() int {
+// MirroredResults counts the results mirrored over all pods (tests).
+func (b *Book) MirroredResults() int {
 	n := 0
 	for _, e := range b.pods {
 		n += len(e.results)
@@ -271,10 +276,10 @@ func (b *statusBook) mirroredResults() int {
 	return n
 }
 
-// status builds a pod's probe-adjusted status: a copy of the runtime status with Started and Ready
+// Status builds a pod's probe-adjusted status: a copy of the runtime status with Started and Ready
 // overlaid and the ContainersReady and Ready conditions set (replaced where the runtime reported
 // them, else appended in that order).
-func (b *statusBook) status(uid types.UID) (v1.PodStatus, bool) {
+func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
 	e := b.pods[uid]
 	if e == nil || !e.adjusted {
 		return v1.PodStatus{}, false
@@ -308,12 +313,12 @@ func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
 	return -1
 }
 
-// recompute derives a pod's probe adjustment at now: kubelet's UpdatePodStatus overlay, then the
+// Recompute derives a pod's probe adjustment at now: kubelet's UpdatePodStatus overlay, then the
 // ContainersReady and Ready conditions, whose lastTransitionTime moves only when their status does.
 // It returns the containers whose readiness worker kubelet would trigger, and the views of the
 // pod's workers when they may have changed since the workers last got theirs (a new runtime
 // status, or a container's Started flag flipped); nil views: nothing to push.
-func (b *statusBook) recompute(uid types.UID, now time.Time) (views []containerView, trigger []string) {
+func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []string) {
 	e := b.pods[uid]
 	if e == nil || e.runtime == nil || e.pod == nil {
 		return nil, nil
@@ -390,36 +395,36 @@ func startedChanged(old, cur []podstatus.Flags) bool {
 	return false
 }
 
-// containerView is one container's view for its workers. view is shared by the container's
+// View is one container's view for its workers. view is shared by the container's
 // workers and never modified.
-type containerView struct {
-	container string
-	view      *protocol.ContainerView
+type View struct {
+	Container string
+	View      *protocol.ContainerView
 }
 
-// views returns the current views of the pod's containers (nil while it has no adjusted status).
-func (b *statusBook) views(uid types.UID) []containerView {
+// Views returns the current views of the pod's containers (nil while it has no adjusted status).
+func (b *Book) Views(uid types.UID) []View {
 	if e := b.pods[uid]; e != nil {
 		return e.views()
 	}
 	return nil
 }
 
-// views returns the current view of every container the pod's workers probe (none before the pod
+// Views returns the current view of every container the pod's workers probe (none before the pod
 // has an adjusted status: workers then see "no pod status").
-func (e *podEntry) views() []containerView {
+func (e *podEntry) views() []View {
 	if !e.adjusted {
 		return nil
 	}
-	var out []containerView
+	var out []View
 	for _, k := range e.workers {
 		seen := false
 		for _, v := range out {
-			seen = seen || v.container == k.Container
+			seen = seen || v.Container == k.Container
 		}
 		if !seen {
 			v := e.viewOf(k.Container)
-			out = append(out, containerView{container: k.Container, view: &v})
+			out = append(out, View{Container: k.Container, View: &v})
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package actors
+package statusbook
 
 import (
 	"fmt"
@@ -19,6 +19,18 @@ import (
 	"github.com/probeactor/probeactor/messages"
 )
 
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func execProbe() *v1.Probe {
+	return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
+		TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+}
+
+func testPod(uid string, containers ...v1.Container) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + uid, Namespace: "ns", UID: types.UID(uid)},
+		Spec: v1.PodSpec{Containers: containers, RestartPolicy: v1.RestartPolicyAlways}}
+}
+
 func runningStatus(id string) *v1.PodStatus {
 	return &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: id,
 		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
@@ -30,64 +42,64 @@ func readiness(id string, r messages.Result) messages.ResultChanged {
 }
 
 func TestStatusBook(t *testing.T) {
-	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(1, 1)})
+	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe()})
 	rec := podrecord.New(pod)
 	key := messages.ProbeKey{PodUID: "u1", Container: "app", Type: messages.Readiness}
-	ready := func(b *statusBook) bool {
-		st, ok := b.status("u1")
+	ready := func(b *Book) bool {
+		st, ok := b.Status("u1")
 		require.True(t, ok)
 		return st.ContainerStatuses[0].Ready
 	}
 
-	b := newStatusBook()
-	views, _ := b.recompute("u1", t0)
+	b := New()
+	views, _ := b.Recompute("u1", t0)
 	assert.Nil(t, views, "no pod yet")
-	_, ok := b.status("u1")
+	_, ok := b.Status("u1")
 	assert.False(t, ok)
 
-	b.addPod(rec, podrecord.Probes(rec))
-	b.setRuntime(rec.UID, rec, runningStatus("x://1"))
-	views, trigger := b.recompute("u1", t0)
+	b.AddPod(rec, podrecord.Probes(rec))
+	b.SetRuntime(rec.UID, rec, runningStatus("x://1"))
+	views, trigger := b.Recompute("u1", t0)
 	require.Len(t, views, 1, "the first status: the workers get their view")
 	assert.Equal(t, protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
-		Running: true, StartedAt: t0, Started: true}, *views[0].view)
+		Running: true, StartedAt: t0, Started: true}, *views[0].View)
 	assert.False(t, ready(b), "a readiness worker without a result: not ready")
 	assert.Equal(t, []string{"app"}, trigger, "kubelet's manual trigger for the unready container")
 
-	assert.Empty(t, b.apply([]messages.ResultChanged{readiness("x://0", messages.Success)}),
+	assert.Empty(t, b.Apply([]messages.ResultChanged{readiness("x://0", messages.Success)}),
 		"a container the status does not list is ignored")
-	assert.Equal(t, []types.UID{"u1"}, b.apply([]messages.ResultChanged{readiness("x://1", messages.Success)}))
-	views, trigger = b.recompute("u1", t0)
+	assert.Equal(t, []types.UID{"u1"}, b.Apply([]messages.ResultChanged{readiness("x://1", messages.Success)}))
+	views, trigger = b.Recompute("u1", t0)
 	assert.Nil(t, views, "readiness does not change what workers see")
 	assert.True(t, ready(b))
 	assert.Empty(t, trigger)
 
-	b.setRuntime(rec.UID, rec, runningStatus("x://1")) // the same status again
-	views, _ = b.recompute("u1", t0)
+	b.SetRuntime(rec.UID, rec, runningStatus("x://1")) // the same status again
+	views, _ = b.Recompute("u1", t0)
 	assert.Nil(t, views, "nothing changed")
 
-	b.setRuntime(rec.UID, rec, runningStatus("x://2")) // restarted: the old ID's result goes
-	assert.Zero(t, b.mirroredResults())
-	views, _ = b.recompute("u1", t0)
+	b.SetRuntime(rec.UID, rec, runningStatus("x://2")) // restarted: the old ID's result goes
+	assert.Zero(t, b.MirroredResults())
+	views, _ = b.Recompute("u1", t0)
 	require.Len(t, views, 1)
-	assert.Equal(t, messages.ContainerID("x://2"), views[0].view.ContainerID)
+	assert.Equal(t, messages.ContainerID("x://2"), views[0].View.ContainerID)
 	assert.False(t, ready(b))
 
-	b.apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
-	b.setWorkers("u1", []messages.ProbeKey{key})
-	assert.Equal(t, 1, b.mirroredResults(), "the worker still exists")
-	b.setWorkers("u1", nil) // the worker exited: its result goes, the no-worker rule applies
-	assert.Zero(t, b.mirroredResults())
-	b.recompute("u1", t0)
+	b.Apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
+	b.SetWorkers("u1", []messages.ProbeKey{key})
+	assert.Equal(t, 1, b.MirroredResults(), "the worker still exists")
+	b.SetWorkers("u1", nil) // the worker exited: its result goes, the no-worker rule applies
+	assert.Zero(t, b.MirroredResults())
+	b.Recompute("u1", t0)
 	assert.True(t, ready(b), "no readiness worker: ready")
 
-	b.apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
-	b.cleanup(map[types.UID]struct{}{})
+	b.Apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
+	b.Cleanup(map[types.UID]struct{}{})
 	assert.Empty(t, b.pods)
 }
 
-// refBook is the straightforward statusManager the statusBook replaced: it keeps a full adjusted
-// status per pod, recomputed from a deep copy of the runtime status each time.
+// refBook is the straightforward statusManager the Book replaced: it keeps a full adjusted
+// Status per pod, recomputed from a deep copy of the runtime status each time.
 type refBook struct {
 	adjusted *v1.PodStatus
 }
@@ -108,20 +120,20 @@ func (r *refBook) recompute(pod *v1.Pod, rt *v1.PodStatus, p podstatus.Probes, n
 	r.adjusted = st
 }
 
-// The statusBook's adjusted status is the reference's after every step of random sequences of
+// The Book's adjusted status is the reference's after every step of random sequences of
 // runtime pushes (with and without the runtime's own ContainersReady/Ready conditions), results and
 // worker changes.
 func TestStatusBookMatchesFullRecompute(t *testing.T) {
 	always := v1.ContainerRestartPolicyAlways
-	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(1, 1), StartupProbe: execProbe(1, 1)},
-		v1.Container{Name: "b", ReadinessProbe: execProbe(1, 1)}, v1.Container{Name: "plain"})
-	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe(1, 1)}}
+	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(), StartupProbe: execProbe()},
+		v1.Container{Name: "b", ReadinessProbe: execProbe()}, v1.Container{Name: "plain"})
+	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe()}}
 	rec := podrecord.New(pod)
 	all := podrecord.Probes(rec)
 	for seed := range 200 {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
-		b, ref := newStatusBook(), &refBook{}
-		b.addPod(rec, podrecord.Probes(rec))
+		b, ref := New(), &refBook{}
+		b.AddPod(rec, podrecord.Probes(rec))
 		now := t0
 		var rt *v1.PodStatus
 		gen := 0
@@ -131,7 +143,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 			case 0: // a runtime push
 				gen++
 				rt = randomStatus(rnd, gen)
-				b.setRuntime(rec.UID, rec, rt)
+				b.SetRuntime(rec.UID, rec, rt)
 			case 1: // a result
 				if rt == nil {
 					continue
@@ -141,7 +153,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 				if id == "" || c.Key.Type == messages.Liveness {
 					continue
 				}
-				b.apply([]messages.ResultChanged{{PodUID: "u1", Container: c.Key.Container, ContainerID: id, Type: c.Key.Type,
+				b.Apply([]messages.ResultChanged{{PodUID: "u1", Container: c.Key.Container, ContainerID: id, Type: c.Key.Type,
 					Result: messages.Result(rnd.IntN(3) - 1)}})
 			case 2: // workers come and go
 				var keys []messages.ProbeKey
@@ -150,15 +162,15 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 						keys = append(keys, p.Key)
 					}
 				}
-				b.setWorkers("u1", keys)
+				b.SetWorkers("u1", keys)
 			default:
 			}
 			if rt == nil {
 				continue
 			}
-			b.recompute("u1", now)
+			b.Recompute("u1", now)
 			ref.recompute(pod, rt, probesView{b.pods["u1"]}, now)
-			got, ok := b.status("u1")
+			got, ok := b.Status("u1")
 			require.True(t, ok)
 			if !equality.Semantic.DeepEqual(*ref.adjusted, got) {
 				t.Fatalf("seed %d step %d:\nwant %+v\n got %+v", seed, step, ref.adjusted, got)
