@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors"
 	"github.com/probeactor/probeactor/actors/clock"
@@ -20,6 +19,8 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
+	"github.com/probeactor/probeactor/probes"
 )
 
 // The process runtime is the actor core's container runtime; node is the HTTP server's source and
@@ -39,6 +40,7 @@ type node struct {
 	ln      net.Listener
 	http    *server.Server
 	rec     *events.Recorder
+	tries   *statuspage.Recorder // every probe attempt, for the status page at /
 	rt      *proc.Runtime
 	sys     *actor.ActorSystem
 	tree    *actors.Tree
@@ -69,6 +71,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		return nil, fmt.Errorf("--listen %s: %w", cfg.listen, err)
 	}
 	n.rec = events.New(stdout)
+	n.tries = statuspage.NewRecorder(time.Now)
 
 	probeReg := prometheus.NewRegistry()
 	mainReg := prometheus.NewRegistry()
@@ -79,7 +82,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		Clock:          clock.Real(),
 		Logger:         log,
 		Events:         n.rec,
-		OnStatus:       func(pod *v1.Pod, st v1.PodStatus) { n.tree.SetPodStatus(pod, st) },
+		OnStatus:       n.podStatus,
 		SidecarStarted: n.sidecarStarted,
 		InitialBackoff: cfg.backoffInitial,
 		MaxBackoff:     cfg.backoffMax,
@@ -99,6 +102,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(n.rec),
+		actors.WithProber(n.tries.Prober(probes.New(n.rt))), // the default prober, recorded
 	)
 	if err != nil {
 		return fail(fmt.Errorf("start probe tree: %w", err))
@@ -107,6 +111,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		Source:    n,
 		Metrics:   prometheus.Gatherers{mainReg, probeReg},
 		Probes:    probeReg,
+		Index:     statuspage.Handler(statuspage.Options{Source: n, Attempts: n.tries, Logger: log.Named("statuspage")}),
 		Logger:    log.Named("http"),
 		Profiling: cfg.profiling,
 	})

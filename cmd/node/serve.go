@@ -50,6 +50,7 @@ func (n *node) StartPod(pod *v1.Pod) error {
 	n.tree.AddPod(pod)
 	if err := n.rt.Run(pod); err != nil {
 		n.tree.RemovePod(pod)
+		n.tries.Forget(pod.UID)
 		return err
 	}
 	return nil
@@ -87,4 +88,5 @@ func (n *node) cleanupPods() {
 		desired[p.UID] = struct{}{}
 	}
 	n.tree.CleanupPods(desired)
+	n.tries.Retain(desired)
 }

@@ -75,6 +75,7 @@ func (n *node) StopPod(pod *v1.Pod) {
 		return
 	}
 	n.tree.RemovePod(pod)
+	n.tries.Forget(pod.UID)
 }
 
 // stopTimeout bounds waiting for pods to stop: apps and then sidecars each get their grace period;
@@ -97,5 +98,6 @@ func (n *node) terminatePods(pods []*v1.Pod) {
 	}
 	for _, pod := range pods {
 		n.tree.RemovePod(pod)
+		n.tries.Forget(pod.UID)
 	}
 }

@@ -64,3 +64,11 @@ func (n *node) LogPath(uid types.UID, container string, previous bool) (string, 
 
 // Events implements server.Source.
 func (n *node) Events() v1.EventList { return n.rec.List() }
+
+// podStatus is the runtime's report of a pod's new status: the status page's attempt recorder
+// learns the pod's container IDs before the tree does, so it can attribute every attempt the tree
+// then makes.
+func (n *node) podStatus(pod *v1.Pod, st v1.PodStatus) {
+	n.tries.Observe(pod, st)
+	n.tree.SetPodStatus(pod, st)
+}
