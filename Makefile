@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc browser screenshot
 
 all: build
 
@@ -21,8 +21,9 @@ run:
 	@$(GO) build -o bin/node ./cmd/node
 	./bin/node run
 
-## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this)
-test: fmt-check vet
+## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this); the
+## status page's test drives a real headless Chromium (make browser installs it)
+test: fmt-check vet browser
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory test-upstream
 
@@ -69,6 +70,14 @@ clean:
 PROTOS      = wire/fleetv1/fleet.proto wire/clusterv1/cluster.proto
 PROTOC_GEN  = bin/protoc-gen-go
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+## browser: install Debian's chromium when missing (the status page's test drives it headless)
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+
+## screenshot: docs/statuspage.png, the status page with the demo pod running, taken by headless Chromium
+screenshot: browser
+	PROBEACTOR_SCREENSHOT=$(CURDIR)/docs/statuspage.png $(GO) test -count=1 -run TestStatusPageInChromium -timeout 5m ./cmd/node/
 
 ## protoc: install Debian's protobuf-compiler when protoc is missing
 protoc:
