@@ -77,7 +77,7 @@ browser:
 
 ## screenshot: docs/statuspage.png, the status page with the demo pod running, taken by headless Chromium
 screenshot: browser
-	PROBEACTOR_SCREENSHOT=$(CURDIR)/docs/statuspage.png $(GO) test -count=1 -run TestStatusPageInChromium -timeout 5m ./cmd/node/
+	PROBEACTOR_SCREENSHOT=$(CURDIR)/docs/statuspage.png $(GO) test -count=1 -run TestStatusPageInChromium -timeout 5m ./tests/e2e/
 
 ## protoc: install Debian's protobuf-compiler when protoc is missing
 protoc:

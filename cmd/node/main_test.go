@@ -14,16 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 )
 
 func TestMain(m *testing.M) {
-	// The test binary doubles as the container shim, the exec-probe guard and the demo's containers,
-	// as the node binary does (TestNodeLifecycle, TestStatusPageInChromium).
-	if len(os.Args) > 1 && os.Args[1] == demo.Arg {
-		os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
-	}
+	// The test binary doubles as the container shim and the exec-probe guard, as the node binary
+	// does (TestNodeLifecycle).
 	if len(os.Args) > 1 && os.Args[1] == proc.ShimArg {
 		proc.ShimMain(os.Args[2:])
 	}

@@ -1,20 +1,16 @@
-package main
+package e2e
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
@@ -52,41 +48,20 @@ const readPage = `(() => {
   };
 })()`
 
-// TestStatusPageInChromium runs the embedded demo pod (as `node run` with no -f does) and loads the
-// status page in a real headless Chromium: the pod, its containers and every probe kind and handler
-// appear; then, without the test reloading anything, the page's own refresh shows the api
-// container's restart (its gRPC liveness probe fails at 20 s), the Killing event, and the failed
-// attempts that led to it in the liveness strip.
+// TestStatusPageInChromium runs `node run` with no manifest (the embedded demo, as `make run` does)
+// and loads its status page in a real headless Chromium: the pod, its containers and every probe
+// kind and handler appear; then, without the test reloading anything, the page's own refresh shows
+// the api container's restart (its gRPC liveness probe fails at 20 s), the Killing event, and the
+// failed attempts that led to it in the liveness strip.
 func TestStatusPageInChromium(t *testing.T) {
 	chrome, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("chromium is not installed, and this test drives a real headless Chromium: run `make browser` "+
 			"(or `apt-get install chromium` on Debian) and run the test again (%v)", err)
 	}
-	pods, cleanup, err := demoPods() // the containers run this test binary (TestMain) as the node binary would
-	require.NoError(t, err)
-	defer cleanup()
-	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(t.TempDir(), "root"), logFormat: "text", logOutput: io.Discard,
-		backoffInitial: 10 * time.Second, backoffMax: time.Minute}
-	n, err := buildNode(cfg, hclog.NewNullLogger(), io.Discard)
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	type served struct {
-		started []*v1.Pod
-		err     error
-	}
-	done := make(chan served, 1)
-	go func() { // ends when stop is called below
-		started, err := n.serve(ctx, pods)
-		done <- served{started, err}
-	}()
-	defer func() {
-		stop()
-		s := <-done
-		assert.NoError(t, s.err)
-		n.shutdown(s.started)
-	}()
-	url := "http://" + n.ln.Addr().String() + "/"
+	t.Parallel()
+	n := startDemo(t)
+	url := n.base + "/"
 
 	var browserLog logtest.Buffer
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
