@@ -1,17 +1,42 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
+	"os/exec"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/logging/logtest"
 )
 
 // TestEmbeddedDemo runs `node run` with no manifest, as the README's quick start does, and checks
 // that the first ~30 s show what the README promises.
 func TestEmbeddedDemo(t *testing.T) {
 	t.Parallel()
-	n := startDemo(t)
+	port := freePort(t)
+	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
+	n.cmd = exec.Command(nodeBin, "run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", t.TempDir())
+	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
+	require.NoError(t, n.cmd.Start())
+	go func() { n.waitErr = n.cmd.Wait(); close(n.done) }()
+	t.Cleanup(func() {
+		n.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("node stdout:\n%s\nnode stderr:\n%s", n.stdout, n.stderr)
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(n.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}, timeout, tick)
 
 	n.hasEvent("demo", "web", "Unhealthy", "Startup probe failed: HTTP probe failed with statuscode: 503")
 	n.eventually("demo", func(p v1.Pod) bool { return p.Status.ContainerStatuses[0].Ready }, "web ready after its startup probe")

@@ -162,33 +162,6 @@ func startNode(t *testing.T, manifest string, flags ...string) *node {
 	return n
 }
 
-// startDemo runs `node run` with no manifest — the embedded demo, as `make run` does — and waits for
-// /healthz. Cleanup stops it with SIGTERM and requires exit code 0.
-func startDemo(t *testing.T) *node {
-	t.Helper()
-	port := freePort(t)
-	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
-	n.cmd = exec.Command(nodeBin, "run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", t.TempDir())
-	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
-	require.NoError(t, n.cmd.Start())
-	go func() { n.waitErr = n.cmd.Wait(); close(n.done) }() // ends when node exits
-	t.Cleanup(func() {
-		n.stop(syscall.SIGTERM)
-		assert.NotContains(t, n.stderr.String(), "DATA RACE", "node (built with E2E_RACE=1) reported a data race")
-		if t.Failed() {
-			t.Logf("node stdout:\n%s\nnode stderr:\n%s", n.stdout, n.stderr)
-		}
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(n.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	}, timeout, tick)
-	return n
-}
-
 // stop signals node and waits for it to exit; after SIGTERM the exit code must be 0.
 func (n *node) stop(sig syscall.Signal) {
 	if n.stopped {

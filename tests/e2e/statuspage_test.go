@@ -60,7 +60,7 @@ func TestStatusPageInChromium(t *testing.T) {
 			"(or `apt-get install chromium` on Debian) and run the test again (%v)", err)
 	}
 	t.Parallel()
-	n := startDemo(t)
+	n := startNode(t, "") // no manifest: the embedded demo
 	url := n.base + "/"
 
 	var browserLog logtest.Buffer

@@ -164,6 +164,9 @@ func (h *History) Record(containerID string, typ messages.ProbeType, a Attempt) 
 	return true
 }
 
+// Unattributed counts an attempt that names no probe of its container (see Recorder.Prober).
+func (h *History) Unattributed() { h.unattributed++ }
+
 // Probe returns a copy of what History knows of one probe (ok false: no attempt recorded).
 func (h *History) Probe(k Key) (Probe, bool) {
 	r, ok := h.rings[k]

@@ -100,7 +100,7 @@ func (p recordingProber) Probe(ctx context.Context, spec *v1.Probe, t probes.Tar
 	if ok {
 		p.r.h.Record(t.ContainerID, typ, a)
 	} else {
-		p.r.h.unattributed++
+		p.r.h.Unattributed()
 	}
 	p.r.mu.Unlock()
 	return out, err

@@ -98,10 +98,7 @@ func podViewOf(p *v1.Pod, probe func(Key) (Probe, bool)) podView {
 			if spec == nil {
 				continue
 			}
-			h, ok := probe(Key{Pod: p.UID, Container: c.Name, Probe: typ})
-			if !ok {
-				h = Probe{}
-			}
+			h, _ := probe(Key{Pod: p.UID, Container: c.Name, Probe: typ}) // none yet: the zero Probe
 			cv.Probes = append(cv.Probes, probeViewOf(typ, spec, c, h))
 		}
 		pv.Containers = append(pv.Containers, cv)
