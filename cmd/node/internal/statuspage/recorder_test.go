@@ -166,3 +166,33 @@ func TestRecorderIsSafeForConcurrentUse(t *testing.T) {
 	st := r.Stats()
 	assert.Equal(t, Stats{Unattributed: st.Unattributed}, st, "nothing left of removed pods")
 }
+
+// BenchmarkProber is what recording costs a probe attempt: the same scripted prober called bare
+// and through Recorder.Prober (compare the two in one run; the scripted prober costs nothing, so
+// the difference is all the recorder's).
+func BenchmarkProber(b *testing.B) {
+	pod, st := testPod("u1")
+	app := &pod.Spec.Containers[0]
+	target := probes.Target{Container: app, ContainerID: "proc://u1-app"}
+	inner := scripted{out: probes.Outcome{Result: probes.Failure, Output: "HTTP probe failed with statuscode: 500"}}
+	for _, bc := range []struct {
+		name string
+		p    func(r *Recorder) Prober
+	}{
+		{"bare", func(*Recorder) Prober { return inner }},
+		{"recorded", func(r *Recorder) Prober { return r.Prober(inner) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := NewRecorder(time.Now)
+			r.Observe(pod, st)
+			p := bc.p(r)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = p.Probe(ctx, app.LivenessProbe, target)
+				}
+			})
+		})
+	}
+}
