@@ -46,6 +46,9 @@ type node struct {
 	tree    *actors.Tree
 	static  *staticpod.Watcher // nil without --pod-manifest-path
 
+	nodeName string     // --node-name ("" = none)
+	fleet    *fleetLink // nil without --fleet (fleet.go)
+
 	manifestPath string        // --pod-manifest-path
 	fileCheck    time.Duration // --file-check-frequency
 
@@ -60,7 +63,7 @@ type node struct {
 // comes first, so an address in use fails node before anything else exists. On error, whatever was
 // built is taken down again.
 func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error) {
-	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck,
+	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck, nodeName: cfg.fleet.nodeName,
 		housekeepingStop: make(chan struct{}), serveErr: make(chan error, 1)}
 	fail := func(err error) (*node, error) {
 		n.shutdown(nil)
@@ -106,6 +109,9 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 	)
 	if err != nil {
 		return fail(fmt.Errorf("start probe tree: %w", err))
+	}
+	if err := n.buildFleet(cfg.fleet); err != nil {
+		return fail(err)
 	}
 	n.http = server.New(server.Options{
 		Source:    n,

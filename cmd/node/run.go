@@ -34,7 +34,8 @@ type runConfig struct {
 	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
 	fileCheck      time.Duration // --file-check-frequency
 	logOutput      io.Writer
-	cleanup        func() // removes the demo's scratch directory
+	cleanup        func()      // removes the demo's scratch directory
+	fleet          fleetConfig // --fleet, --node-name and the TLS flags (fleet.go)
 }
 
 func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-node") }
@@ -52,6 +53,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file) read every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read")
+	addFleetFlags(fs, &cfg.fleet)
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -76,6 +78,10 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cfg.fileCheck <= 0 {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
+		return 2
+	}
+	if err := cfg.fleet.validate(false); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
 

@@ -53,6 +53,7 @@ func (n *node) StartPod(pod *v1.Pod) error {
 		n.tries.Forget(pod.UID)
 		return err
 	}
+	n.fleetPodChanged(pod.UID)
 	return nil
 }
 

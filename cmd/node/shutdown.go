@@ -20,7 +20,7 @@ const httpShutdownTimeout = 5 * time.Second
 //     are gone, the ones it runs join the started pods; then housekeeping;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
-//  2. the HTTP API (in-flight log follows end);
+//  2. the HTTP API (in-flight log follows end), then the fleet uplink, feed and remote (fleet.go);
 //  3. the probe tree: every worker, timer and in-flight probe;
 //  4. the runtime's exec-probe guard (nothing probes any more);
 //  5. the actor system, then the event recorder (it prints what is still queued).
@@ -44,6 +44,7 @@ func (n *node) shutdown(started []*v1.Pod) {
 		}
 		cancel()
 	}
+	n.stopFleet()
 	if n.tree != nil {
 		if err := n.tree.Stop(); err != nil {
 			n.log.Error("probe tree did not stop cleanly", "error", err)
@@ -76,6 +77,7 @@ func (n *node) StopPod(pod *v1.Pod) {
 	}
 	n.tree.RemovePod(pod)
 	n.tries.Forget(pod.UID)
+	n.fleetPodChanged(pod.UID)
 }
 
 // stopTimeout bounds waiting for pods to stop: apps and then sidecars each get their grace period;

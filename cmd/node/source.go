@@ -30,24 +30,37 @@ func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
 	specs := n.rt.Pods()
 	out := make([]v1.Pod, 0, len(specs))
 	for _, spec := range specs {
-		pod := *spec.DeepCopy()
-		pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, ok, err := n.tree.PodStatus(qctx, pod.UID)
-		cancel()
+		pod, err := n.podWithStatus(ctx, spec)
 		if err != nil {
-			return nil, fmt.Errorf("pod status of %s/%s: %w", pod.Namespace, pod.Name, err)
+			return nil, err
 		}
-		if !ok {
-			st, _ = n.rt.Status(pod.UID)
-		}
-		if st.Phase == "" {
-			st.Phase = v1.PodPending // accepted, nothing started yet
-		}
-		pod.Status = st
 		out = append(out, pod)
 	}
 	return out, nil
+}
+
+// podWithStatus is one pod as /pods serves it: a copy of spec with the merged status and, with
+// --node-name, spec.nodeName (the fleet uplink sends the same).
+func (n *node) podWithStatus(ctx context.Context, spec *v1.Pod) (v1.Pod, error) {
+	pod := *spec.DeepCopy()
+	pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
+	if n.nodeName != "" {
+		pod.Spec.NodeName = n.nodeName
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	st, ok, err := n.tree.PodStatus(qctx, pod.UID)
+	cancel()
+	if err != nil {
+		return v1.Pod{}, fmt.Errorf("pod status of %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if !ok {
+		st, _ = n.rt.Status(pod.UID)
+	}
+	if st.Phase == "" {
+		st.Phase = v1.PodPending // accepted, nothing started yet
+	}
+	pod.Status = st
+	return pod, nil
 }
 
 // LogPath implements server.Source: the runtime's log file, running while that is the container's
@@ -71,4 +84,5 @@ func (n *node) Events() v1.EventList { return n.rec.List() }
 func (n *node) podStatus(pod *v1.Pod, st v1.PodStatus) {
 	n.tries.Observe(pod, st)
 	n.tree.SetPodStatus(pod, st)
+	n.fleetPodChanged(pod.UID)
 }
