@@ -46,8 +46,9 @@ type node struct {
 	tree    *actors.Tree
 	static  *staticpod.Watcher // nil without --pod-manifest-path
 
-	nodeName string     // --node-name ("" = none)
-	fleet    *fleetLink // nil without --fleet (fleet.go)
+	nodeName string       // --node-name ("" = none)
+	fleet    *fleetLink   // nil without --fleet (fleet.go)
+	cluster  *clusterLink // nil without --cluster (cluster.go)
 
 	manifestPath string        // --pod-manifest-path
 	fileCheck    time.Duration // --file-check-frequency
@@ -110,7 +111,10 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 	if err != nil {
 		return fail(fmt.Errorf("start probe tree: %w", err))
 	}
-	if err := n.buildFleet(cfg.fleet); err != nil {
+	if err := n.buildCluster(cfg, mainReg); err != nil {
+		return fail(err)
+	}
+	if err := n.buildFleet(cfg); err != nil {
 		return fail(err)
 	}
 	n.http = server.New(server.Options{

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -54,6 +55,8 @@ const (
 	// time after which the uplink sends a heartbeat (keep it well under the aggregator's
 	// --node-monitor-grace-period).
 	defaultStatusUpdateFrequency = 10 * time.Second
+	// defaultFleetListen is --fleet-listen's default: loopback, an ephemeral port.
+	defaultFleetListen = "127.0.0.1:0"
 )
 
 // fleetBackoff is the uplink's reconnection back-off: 200 ms doubling to 2 s (equal jitter), so an
@@ -62,21 +65,20 @@ var fleetBackoff = uplink.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time
 
 // fleetConfig is the fleet flags of `node run`, and the mTLS flags the cluster shares.
 type fleetConfig struct {
-	nodeName     string
-	aggregator   string        // --fleet
-	listen       string        // --fleet-listen
-	statusEvery  time.Duration // --node-status-update-frequency
-	certFile     string
-	keyFile      string
-	caFile       string
-	tls          *remotesec.TLS // loaded by validate
-	clusterOwned bool           // the cluster's remote is the process's remote (set by cluster mode)
+	nodeName    string
+	aggregator  string        // --fleet
+	listen      string        // --fleet-listen
+	statusEvery time.Duration // --node-status-update-frequency
+	certFile    string
+	keyFile     string
+	caFile      string
+	tls         *remotesec.TLS // loaded by validate
 }
 
 func addFleetFlags(fs *flag.FlagSet, c *fleetConfig) {
 	fs.StringVar(&c.nodeName, "node-name", "", "this node's name in the fleet and the cluster (a DNS subdomain); required with --fleet or --cluster")
 	fs.StringVar(&c.aggregator, "fleet", "", "host:port of a fleet aggregator's remote (`node fleet --remote-listen`) to report this node's pods and probe results to")
-	fs.StringVar(&c.listen, "fleet-listen", "127.0.0.1:0", "host:port of this node's remote endpoint for the aggregator's answers (port 0: ephemeral); a non-loopback address needs mutual TLS")
+	fs.StringVar(&c.listen, "fleet-listen", defaultFleetListen, "host:port of this node's remote endpoint for the aggregator's answers (port 0: ephemeral); a non-loopback address needs mutual TLS")
 	fs.DurationVar(&c.statusEvery, "node-status-update-frequency", defaultStatusUpdateFrequency, "idle time after which the node tells the aggregator it is alive (keep it well under the aggregator's --node-monitor-grace-period)")
 	fs.StringVar(&c.certFile, "tls-cert-file", "", "PEM certificate of this node (Common Name system:node:<node name>, serverAuth and clientAuth); enables mutual TLS on --fleet-listen and --cluster-listen")
 	fs.StringVar(&c.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
@@ -102,6 +104,9 @@ func (c *fleetConfig) validate(cluster bool) error {
 	if c.aggregator != "" {
 		if err := checkHostPort(c.aggregator, false); err != nil {
 			return fmt.Errorf("--fleet %q: %w", c.aggregator, err)
+		}
+		if cluster && c.listen != defaultFleetListen {
+			return fmt.Errorf("--fleet-listen %s: not used with --cluster (the uplink uses the cluster's remote, --cluster-listen)", c.listen)
 		}
 		if err := checkHostPort(c.listen, true); err != nil {
 			return fmt.Errorf("--fleet-listen %q: %w", c.listen, err)
@@ -150,48 +155,60 @@ func loopbackHost(host string) bool {
 
 // fleetLink is what node runs for the fleet; shutdown stops it (stopFleet).
 type fleetLink struct {
+	cfg    fleetConfig
 	remote *remote.Remote // nil when the cluster owns the process's remote
+	src    *uplink.Coalescer
 	feed   *actor.PID
 	uplink *actor.PID
 	unsub  func()
+
+	stopOnce sync.Once
 }
 
-// fleetRemote is the remote configuration the uplink needs: the aggregator's answers to its
-// requests and Terminated for its watch.
-func fleetRemote(cfg fleetConfig, log hclog.Logger) remotesec.Config {
-	return remotesec.Config{Listen: cfg.listen, TLS: cfg.tls, Accept: fleetv1.ToNode(), Targets: []string{uplink.ActorName}, Futures: true, Logger: log.Named("remote")}
-}
-
-// startFleetRemote starts the node's own remote for the uplink (fleet without cluster).
-func (n *node) startFleetRemote(cfg fleetConfig) error {
-	r, err := remotesec.Start(n.sys, fleetRemote(cfg, n.log))
+// buildFleet starts the feed with --fleet (buildNode) and, without --cluster, the node's own
+// remote and the uplink; in cluster mode the uplink starts once the cluster's remote runs
+// (joinCluster).
+func (n *node) buildFleet(cfg runConfig) error {
+	if cfg.fleet.aggregator == "" {
+		return nil
+	}
+	n.fleet = &fleetLink{cfg: cfg.fleet}
+	if err := n.startFeed(); err != nil {
+		return err
+	}
+	if cfg.cluster.enabled() {
+		return nil
+	}
+	r, err := remotesec.Start(n.sys, remotesec.Config{Listen: cfg.fleet.listen, TLS: cfg.fleet.tls, Accept: fleetv1.ToNode(),
+		Targets: []string{uplink.ActorName}, Futures: true, Logger: n.log.Named("remote")})
 	if err != nil {
-		return fmt.Errorf("--fleet-listen %s: %w", cfg.listen, err)
+		return fmt.Errorf("--fleet-listen %s: %w", cfg.fleet.listen, err)
 	}
-	n.fleet = &fleetLink{remote: r}
-	return nil
+	n.fleet.remote = r
+	return n.startUplink(cfg.fleet)
 }
 
-// startFleet starts the feed and the uplink; the process's remote runs already.
-func (n *node) startFleet(cfg fleetConfig) error {
-	if n.fleet == nil {
-		n.fleet = &fleetLink{}
-	}
+// startFeed starts the feed and subscribes it to the tree, before any pod is added.
+func (n *node) startFeed() error {
 	f := n.fleet
-	src := uplink.NewCoalescer()
-	log := n.log.Named("fleet")
-	feed := &fleetFeed{src: src, specs: n.rt.Pods, view: n.podWithStatus, log: log, sync: newPodSync()}
+	f.src = uplink.NewCoalescer()
+	feed := &fleetFeed{src: f.src, specs: n.rt.Pods, view: n.podWithStatus, log: n.log.Named("fleet"), sync: newPodSync()}
 	var err error
 	if f.feed, err = n.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return feed }), "fleet-feed"); err != nil {
 		return fmt.Errorf("start the fleet feed: %w", err)
 	}
 	f.unsub = subscribeResults(n.tree, f.feed)
+	return nil
+}
+
+// startUplink starts the uplink; the process's remote runs already.
+func (n *node) startUplink(cfg fleetConfig) error {
 	props, err := uplink.Props(uplink.Config{Aggregator: cfg.aggregator, Node: cfg.nodeName, Incarnation: uint64(time.Now().UnixNano()),
-		Source: src, Heartbeat: cfg.statusEvery, Backoff: fleetBackoff, Logger: log.Named("uplink")})
+		Source: n.fleet.src, Heartbeat: cfg.statusEvery, Backoff: fleetBackoff, Logger: n.log.Named("fleet.uplink")})
 	if err != nil {
 		return fmt.Errorf("--fleet: %w", err)
 	}
-	if f.uplink, err = n.sys.Root.SpawnNamed(props, uplink.ActorName); err != nil {
+	if n.fleet.uplink, err = n.sys.Root.SpawnNamed(props, uplink.ActorName); err != nil {
 		return fmt.Errorf("start the fleet uplink: %w", err)
 	}
 	n.log.Info("reporting to the fleet aggregator", "aggregator", cfg.aggregator, "node_name", cfg.nodeName, "mtls", cfg.tls != nil)
@@ -214,18 +231,24 @@ func (n *node) fleetPodChanged(uid types.UID) {
 	}
 }
 
-// stopFleet stops the uplink, the feed and the fleet's own remote, in that order.
+// stopFleet sends the node's last state (flushFleet), then stops the uplink, the feed and the
+// fleet's own remote, in that order. Only the first call does anything.
 func (n *node) stopFleet() {
 	f := n.fleet
 	if f == nil {
 		return
 	}
+	f.stopOnce.Do(func() { n.stopFleetOnce(f) })
+}
+
+func (n *node) stopFleetOnce(f *fleetLink) {
+	n.flushFleet(f)
 	if f.uplink != nil {
 		if err := n.sys.Root.PoisonFuture(f.uplink).Wait(); err != nil {
 			n.log.Warn("fleet uplink did not stop cleanly", "error", err)
 		}
 	}
-	if f.feed != nil {
+	if f.feed != nil && f.unsub != nil {
 		f.unsub()
 		if err := n.sys.Root.PoisonFuture(f.feed).Wait(); err != nil {
 			n.log.Warn("fleet feed did not stop cleanly", "error", err)
@@ -236,8 +259,36 @@ func (n *node) stopFleet() {
 	}
 }
 
+// fleetFlushTimeout bounds flushFleet's wait (an aggregator that is down is not waited for).
+const fleetFlushTimeout = 2 * time.Second
+
+// flushFleet has the feed read every pod now and waits, at most fleetFlushTimeout, until the
+// aggregator acknowledged everything (or the uplink has no session): the pods a stopping node
+// stopped reach the aggregator before the uplink goes.
+func (n *node) flushFleet(f *fleetLink) {
+	if f.feed == nil || f.uplink == nil {
+		return
+	}
+	if _, err := n.sys.Root.RequestFuture(f.feed, fleetFlush{}, fleetFlushTimeout).Result(); err != nil {
+		n.log.Warn("fleet feed did not flush", "error", err)
+		return
+	}
+	tick := time.NewTicker(10 * time.Millisecond) // polls the Coalescer; stopped on return
+	defer tick.Stop()
+	deadline := time.After(fleetFlushTimeout)
+	for !f.src.Idle() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			n.log.Warn("the fleet aggregator did not acknowledge the node's last changes in time", "timeout", fleetFlushTimeout)
+			return
+		}
+	}
+}
+
 // Messages the feed receives besides the tree's ResultChanges.
 type (
+	fleetFlush  struct{} // read every pod now, then answer (stopFleet)
 	podDirty    struct{ uid types.UID }
 	refreshDue  struct{}
 	fullSyncDue struct{}
@@ -275,6 +326,10 @@ func (f *fleetFeed) Receive(ctx actor.Context) {
 	case refreshDue:
 		f.refreshArmed = false
 		f.refresh()
+	case fleetFlush:
+		f.sync.MarkAll()
+		f.refresh()
+		ctx.Respond(true)
 	case fullSyncDue:
 		f.sync.MarkAll()
 		f.refresh()
@@ -394,15 +449,4 @@ func (s *podSync) Changed(pod *v1.Pod) bool {
 	prev, ok := s.sent[pod.UID]
 	s.sent[pod.UID] = pod
 	return !ok || !apiequality.Semantic.DeepEqual(prev.Status, pod.Status) || prev.Spec.NodeName != pod.Spec.NodeName
-}
-
-// buildFleet starts the fleet's remote, feed and uplink when --fleet is given (buildNode).
-func (n *node) buildFleet(cfg fleetConfig) error {
-	if cfg.aggregator == "" {
-		return nil
-	}
-	if err := n.startFleetRemote(cfg); err != nil {
-		return err
-	}
-	return n.startFleet(cfg)
 }

@@ -17,6 +17,12 @@ import (
 // (SIGINT/SIGTERM) or the API fails. It returns the pods it started.
 func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
 	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
+	if n.cluster != nil {                            // the sharder runs this member's share of the pods (cluster.go)
+		if err := n.joinCluster(pods); err != nil {
+			return nil, err
+		}
+		pods = nil
+	}
 	for _, pod := range pods {
 		n.tree.AddPod(pod)
 		started = append(started, pod)

@@ -16,7 +16,7 @@ const httpShutdownTimeout = 5 * time.Second
 
 // shutdown takes the node down in dependency order, each step after the previous one finished:
 //
-//  0. the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
+//  0. the cluster (cluster.go): this member's pods stop, then it leaves; the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
 //     are gone, the ones it runs join the started pods; then housekeeping;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
@@ -27,6 +27,7 @@ const httpShutdownTimeout = 5 * time.Second
 //
 // It takes down only what was built, so buildNode uses it on failure too.
 func (n *node) shutdown(started []*v1.Pod) {
+	n.leaveCluster()
 	if n.static != nil {
 		started = append(started, n.static.Close()...)
 	}

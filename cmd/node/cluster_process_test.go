@@ -1,0 +1,328 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/internal/fleettest"
+)
+
+// clusterPodsManifest writes n pods (pod-00 …), one sleeping container each, whose readiness probe
+// GETs host:port/ every period seconds (an external target: the probe names a host), and returns
+// its path.
+func clusterPodsManifest(t testing.TB, n int, hostPort string, period, probesPerPod int) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(hostPort)
+	require.NoError(t, err)
+	probe := fmt.Sprintf("{httpGet: {host: %q, port: %s, path: /}, periodSeconds: %d, timeoutSeconds: 5}", host, port, period)
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: pod-%02d}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: app\n    command: [sleep, \"100000\"]\n    readinessProbe: %s\n", i, probe)
+		if probesPerPod > 1 {
+			fmt.Fprintf(&b, "    livenessProbe: %s\n", probe)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "pods.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	return path
+}
+
+// clusterOfNodes is `node run --cluster` members on fixed loopback ports.
+type clusterOfNodes struct {
+	t        testing.TB
+	addrs    []string // --cluster-listen, sorted
+	apis     []string // http://… of each member's API
+	names    []string // --node-name
+	procs    []*fleettest.Proc
+	manifest string
+}
+
+func startClusterOfNodes(t testing.TB, n int, manifest, aggregator string, failureTimeout time.Duration, extra ...string) *clusterOfNodes {
+	t.Helper()
+	c := &clusterOfNodes{t: t, manifest: manifest}
+	for range n {
+		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
+	}
+	slices.Sort(c.addrs)
+	for i, addr := range c.addrs {
+		name := fmt.Sprintf("m%d", i+1)
+		api := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
+		args := []string{"-f", manifest, "--node-name", name, "--cluster", "demo", "--cluster-listen", addr, "--cluster-peers", strings.Join(c.addrs, ","),
+			"--cluster-failure-timeout", failureTimeout.String(), "--listen", api, "--root-dir", filepath.Join(t.TempDir(), "root")}
+		if aggregator != "" {
+			args = append(args, "--fleet", aggregator, "--node-status-update-frequency", "500ms")
+		}
+		c.names = append(c.names, name)
+		c.apis = append(c.apis, "http://"+api)
+		c.procs = append(c.procs, fleettest.StartRole(t, "node", append(args, extra...)...))
+	}
+	return c
+}
+
+// placement is where each pod's container runs (a running container state), by pod name.
+type placement map[string][]string
+
+// observe reads every listed member's /pods; an unreachable member fails (unless it exited: the
+// caller lists only live ones).
+func (c *clusterOfNodes) observe(members []int) (placement, error) {
+	out := placement{}
+	for _, i := range members {
+		pods, err := podList(c.apis[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.names[i], err)
+		}
+		for _, p := range pods {
+			if running(p) {
+				out[p.Name] = append(out[p.Name], c.names[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+func running(p v1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// exactlyOnce says whether every one of n pods runs on exactly one member.
+func (p placement) exactlyOnce(n int) bool {
+	if len(p) != n {
+		return false
+	}
+	for _, on := range p {
+		if len(on) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func (p placement) duplicates() []string {
+	var d []string
+	for name, on := range p {
+		if len(on) > 1 {
+			d = append(d, fmt.Sprintf("%s on %v", name, on))
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// aggregatorPlacement is the aggregator's /pods: every pod on a Ready node, by pod name.
+func aggregatorPlacement(agg *fleettest.Proc) (placement, error) {
+	nodes, err := nodeList(agg.API)
+	if err != nil {
+		return nil, err
+	}
+	ready := map[string]bool{}
+	for _, n := range nodes {
+		ready[n.Name] = n.Status.Conditions[0].Status == v1.ConditionTrue
+	}
+	pods, err := podList(agg.API)
+	if err != nil {
+		return nil, err
+	}
+	out := placement{}
+	for _, p := range pods {
+		if ready[p.Spec.NodeName] && running(p) {
+			out[p.Name] = append(out[p.Name], p.Spec.NodeName)
+		}
+	}
+	return out, nil
+}
+
+// watch polls the members' /pods until stop and records the longest time any pod ran on two of
+// them at once (seen in one poll round) and how many pods did.
+type dupWatch struct {
+	mu      sync.Mutex
+	since   map[string]time.Time
+	longest time.Duration
+	pods    map[string]bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func (c *clusterOfNodes) watchDuplicates(members []int) *dupWatch {
+	w := &dupWatch{since: map[string]time.Time{}, pods: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() { // ends when halt closes stop
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			p, err := c.observe(members)
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			w.mu.Lock()
+			for name, on := range p {
+				if len(on) < 2 {
+					delete(w.since, name)
+					continue
+				}
+				w.pods[name] = true
+				if _, ok := w.since[name]; !ok {
+					w.since[name] = now
+				}
+				w.longest = max(w.longest, now.Sub(w.since[name]))
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+func (w *dupWatch) halt() (longest time.Duration, pods int) {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.longest, len(w.pods)
+}
+
+// await polls members (and the aggregator, when given) until ok holds for both and returns when
+// that was first seen.
+func (c *clusterOfNodes) await(what string, members []int, agg *fleettest.Proc, within time.Duration, ok func(placement) bool) time.Time {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	var last, lastAgg placement
+	var err error
+	for time.Now().Before(deadline) {
+		for _, i := range members {
+			if c.procs[i].Exited() {
+				c.t.Fatalf("%s: member %s exited: %v\n%s", what, c.names[i], c.procs[i].Err(), c.procs[i].Stderr())
+			}
+		}
+		if last, err = c.observe(members); err == nil && ok(last) {
+			at := time.Now()
+			if agg == nil {
+				return at
+			}
+			if lastAgg, err = aggregatorPlacement(agg); err == nil && ok(lastAgg) && assert.ObjectsAreEqual(last, lastAgg) {
+				return at
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("%s: not reached within %v (last error %v)\nmembers: %v\naggregator: %v", what, within, err, last, lastAgg)
+	return time.Time{}
+}
+
+func without(all []int, i int) []int { return slices.DeleteFunc(slices.Clone(all), func(x int) bool { return x == i }) }
+
+// failoverRound is what one SIGKILL and restart of a member measured.
+type failoverRound struct {
+	failover, failoverAgg, rebalance time.Duration
+	dupLongest                       time.Duration
+	dupPods                          int
+}
+
+// TestClusterFailoverWithRealNodes: three `node run --cluster --fleet` members share 60 pods whose
+// readiness probes GET one loopback server. SIGKILL one: within the failure timeout + 2 s every pod
+// runs exactly once on the survivors, by their own /pods (running containers) and by the
+// aggregator's /pods (spec.nodeName, Ready nodes), never on two survivors; restart it: the pods
+// go back where they ran before (rendezvous hashing over the same members), exactly once.
+// `make test` runs one round and logs the times; `make cluster-failover-node` runs
+// PROBEACTOR_CLUSTER_ROUNDS=10 and also holds them to the issue's bounds (failover ≤ failure
+// timeout + 2 s, rebalance ≤ twice the failure timeout), which a shared CI machine cannot promise.
+func TestClusterFailoverWithRealNodes(t *testing.T) {
+	const npods, failureTimeout = 60, 2 * time.Second
+	rounds, timed := 1, false
+	if s := os.Getenv("PROBEACTOR_CLUSTER_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "PROBEACTOR_CLUSTER_ROUNDS")
+		rounds, timed = n, true
+	}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer target.Close()
+	manifest := clusterPodsManifest(t, npods, target.Listener.Addr().String(), 10, 1)
+	agg := fleettest.StartAggregator(t)
+	c := startClusterOfNodes(t, 3, manifest, agg.Remote, failureTimeout)
+	all := []int{0, 1, 2}
+	once := func(p placement) bool { return p.exactlyOnce(npods) }
+	c.await("three members start", all, agg, 120*time.Second, once)
+	initial, err := c.observe(all)
+	require.NoError(t, err)
+	perMember := map[string]int{}
+	for _, on := range initial {
+		perMember[on[0]]++
+	}
+	t.Logf("placement: %v pods per member", perMember)
+	assert.Len(t, perMember, 3, "every member runs a share")
+
+	var rs []failoverRound
+	for r := range rounds {
+		v := r % 3
+		survivors := without(all, v)
+		var fr failoverRound
+		watch := c.watchDuplicates(survivors)
+		killed := time.Now()
+		c.procs[v].Kill()
+		fr.failover = c.await("failover", survivors, nil, 60*time.Second, once).Sub(killed)
+		fr.failoverAgg = c.await("failover at the aggregator", survivors, agg, 60*time.Second, once).Sub(killed)
+		longest, dups := watch.halt()
+		assert.Zero(t, dups, "round %d: a pod ran on two survivors at once (longest %v)", r+1, longest)
+
+		watch = c.watchDuplicates(all)
+		restarted := time.Now()
+		c.procs[v].Restart()
+		back := c.await("rebalance", all, agg, 60*time.Second, func(p placement) bool { return assert.ObjectsAreEqual(initial, p) })
+		fr.rebalance = back.Sub(restarted)
+		fr.dupLongest, fr.dupPods = watch.halt()
+		t.Logf("round %d (SIGKILL %s): failover %v (at the aggregator %v), rebalance %v, handoff overlap: %d pods, longest %v (20 ms polls)",
+			r+1, c.names[v], fr.failover.Round(time.Millisecond), fr.failoverAgg.Round(time.Millisecond), fr.rebalance.Round(time.Millisecond), fr.dupPods, fr.dupLongest)
+		if timed {
+			assert.LessOrEqual(t, fr.failover, failureTimeout+2*time.Second, "round %d: failover within the failure timeout + 2 s", r+1)
+			assert.LessOrEqual(t, fr.rebalance, 2*failureTimeout, "round %d: rebalance within twice the failure timeout", r+1)
+		}
+		rs = append(rs, fr)
+	}
+	if len(rs) > 1 {
+		t.Logf("over %d rounds (min / median / max):\n%s", len(rs), roundSummary(rs))
+	}
+}
+
+func roundSummary(rs []failoverRound) string {
+	line := func(name string, f func(r failoverRound) time.Duration) string {
+		var ds []time.Duration
+		for _, r := range rs {
+			ds = append(ds, f(r))
+		}
+		slices.Sort(ds)
+		return fmt.Sprintf("  %-52s %8v %8v %8v\n", name, ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	dups := 0
+	for _, r := range rs {
+		dups += r.dupPods
+	}
+	return line("failover (SIGKILL → every pod running once, members)", func(r failoverRound) time.Duration { return r.failover }) +
+		line("failover at the aggregator (/pods, Ready nodes)", func(r failoverRound) time.Duration { return r.failoverAgg }) +
+		line("rebalance (restart exec → placement as before)", func(r failoverRound) time.Duration { return r.rebalance }) +
+		line("handoff overlap on rebalance (longest, 20 ms polls)", func(r failoverRound) time.Duration { return r.dupLongest }) +
+		fmt.Sprintf("  pods seen on two members during rebalances: %d in total\n", dups)
+}
