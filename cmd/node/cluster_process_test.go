@@ -233,7 +233,9 @@ func (c *clusterOfNodes) await(what string, members []int, agg *fleettest.Proc, 
 	return time.Time{}
 }
 
-func without(all []int, i int) []int { return slices.DeleteFunc(slices.Clone(all), func(x int) bool { return x == i }) }
+func without(all []int, i int) []int {
+	return slices.DeleteFunc(slices.Clone(all), func(x int) bool { return x == i })
+}
 
 // failoverRound is what one SIGKILL and restart of a member measured.
 type failoverRound struct {
