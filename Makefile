@@ -62,6 +62,23 @@ bench-fleet:
 cluster-failover:
 	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -race -count=1 -run TestFailoverAndRebalanceWithRealProcesses -v -timeout 30m ./cluster/internal/testmember/
 
+## cluster-failover-node: three `node run --cluster --fleet` members x 60 pods with HTTP probes and an aggregator;
+## SIGKILL and restart one, 10 rounds, failover within the failure timeout + 2 s and rebalance within twice it
+## (without the race detector: node's own speed; make test runs one round under it)
+.PHONY: cluster-failover-node
+cluster-failover-node:
+	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -count=1 -run TestClusterFailoverWithRealNodes -v -timeout 30m ./cmd/node/
+
+## cluster-blackbox: three members share PODS pods x 2 HTTP probes every PERIOD s against one loopback server
+## (default 336 x 2 / 1 s = 672 probes/s, the rate of 20,160 checks every 30 s); probes/s and CPU per member
+PODS   ?= 336
+PERIOD ?= 1
+WINDOW ?= 30
+.PHONY: cluster-blackbox
+cluster-blackbox:
+	PROBEACTOR_BLACKBOX_PODS=$(PODS) PROBEACTOR_BLACKBOX_PERIOD=$(PERIOD) PROBEACTOR_BLACKBOX_WINDOW=$(WINDOW) \
+		$(GO) test -run '^$$' -bench ClusterBlackbox -benchtime 1x -v -timeout 30m ./cmd/node/
+
 clean:
 	rm -rf bin
 

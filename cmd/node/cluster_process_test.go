@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -327,4 +328,74 @@ func roundSummary(rs []failoverRound) string {
 		line("rebalance (restart exec → placement as before)", func(r failoverRound) time.Duration { return r.rebalance }) +
 		line("handoff overlap on rebalance (longest, 20 ms polls)", func(r failoverRound) time.Duration { return r.dupLongest }) +
 		fmt.Sprintf("  pods seen on two members during rebalances: %d in total\n", dups)
+}
+
+func envInt(tb testing.TB, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(tb, err, name)
+	return n
+}
+
+// BenchmarkClusterBlackbox is blackbox-style probing spread over a cluster: three `node run
+// --cluster` members share PROBEACTOR_BLACKBOX_PODS pods (default 336) whose two HTTP probes
+// (readiness and liveness) name a host, one loopback HTTP server, every PROBEACTOR_BLACKBOX_PERIOD
+// seconds (default 1): 672 probes/s, the rate of 20,160 checks every 30 s (each pod's container is a
+// real process, so the rate is reached with fewer, faster checks). After every pod runs once and a
+// warm-up, it counts each member's prober_probe_total and CPU over PROBEACTOR_BLACKBOX_WINDOW
+// seconds (default 30) and reports probes/s per member and in all, against the target rate.
+// `make cluster-blackbox` runs it.
+func BenchmarkClusterBlackbox(b *testing.B) {
+	pods := envInt(b, "PROBEACTOR_BLACKBOX_PODS", 336)
+	period := envInt(b, "PROBEACTOR_BLACKBOX_PERIOD", 1)
+	window := time.Duration(envInt(b, "PROBEACTOR_BLACKBOX_WINDOW", 30)) * time.Second
+	var served atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer target.Close()
+	manifest := clusterPodsManifest(b, pods, target.Listener.Addr().String(), period, 2)
+	c := startClusterOfNodes(b, 3, manifest, "", 2*time.Second)
+	all := []int{0, 1, 2}
+	c.await("every pod running once", all, nil, 10*time.Minute, func(p placement) bool { return p.exactlyOnce(pods) })
+	time.Sleep(time.Duration(3*period) * time.Second) // warm-up: every worker past its first probes
+	type sample struct{ probes, cpu float64 }
+	read := func() []sample {
+		var out []sample
+		for _, api := range c.apis {
+			out = append(out, sample{fleettest.Metric(b, api, "prober_probe_total", ""), fleettest.Metric(b, api, "process_cpu_seconds_total", "")})
+		}
+		return out
+	}
+	b.ResetTimer()
+	before, servedBefore, start := read(), served.Load(), time.Now()
+	time.Sleep(window) // the measurement window (not a wait for an actor)
+	after, servedAfter, took := read(), served.Load(), time.Since(start)
+	b.StopTimer()
+	want := float64(pods*2) / float64(period)
+	var total, minRate float64
+	placed, err := c.observe(all)
+	require.NoError(b, err)
+	perMember := map[string]int{}
+	for _, on := range placed {
+		perMember[on[0]]++
+	}
+	for i := range c.apis {
+		rate := (after[i].probes - before[i].probes) / took.Seconds()
+		cpu := (after[i].cpu - before[i].cpu) / took.Seconds() * 100
+		total += rate
+		if i == 0 || rate < minRate {
+			minRate = rate
+		}
+		b.Logf("%s: %d pods, %.0f probes/s (target %.0f), CPU %.0f %% of one core", c.names[i], perMember[c.names[i]], rate, float64(perMember[c.names[i]]*2)/float64(period), cpu)
+		b.ReportMetric(rate, c.names[i]+"_probes/s")
+	}
+	b.Logf("all: %.0f probes/s of %.0f targeted (%.1f %%); the target server answered %.0f requests/s; %d pods × 2 probes every %d s over %v",
+		total, want, total/want*100, float64(servedAfter-servedBefore)/took.Seconds(), pods, period, took.Round(time.Millisecond))
+	b.ReportMetric(total, "probes/s")
+	b.ReportMetric(want, "target_probes/s")
 }
