@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/remotesec/remotesectest"
 )
 
 // fleetNode is a `node run --fleet` child process.
@@ -224,4 +225,23 @@ func nodeList(base string) ([]v1.Node, error) {
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// TestFleetNodeOverMutualTLS: a node given the TLS flags reports to an aggregator that requires
+// client certificates from the fleet CA; a node whose certificate names another node is refused
+// (counted as an identity refusal) and its pod never appears.
+func TestFleetNodeOverMutualTLS(t *testing.T) {
+	ca := remotesectest.NewCA(t, "fleet")
+	agg := fleettest.StartAggregator(t, ca.Issue(t, "aggregator", "127.0.0.1").Flags()...)
+	good := startFleetNode(t, "n1", agg.Remote, 1, ca.Issue(t, "system:node:n1", "127.0.0.1").Flags()...)
+	liar := startFleetNode(t, "n2", agg.Remote, 1, ca.Issue(t, "system:node:n3", "127.0.0.1").Flags()...)
+	awaitAggregatorEqualsNodes(t, agg, []*fleetNode{good}, 1, 60*time.Second)
+	require.Eventually(t, func() bool {
+		return fleettest.Metric(t, agg.API, "probeactor_remote_refused_total", `reason="identity"`) > 0
+	}, 30*time.Second, 50*time.Millisecond, "the node speaking for another node's certificate was never refused")
+	pods, err := podList(agg.API)
+	require.NoError(t, err)
+	for _, p := range pods {
+		assert.NotEqual(t, liar.name, p.Spec.NodeName, "a pod of the node with another node's certificate")
+	}
 }
