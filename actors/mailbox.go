@@ -41,7 +41,8 @@ type mailbox struct {
 	failed    bool // escalated a failure and not resumed yet
 
 	// carrying: the goroutine running the mailbox came through carry and runs the worker's next
-	// attempt itself (carried is then set by startAttempt). Only that goroutine touches them.
+	// attempt itself (carried is then set by startAttempt, on that goroutine while it runs the
+	// mailbox). Both are cleared under mu when that goroutine gives the mailbox up (release).
 	carrying bool
 	carried  *attemptSlot
 
@@ -150,12 +151,10 @@ func (m *mailbox) carry(msg any) {
 		if first {
 			m.invoke(msg, false)
 		}
-		m.process(true)
-		s := m.carried
+		s := m.process(true)
 		if s == nil {
 			return
 		}
-		m.carried = nil
 		if _, tell := s.exec(); !tell {
 			return
 		}
@@ -231,16 +230,19 @@ func (m *mailbox) run() { m.process(false) }
 
 // process runs queued messages: system messages first, then user messages unless suspended, at
 // most mailboxThroughput per activation (then the mailbox goes back to the end of the pool's
-// queue). inline: the caller came through carry; system messages are left to the pool.
-func (m *mailbox) process(inline bool) {
+// queue). inline: the caller came through carry; system messages are left to the pool. It returns
+// the attempt the worker started for the carrying goroutine to run (inline only), taken under mu as
+// the goroutine gives the mailbox up: once it is given up another goroutine may carry the mailbox
+// and start an attempt of its own.
+func (m *mailbox) process(inline bool) (carried *attemptSlot) {
 	for i := 0; ; i++ {
 		m.mu.Lock()
 		if len(m.sys) > 0 {
 			if inline {
-				m.carrying = false
+				carried = m.release()
 				m.mu.Unlock()
 				m.owner.schedule(m) // still running: the pool continues
-				return
+				return carried
 			}
 			msg := m.sys[0]
 			m.sys[0] = nil
@@ -266,20 +268,28 @@ func (m *mailbox) process(inline bool) {
 			continue
 		}
 		if m.suspended || m.userLen() == 0 {
-			m.running, m.carrying = false, false
+			m.running = false
+			carried = m.release()
 			m.mu.Unlock()
-			return
+			return carried
 		}
 		if i >= mailboxThroughput {
-			m.carrying = false
+			carried = m.release()
 			m.mu.Unlock()
 			m.owner.schedule(m) // let other mailboxes run; still running
-			return
+			return carried
 		}
 		msg := m.popLocked()
 		m.mu.Unlock()
 		m.invoke(msg, false)
 	}
+}
+
+// release ends carrying (m.mu held) and returns the attempt the worker started for the carrier.
+func (m *mailbox) release() *attemptSlot {
+	s := m.carried
+	m.carrying, m.carried = false, nil
+	return s
 }
 
 // invoke hands one message to the actor (the worker's own signals straight to the worker); a panic

@@ -198,7 +198,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 	if w.att == s {
 		w.releaseSlot()
 	} else {
-		releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
+		w.env.cfg.exec.releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
 	}
 }
 
