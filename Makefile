@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc
+.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc browser screenshot
 
 all: build
 
@@ -21,8 +21,9 @@ run:
 	@$(GO) build -o bin/node ./cmd/node
 	./bin/node run
 
-## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this)
-test: fmt-check vet
+## test: formatting, vet, and the whole suite under the race detector (CI runs exactly this); the
+## status page's test drives a real headless Chromium (make browser installs it)
+test: fmt-check vet browser
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory test-upstream
 
@@ -61,6 +62,23 @@ bench-fleet:
 cluster-failover:
 	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -race -count=1 -run TestFailoverAndRebalanceWithRealProcesses -v -timeout 30m ./cluster/internal/testmember/
 
+## cluster-failover-node: three `node run --cluster --fleet` members x 60 pods with HTTP probes and an aggregator;
+## SIGKILL and restart one, 10 rounds, failover within the failure timeout + 2 s and rebalance within twice it
+## (without the race detector: node's own speed; make test runs one round under it)
+.PHONY: cluster-failover-node
+cluster-failover-node:
+	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -count=1 -run TestClusterFailoverWithRealNodes -v -timeout 30m ./cmd/node/
+
+## cluster-blackbox: three members share PODS pods x 2 HTTP probes every PERIOD s against one loopback server
+## (default 336 x 2 / 1 s = 672 probes/s, the rate of 20,160 checks every 30 s); probes/s and CPU per member
+PODS   ?= 336
+PERIOD ?= 1
+WINDOW ?= 30
+.PHONY: cluster-blackbox
+cluster-blackbox:
+	PROBEACTOR_BLACKBOX_PODS=$(PODS) PROBEACTOR_BLACKBOX_PERIOD=$(PERIOD) PROBEACTOR_BLACKBOX_WINDOW=$(WINDOW) \
+		$(GO) test -run '^$$' -bench ClusterBlackbox -benchtime 1x -v -timeout 30m ./cmd/node/
+
 clean:
 	rm -rf bin
 
@@ -69,6 +87,14 @@ clean:
 PROTOS      = wire/fleetv1/fleet.proto wire/clusterv1/cluster.proto
 PROTOC_GEN  = bin/protoc-gen-go
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+## browser: install Debian's chromium when missing (the status page's test drives it headless)
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+
+## screenshot: docs/statuspage.png, the status page with the demo pod running, taken by headless Chromium
+screenshot: browser
+	PROBEACTOR_SCREENSHOT=$(CURDIR)/docs/statuspage.png $(GO) test -count=1 -run TestStatusPageInChromium -timeout 5m ./tests/e2e/
 
 ## protoc: install Debian's protobuf-compiler when protoc is missing
 protoc:

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/probes"
 )
 
@@ -44,7 +44,9 @@ type attemptReport struct {
 	stack    []byte
 }
 
-var slots = sync.Pool{New: func() any { return new(attemptSlot) }}
+// Slots are pooled per tree (executors.slots), not process-wide: a slot's context keeps its done
+// channel from one attempt to the next, and a channel must not cross from one tree to another (two
+// trees in two synctest bubbles, or one tree's slot alive in another's pool after Stop).
 
 // attemptFinished tells a worker that its slot holds a report. One value serves every worker.
 type attemptFinished struct{}
@@ -55,7 +57,7 @@ var attemptFinishedMsg = &attemptFinished{}
 // carrying the worker's mailbox right now, once it has released the mailbox (see
 // workerMailbox.carry), or else on the attempt pool.
 func (w *workerActor) startAttempt(a worker.AttemptStart) {
-	s := slots.Get().(*attemptSlot)
+	s := w.env.cfg.exec.slots.Get().(*attemptSlot)
 	w.att = s
 	s.w = w
 	s.num = a.Attempt
@@ -127,16 +129,17 @@ func (w *workerActor) abandonAttempt() {
 func (w *workerActor) releaseSlot() {
 	s := w.att
 	w.att = nil
-	releaseSlot(s)
+	w.env.cfg.exec.releaseSlot(s)
 }
 
-func releaseSlot(s *attemptSlot) {
+// releaseSlot returns s to the tree's pool of slots.
+func (x *executors) releaseSlot(s *attemptSlot) {
 	s.mu.Lock()
 	s.finished, s.report = false, attemptReport{} // keep no verdict (an HTTP body) alive in the pool
 	s.mu.Unlock()
 	s.w, s.target = nil, probes.Target{}
 	s.ctx.reset()
-	slots.Put(s)
+	x.slots.Put(s)
 }
 
 // attemptCtx is the context.Context of an attempt. It lives in a pooled slot and is reused from one

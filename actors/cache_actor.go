@@ -6,7 +6,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/probeactor/probeactor/actors/results"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/results"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -25,26 +26,31 @@ func newCacheActor(e *env) *cacheActor {
 
 func (a *cacheActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *messages.SetResult:
+	case *protocol.SetResult:
 		if _, sends := a.cache.Set(*m); len(sends) > 0 {
 			a.deliver(ctx, sends...)
 		}
-	case *messages.RemoveResult:
+	case *protocol.RemoveResult:
 		a.cache.Remove(m.ContainerID, m.Type)
-	case *messages.ProbeWorkers:
+	case *protocol.ProbeWorkers:
 		a.env.tell(ctx, a.env.status, m) // behind the results of the workers it removes (see managerActor.flush)
-	case *messages.GetResult:
+	case *protocol.GetResult:
 		r, ok := a.cache.Get(m.ContainerID, m.Type)
-		ctx.Respond(&messages.ResultResponse{Result: r, Found: ok})
-	case *messages.SubscribeResults:
+		ctx.Respond(&protocol.ResultResponse{Result: r, Found: ok})
+	case *protocol.SubscribeResults:
 		if s := ctx.Sender(); s != nil {
+			_, again := a.pids[s.String()]
 			a.pids[s.String()] = s
-			a.cache.Subscribe(s.String(), m.Types...)
-			if !a.internal(s) {
+			if !again && !a.internal(s) {
 				ctx.Watch(s)
 			}
+			if !m.Snapshot {
+				a.cache.Subscribe(s.String(), m.Types...)
+			} else if b, ok := a.cache.SubscribeSnapshot(s.String(), m.Types...); ok {
+				a.deliver(ctx, b)
+			}
 		}
-	case *messages.UnsubscribeResults:
+	case *protocol.UnsubscribeResults:
 		if s := ctx.Sender(); s != nil {
 			a.unsubscribe(ctx, s, true)
 		}
@@ -67,6 +73,7 @@ func (a *cacheActor) Receive(ctx actor.Context) {
 			}
 		}
 	default:
+		a.env.unhandled(nameCache, m)
 	}
 }
 

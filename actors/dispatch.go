@@ -311,6 +311,7 @@ func (p *attemptPool) Stop() {
 type executors struct {
 	mailboxes *mailboxPool
 	attempts  *attemptPool
+	slots     sync.Pool // of *attemptSlot: one tree's attempts only
 
 	quit    chan struct{} // closed by stop: runners end
 	runners sync.WaitGroup
@@ -319,7 +320,8 @@ type executors struct {
 
 func newExecutors() *executors {
 	return &executors{mailboxes: newMailboxPool(defaultMailboxGoroutines()),
-		attempts: newAttemptPool(defaultIdleAttemptGoroutines()), quit: make(chan struct{})}
+		attempts: newAttemptPool(defaultIdleAttemptGoroutines()), quit: make(chan struct{}),
+		slots: sync.Pool{New: func() any { return new(attemptSlot) }}}
 }
 
 // runner starts a goroutine of its own for the mailbox of one of the tree's actors (probeManager,

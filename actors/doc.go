@@ -2,15 +2,27 @@
 // manager and the sync loop's probe reactions) rebuilt as a tree of protoactor actors that embeds in
 // any Go program:
 //
-//	root (Tree)                 owns the tree and the one shared clock.Scheduler
+//	root (Tree)                 owns the tree and the one shared scheduler (internal/clock)
 //	├── probeManager            supervisor: one worker per ProbeKey, named "<uid>.<container>.<type>"
 //	│   └── worker × N          worker.Machine in a switch-only shell; attempts run off the mailbox
 //	├── resultsCache            results.Cache: dedup per (container ID, type), credit-based fan-out
 //	├── statusManager           podstatus rules: Ready/Started overlay, conditions, views → probeManager
 //	└── syncLoop                liveness/startup Failure → Runtime.KillContainer (in the background)
 //
-// Start spawns the tree under the caller's sys.Root or any actor; Tree's methods feed it pods and
-// runtime statuses and answer queries; Subscribe delivers result changes to the caller's actors.
+// # Public API
+//
+// Build a Runtime, then Start the tree under the caller's sys.Root or any actor WithRuntime(rt): Start
+// hands the runtime the tree's SetPodStatus (Runtime.ReportStatus), so the wiring is one-way. Tree's
+// methods are the only way in (the root's PID is private, so nothing bypasses its ordering): AddPod
+// (validated and defaulted as the API server would: package internal/podspec, plus the runtime's
+// own limits through PodValidator; a refused pod gets the field paths and starts nothing),
+// SetPodStatus, StopLivenessAndStartup, RemovePod, CleanupPods, the queries PodStatus and Result, and
+// Stop. Result changes reach an actor (Subscribe; it replies messages.AckResults to each batch) or a
+// func (SubscribeFunc; probeactor acknowledges when fn returns); both take OfTypes and WithSnapshot
+// (the current value of every key first, then changes). The implementation (worker core, results
+// cache, supervision strategy, worker set, status book, pod record, the private protocol) lives in
+// actors/internal; actors/fakeruntime is a deterministic runtime for tests and actors/logging routes
+// protoactor's slog into hclog.
 //
 // Logging: pass WithLogger; the tree logs through named subsystems (probeactor.probeManager,
 // probeactor.worker with pod/container/probe bound once, ...) and logs panics with stacks. To route
@@ -19,7 +31,7 @@
 //
 // # Invariants
 //
-//   - Decisions live in pure cores (worker.Machine, workerSet, statusBook, results, podstatus);
+//   - Decisions live in pure cores (worker.Machine, workerset.Set, statusbook.Book, results, podstatus);
 //     Receive methods only turn messages into events and perform effects. No code here calls
 //     time.Now, time.Sleep or the global rand: the clock and the jitter source are options.
 //   - One copy of each pod and status: the Tree deep-copies a pod on AddPod and a status on
@@ -58,6 +70,13 @@
 //     waits until each child has finished its current message (actor.Touch round trip), so no child
 //     sends to a sibling that protoactor already stopped; probeManager is the only one that stops
 //     workers, once each. The tests fail on any dead letter.
+//   - A message an actor of the tree does not understand is never dropped silently: it is counted in
+//     probeactor_unhandled_messages_total{actor,type} (with WithRegistry) and logged once per actor
+//     kind and type. protoactor's lifecycle messages are not "unhandled".
+//   - SubscribeFunc's goroutine ends with its ctx (after the cache dropped the subscription) or with
+//     the tree; its sends from outside the tree happen only while the root is not stopping (the same
+//     rule as env.tell, ordered by env.outside), so it leaves no dead letter; Tree.Stop waits for it.
+//   - Start waits for the root's Started without a timer (it is the first message the root handles).
 //   - Queries (Tree.Result, Tree.PodStatus) end with the caller's ctx (10 s without a deadline) and
 //     leave no goroutine or timer behind.
 //   - statusManager mirrors only the results of containers its pod status currently lists; the
@@ -65,6 +84,9 @@
 //
 // # Deviations from kubelet (1.30–1.33), on purpose
 //
+//   - AddPod validates and defaults the pod as the API server would (kubelet trusts the API server):
+//     a pod it refuses (for example probes on a regular init container, which kubelet would skip)
+//     starts nothing and the caller gets the field paths. Defaults go into the tree's copy only.
 //   - AddPod continues past keys that already have a worker (kubelet ≤1.35 returns early).
 //   - StopLivenessAndStartup also stops sidecars' liveness and startup workers (PR #141766).
 //   - A terminated sidecar's worker keeps going even with restartPolicy Never (sidecars always
@@ -79,7 +101,7 @@
 //     sends kubelet's manual readiness triggers each time (kubelet: on every status generation).
 //     It reads a pod's spec from the latest AddPod (kubelet's pod manager), not from SetPodStatus.
 //   - A panicking prober or worker is restarted by probeManager with exponential back-off
-//     (actors/supervision) and keeps its counters and cached result; after too many failures the key
+//     (actors/internal/supervision) and keeps its counters and cached result; after too many failures the key
 //     reports Unknown with a ProbeWorkerGaveUp warning event (kubelet swallows the panic).
 //   - statusManager registers the workers AddPod will create before they start, so a container the
 //     runtime already reported running is not "started" for lack of a startup worker (kubelet

@@ -12,8 +12,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -22,7 +23,7 @@ func TestStartUnderParentActor(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		sys := newSystem(t)
 		clk := clock.NewFake(t0)
-		rt := fakeruntime.New(clk, nil)
+		rt := fakeruntime.New(clk)
 		trees := make(chan *Tree, 1)
 		parent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 			if _, ok := ctx.Message().(*actor.Started); ok {
@@ -33,11 +34,10 @@ func TestStartUnderParentActor(t *testing.T) {
 			}
 		}))
 		tree := <-trees
-		assert.Equal(t, parent.Id, tree.PID().Id[:len(parent.Id)], "the root is the parent's child")
-		rt.SetPush(tree.SetPodStatus)
+		assert.Equal(t, parent.Id, tree.env.root.Id[:len(parent.Id)], "the root is the parent's child")
 		pod := testPod("emb", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
 		rt.RunPod(pod)
-		tree.AddPod(pod)
+		require.NoError(t, tree.AddPod(pod))
 		synctest.Wait()
 		r, ok, err := tree.Result(context.Background(), rt.ContainerID(pod.UID, "c"), messages.Readiness)
 		require.NoError(t, err)
@@ -59,10 +59,10 @@ func TestUnsubscribe(t *testing.T) {
 			}
 		}))
 		t.Cleanup(func() { h.sys.Root.Stop(sub) })
-		h.tree.Subscribe(sub, messages.Liveness)
+		h.tree.Subscribe(sub, OfTypes(messages.Liveness))
 		h.sync() // the subscription (root → cache) is in place before the direct Sets below
 		set := func(id messages.ContainerID, pt messages.ProbeType) {
-			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})
+			h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "p", Container: "c", ContainerID: id, Type: pt, Result: messages.Failure})
 		}
 		set("test://a", messages.Readiness) // filtered out
 		set("test://b", messages.Liveness)
@@ -103,32 +103,31 @@ func TestStoppedSubscriberIsUnsubscribed(t *testing.T) {
 		require.NoError(t, h.sys.Root.StopFuture(sub).Wait())
 		synctest.Wait()
 		require.NotContains(t, h.cacheStats().Pending, sub.String())
-		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
+		h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "p", Container: "c", ContainerID: "test://x",
 			Type: messages.Liveness, Result: messages.Failure})
 		h.settledResult("test://x", messages.Liveness, messages.Failure) // nothing is sent to the gone subscriber
 	})
 }
 
-// An embedder may drive the tree with the messages package's commands sent to Tree.PID() instead of
-// the Tree's methods (then it must not modify what it sent).
-func TestCommandsAsMessages(t *testing.T) {
+// The Tree's methods are the only way in (the root's PID is private, so nothing bypasses its
+// ordering): a status, then the pod, then the pod's stop and removal.
+func TestCommandsInOrder(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
 		pod := testPod("msg", v1.Container{Name: "c", LivenessProbe: execProbe(1, 1), ReadinessProbe: execProbe(1, 1)})
 		st := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "test://1",
 			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
-		root := h.tree.PID()
-		h.sys.Root.Send(root, &messages.SetPodStatus{Pod: pod, Status: st})
-		h.sys.Root.Send(root, &messages.AddPod{Pod: pod})
+		h.tree.SetPodStatus(pod, st)
+		require.NoError(t, h.tree.AddPod(pod))
 		h.settledResult("test://1", messages.Readiness, messages.Success)
 		h.settledResult("test://1", messages.Liveness, messages.Success)
 		require.Equal(t, 2, h.workerCount())
 		assert.True(t, h.status(pod.UID).ContainerStatuses[0].Ready)
 
-		h.sys.Root.Send(root, &messages.StopLivenessAndStartup{Pod: pod})
+		h.tree.StopLivenessAndStartup(pod)
 		synctest.Wait()
 		assert.Equal(t, 1, h.workerCount())
-		h.sys.Root.Send(root, &messages.RemovePod{Pod: pod})
+		h.tree.RemovePod(pod)
 		synctest.Wait()
 		assert.Zero(t, h.workerCount())
 		_, ok := h.result("test://1", messages.Readiness)

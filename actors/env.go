@@ -1,14 +1,16 @@
 package actors
 
 import (
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // Child names under the tree's root; sibling PIDs are derived from them before anything is spawned,
@@ -33,6 +35,16 @@ type env struct {
 	// stopping is set when the root starts stopping: children then skip messages to siblings that
 	// may already be gone (a dead letter each, otherwise).
 	stopping atomic.Bool
+	// outside orders the sends made from outside the tree's actors that must not outlive it
+	// (SubscribeFunc's): they happen under the read lock and only while stopping is false; the root
+	// sets stopping under the write lock. done is closed when every actor of the tree is gone, and
+	// subs counts SubscribeFunc's goroutines (Tree.Stop waits for them).
+	outside sync.RWMutex
+	done    chan struct{}
+	subs    sync.WaitGroup
+
+	// warned holds "<actor>|<type>" for each unhandled message type already logged.
+	warned sync.Map
 
 	root, cache, manager, status, sync *actor.PID
 
@@ -93,6 +105,37 @@ func (e *env) ask(from actor.SenderContext, to *actor.PID, msg any) bool {
 	}
 	from.Request(to, msg)
 	return true
+}
+
+// fromOutside runs send, which sends to the tree from outside its actors, unless the tree is
+// stopping; it reports whether send ran. A send that runs is queued before the root starts stopping,
+// so the root's stop barrier covers what it causes.
+func (e *env) fromOutside(send func()) bool {
+	e.outside.RLock()
+	defer e.outside.RUnlock()
+	if e.stopping.Load() {
+		return false
+	}
+	send()
+	return true
+}
+
+// unhandled records a message the actor named name does not understand: counted in
+// probeactor_unhandled_messages_total{actor,type} (with WithRegistry) and logged once per actor
+// kind and type. protoactor's lifecycle messages, which every actor receives, are not "unhandled".
+func (e *env) unhandled(name string, msg any) {
+	switch msg.(type) {
+	case actor.SystemMessage, actor.AutoReceiveMessage, actor.AutoRespond, *actor.ReceiveTimeout:
+		return
+	default:
+	}
+	typ := fmt.Sprintf("%T", msg)
+	if e.metrics != nil {
+		e.metrics.unhandled.WithLabelValues(name, typ).Inc()
+	}
+	if _, seen := e.warned.LoadOrStore(name+"|"+typ, struct{}{}); !seen {
+		e.log.Warn("unhandled message dropped (logged once per actor and type)", "actor", name, "type", typ)
+	}
 }
 
 func childPID(root *actor.PID, name string) *actor.PID {

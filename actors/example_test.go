@@ -9,21 +9,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/actors"
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/messages"
 )
 
-// Embed the probe tree in your own ActorSystem, subscribe an actor of yours to readiness changes and
-// shut everything down.
-func Example() {
+// Subscribe an actor of yours to readiness changes: it acknowledges each batch to get the next one.
+func ExampleTree_Subscribe() {
 	log := hclog.NewNullLogger() // your logger
 	// logging.SystemOption routes protoactor's own slog output into the same hclog logger.
 	sys := actor.NewActorSystem(logging.SystemOption(log))
 	defer sys.Shutdown()
 
-	rt := fakeruntime.New(clock.Real(), nil) // exec probes exit 0 unless scripted
+	rt := fakeruntime.New(nil) // the wall clock; exec probes exit 0 unless scripted
 	tree, err := actors.Start(sys.Root,
 		actors.WithRuntime(rt),
 		actors.WithLogger(log),
@@ -33,7 +31,6 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	rt.SetPush(tree.SetPodStatus) // the runtime reports container states to the tree
 
 	// A subscriber is any actor: it acknowledges each batch to get the next one.
 	isReady := make(chan struct{})
@@ -50,7 +47,7 @@ func Example() {
 			}
 		}
 	}))
-	tree.Subscribe(sub, messages.Readiness)
+	tree.Subscribe(sub, actors.OfTypes(messages.Readiness))
 
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
@@ -63,7 +60,9 @@ func Example() {
 		}}},
 	}
 	rt.RunPod(pod)
-	tree.AddPod(pod)
+	if err := tree.AddPod(pod); err != nil {
+		panic(err)
+	}
 	<-isReady
 
 	if err := tree.Stop(); err != nil {

@@ -17,9 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/actors/logging"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -175,13 +175,12 @@ type harness struct {
 
 func newHarness(t *testing.T, opts ...Option) *harness {
 	h := &harness{t: t, sys: newSystem(t), clk: clock.NewFake(t0), prober: newScriptProber(), events: &recorder{}}
-	h.rt = fakeruntime.New(h.clk, nil)
+	h.rt = fakeruntime.New(h.clk)
 	base := []Option{WithRuntime(h.rt), WithClock(h.clk), WithProber(h.prober), WithEventSink(h.events),
 		WithLogger(testLogger(t)), WithRand(func() float64 { return 0 })}
 	tree, err := Start(h.sys.Root, append(base, opts...)...)
 	require.NoError(t, err)
 	h.tree = tree
-	h.rt.SetPush(tree.SetPodStatus)
 	t.Cleanup(func() { require.NoError(t, tree.Stop()) })
 	return h
 }
@@ -282,7 +281,7 @@ func inBubble(t *testing.T, f func(t *testing.T)) {
 func (h *harness) run(pod *v1.Pod) {
 	h.rt.RunPod(pod)
 	h.sync()
-	h.tree.AddPod(pod)
+	require.NoError(h.t, h.tree.AddPod(pod))
 }
 
 func execProbe(period, failureThreshold int32) *v1.Probe {

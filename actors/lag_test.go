@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -42,7 +43,7 @@ func TestSlowSubscriber(t *testing.T) {
 			ctx.Respond(&messages.AckResults{Seq: b.Seq})
 		}))
 		t.Cleanup(func() { h.sys.Root.Stop(sub) })
-		h.tree.Subscribe(sub, messages.Readiness)
+		h.tree.Subscribe(sub, OfTypes(messages.Readiness))
 
 		// A real worker keeps running meanwhile.
 		pod := testPod("lag", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
@@ -53,7 +54,7 @@ func TestSlowSubscriber(t *testing.T) {
 		start := time.Now()
 		for round := 0; round < 5; round++ {
 			for i := 0; i < keys; i++ {
-				h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "p", Container: "x",
+				h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "p", Container: "x",
 					ContainerID: messages.ContainerID(fmt.Sprintf("test://%d", i)), Type: messages.Readiness,
 					Result: messages.Result(round % 2)})
 			}

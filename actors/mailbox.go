@@ -41,8 +41,8 @@ type mailbox struct {
 	failed    bool // escalated a failure and not resumed yet
 
 	// carrying: the goroutine running the mailbox came through carry and runs the worker's next
-	// attempt itself (carried is then set by startAttempt). Only that goroutine touches them, and it
-	// takes carried under mu before it releases the mailbox (releaseCarriedLocked).
+	// attempt itself (carried is then set by startAttempt, on that goroutine while it runs the
+	// mailbox). Both are cleared under mu when that goroutine gives the mailbox up (release).
 	carrying bool
 	carried  *attemptSlot
 
@@ -230,14 +230,16 @@ func (m *mailbox) run() { m.process(false) }
 
 // process runs queued messages: system messages first, then user messages unless suspended, at
 // most mailboxThroughput per activation (then the mailbox goes back to the end of the pool's
-// queue). inline: the caller came through carry; system messages are left to the pool, and the
-// attempt the worker started meanwhile is returned (taken before the mailbox is released).
+// queue). inline: the caller came through carry; system messages are left to the pool. It returns
+// the attempt the worker started for the carrying goroutine to run (inline only), taken under mu as
+// the goroutine gives the mailbox up: once it is given up another goroutine may carry the mailbox
+// and start an attempt of its own.
 func (m *mailbox) process(inline bool) (carried *attemptSlot) {
 	for i := 0; ; i++ {
 		m.mu.Lock()
 		if len(m.sys) > 0 {
 			if inline {
-				carried = m.releaseCarriedLocked()
+				carried = m.release()
 				m.mu.Unlock()
 				m.owner.schedule(m) // still running: the pool continues
 				return carried
@@ -267,12 +269,12 @@ func (m *mailbox) process(inline bool) (carried *attemptSlot) {
 		}
 		if m.suspended || m.userLen() == 0 {
 			m.running = false
-			carried = m.releaseCarriedLocked()
+			carried = m.release()
 			m.mu.Unlock()
 			return carried
 		}
 		if i >= mailboxThroughput {
-			carried = m.releaseCarriedLocked()
+			carried = m.release()
 			m.mu.Unlock()
 			m.owner.schedule(m) // let other mailboxes run; still running
 			return carried
@@ -283,10 +285,8 @@ func (m *mailbox) process(inline bool) (carried *attemptSlot) {
 	}
 }
 
-// releaseCarriedLocked ends carrying and takes the attempt the worker started meanwhile, if any,
-// while m.mu is held: once the mailbox is released another goroutine may carry it and set carried
-// again, so the slot must be taken before.
-func (m *mailbox) releaseCarriedLocked() *attemptSlot {
+// release ends carrying (m.mu held) and returns the attempt the worker started for the carrier.
+func (m *mailbox) release() *attemptSlot {
 	s := m.carried
 	m.carrying, m.carried = false, nil
 	return s

@@ -8,20 +8,23 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/statusbook"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/actors/internal/workerset"
 	"github.com/probeactor/probeactor/messages"
 )
 
 // managerActor is the probeManager: the supervisor of one worker per ProbeKey. Its bookkeeping is
-// a workerSet; it spawns workers (each with its container's current view, which statusManager
+// a workerset.Set; it spawns workers (each with its container's current view, which statusManager
 // attaches to the AddPod it forwards), routes pushed views and readiness triggers to the workers of
 // a pod, and tells statusManager which workers exist.
 type managerActor struct {
 	env      *env
 	log      hclog.Logger
 	strategy *supervision.Strategy
-	set      *workerSet[*workerActor]
+	set      *workerset.Set[*workerActor]
 	flushing bool // a flushWorkers is queued to ourselves
 }
 
@@ -29,16 +32,16 @@ type managerActor struct {
 // its containers (nil before the pod has a status). statusManager has already counted the probes as
 // workers, so probeManager reports the pod's worker keys only if one could not be spawned.
 type addPod struct {
-	pod    *podRecord
-	probes []podProbe
-	views  []containerView
+	pod    *podrecord.Record
+	probes []podrecord.Probe
+	views  []statusbook.View
 }
 
 // podViews carries the current views of a pod's containers: statusManager → probeManager, when
 // they may have changed.
 type podViews struct {
 	uid   types.UID
-	views []containerView
+	views []statusbook.View
 }
 
 // flushWorkers makes probeManager report the pods whose worker set changed (it sends it to itself
@@ -48,7 +51,7 @@ type flushWorkers struct{}
 var flushWorkersMsg = &flushWorkers{}
 
 func newManagerProps(e *env) *actor.Props {
-	m := &managerActor{env: e, log: e.log.Named(nameManager), set: newWorkerSet[*workerActor]()}
+	m := &managerActor{env: e, log: e.log.Named(nameManager), set: workerset.New[*workerActor]()}
 	// The give-up callback runs on this actor's goroutine (while it handles the child's failure), so
 	// it may touch m directly; the follow-up happens when the child's Terminated arrives.
 	s, err := supervision.New(e.cfg.policy,
@@ -56,8 +59,8 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.WithRand(e.cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")),
 		supervision.OnGiveUp(func(child *actor.PID, reason any) {
-			if w, ok := m.set.byIdentity(child.Id); ok {
-				m.set.gaveUp(w, reason) // the strategy stopped it
+			if w, ok := m.set.ByIdentity(child.Id); ok {
+				m.set.GaveUp(w, reason) // the strategy stopped it
 			}
 		}),
 		supervision.Resume())
@@ -75,30 +78,30 @@ func (m *managerActor) Receive(ctx actor.Context) {
 	case *addPod:
 		m.addPod(ctx, msg)
 	case *removePod:
-		m.stop(ctx, m.set.stopWhere(msg.uid, func(messages.ProbeKey) bool { return true }))
+		m.stop(ctx, m.set.StopWhere(msg.uid, func(messages.ProbeKey) bool { return true }))
 	case *stopLivenessAndStartup:
 		// Containers and sidecars (kubelet 1.30–1.35 skips sidecars; PR #141766 adds them).
-		m.stop(ctx, m.set.stopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
-	case *messages.CleanupPods:
-		m.stop(ctx, m.set.cleanup(msg.Desired))
+		m.stop(ctx, m.set.StopWhere(msg.uid, func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+	case *protocol.CleanupPods:
+		m.stop(ctx, m.set.Cleanup(msg.Desired))
 	case *podViews:
-		for _, w := range m.set.workers(msg.uid) {
+		for _, w := range m.set.Workers(msg.uid) {
 			// A stopping worker may already be gone from the registry before its Terminated
 			// arrives: a message to it would be a dead letter, and it would not use it anyway.
-			if w.ms.stopping {
+			if w.ms.Stopping {
 				continue
 			}
 			if v := viewIn(msg.views, w.container.Name); v != nil {
-				m.env.tell(ctx, w.ms.pid, v)
+				m.env.tell(ctx, w.ms.PID, v)
 			}
 		}
-	case *messages.TriggerReadiness:
+	case *protocol.TriggerReadiness:
 		k := messages.ProbeKey{PodUID: msg.PodUID, Container: msg.Container, Type: messages.Readiness}
-		if w, ok := m.set.get(k); ok && !w.ms.stopping {
-			m.env.tell(ctx, w.ms.pid, msg)
+		if w, ok := m.set.Get(k); ok && !w.ms.Stopping {
+			m.env.tell(ctx, w.ms.PID, msg)
 		}
 	case *exitWorker:
-		if w, ok := m.set.byIdentity(msg.pid.Id); ok && m.set.stop(w) {
+		if w, ok := m.set.ByIdentity(msg.pid.Id); ok && m.set.Stop(w) {
 			ctx.Stop(msg.pid)
 		}
 	case *actor.Terminated:
@@ -107,16 +110,17 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		m.flushing = false
 		m.flush(ctx)
 	case *countWorkers:
-		ctx.Respond(m.set.len())
+		ctx.Respond(m.set.Len())
 	case *inspectWorker:
-		if w, ok := m.set.get(msg.key); ok {
-			ctx.Forward(w.ms.pid)
+		if w, ok := m.set.Get(msg.key); ok {
+			ctx.Forward(w.ms.PID)
 		} else {
 			ctx.Respond(&workerInfo{})
 		}
 	case *actor.Stopping:
 		m.strategy.Stop()
 	default:
+		m.env.unhandled(nameManager, msg)
 	}
 }
 
@@ -149,47 +153,6 @@ func workerName(k messages.ProbeKey) string {
 var typeNames = map[messages.ProbeType]string{messages.Liveness: "liveness", messages.Readiness: "readiness",
 	messages.Startup: "startup"}
 
-// podProbe is one probe of a pod that kubelet's AddPod runs a worker for.
-type podProbe struct {
-	key       messages.ProbeKey
-	container *v1.Container
-	spec      *v1.Probe
-	sidecar   bool
-}
-
-// podProbes lists the probes kubelet's AddPod creates workers for, in its order: regular containers,
-// then restartable init containers (sidecars); per container startup, readiness, liveness. Plain
-// init containers are never probed.
-func podProbes(pod *podRecord) []podProbe {
-	var out []podProbe
-	add := func(c *v1.Container, sidecar bool) {
-		for _, t := range messages.ProbeTypes {
-			if spec := t.Spec(c); spec != nil {
-				out = append(out, podProbe{key: messages.ProbeKey{PodUID: pod.uid, Container: c.Name, Type: t},
-					container: c, spec: spec, sidecar: sidecar})
-			}
-		}
-	}
-	for i := range pod.Containers {
-		add(&pod.Containers[i], false)
-	}
-	for i := range pod.InitContainers {
-		if c := &pod.InitContainers[i]; podstatus.IsRestartable(c) {
-			add(c, true)
-		}
-	}
-	return out
-}
-
-// fieldPath is an event's container reference: "spec.containers{name}", or
-// "spec.initContainers{name}" for a sidecar.
-func fieldPath(container string, sidecar bool) string {
-	if sidecar {
-		return "spec.initContainers{" + container + "}"
-	}
-	return "spec.containers{" + container + "}"
-}
-
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
 // keys that already have a worker (kubelet post-1.35 behaviour). statusManager counted the keys as
 // workers already; the pod's keys are reported again when that count may be off: a key could not be
@@ -197,61 +160,61 @@ func fieldPath(container string, sidecar bool) string {
 // statusManager after it counted this AddPod's keys, and drop them.
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
-	failed := m.set.reportedSinceAdd(pod.uid)
+	failed := m.set.ReportedSinceAdd(pod.UID)
 	for _, p := range msg.probes {
-		k := p.key
-		if m.set.has(k) {
+		k := p.Key
+		if m.set.Has(k) {
 			continue
 		}
-		var view messages.ContainerView
+		var view protocol.ContainerView
 		if v := viewIn(msg.views, k.Container); v != nil {
 			view = *v
 		}
-		w := newWorkerActor(m.env, k, pod, p.container, p.spec, p.sidecar, view)
+		w := newWorkerActor(m.env, k, pod, p.Container, p.Spec, p.Sidecar, view)
 		m.env.spawning = w
 		pid, err := ctx.SpawnNamed(m.env.workerProps, workerName(k))
 		m.env.spawning = nil
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
-			m.log.Debug("worker still exiting", "pod_uid", pod.uid, "container", k.Container, "probe", k.Type, "error", err)
+			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
 			failed = true
 			continue
 		}
-		m.set.add(pid, w)
+		m.set.Add(pid, w)
 	}
 	if failed {
-		m.set.changedPod(pod.uid)
+		m.set.ChangedPod(pod.UID)
 		m.flush(ctx)
 	}
-	m.set.addHandled(pod.uid) // the report just sent, if any, counts this AddPod
+	m.set.AddHandled(pod.UID) // the report just sent, if any, counts this AddPod
 }
 
-func viewIn(views []containerView, container string) *messages.ContainerView {
+func viewIn(views []statusbook.View, container string) *protocol.ContainerView {
 	for _, v := range views {
-		if v.container == container {
-			return v.view
+		if v.Container == container {
+			return v.View
 		}
 	}
 	return nil
 }
 
-// stop stops workers (each is in the list once: the workerSet hands out each worker once). They
+// stop stops workers (each is in the list once: the worker set hands out each worker once). They
 // leave the set when their Terminated arrives.
 func (m *managerActor) stop(ctx actor.Context, ws []*workerActor) {
 	for _, w := range ws {
-		ctx.Stop(w.ms.pid)
+		ctx.Stop(w.ms.PID)
 	}
 }
 
 func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
-	g, ok := m.set.terminated(who.Id)
+	g, ok := m.set.Terminated(who.Id)
 	if !ok {
 		return
 	}
 	m.strategy.Forget(who)
-	if g.gaveUp {
+	if g.GaveUp {
 		m.flush(ctx) // the key's removal first, so that statusManager keeps the Unknown that follows
-		m.reportGaveUp(ctx, g.w, g.reason)
+		m.reportGaveUp(ctx, g.W, g.Reason)
 	}
 	if !m.flushing {
 		m.flushing = m.env.tell(ctx, ctx.Self(), flushWorkersMsg)
@@ -264,7 +227,7 @@ func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
 // Sent directly, the removal could overtake a result the cache had not handled yet, and statusManager
 // would keep that result of a worker that is gone (a container not started or not ready for good).
 func (m *managerActor) flush(ctx actor.Context) {
-	for _, pw := range m.set.changed() {
+	for _, pw := range m.set.Changed() {
 		m.env.tell(ctx, m.env.cache, &pw)
 	}
 }
@@ -278,7 +241,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, reason an
 	m.log.Error("probe worker failed too often; reporting Unknown", "pod_uid", k.PodUID, "container", k.Container,
 		"probe", k.Type, "reason", fmt.Sprint(reason))
 	if found {
-		m.env.tell(ctx, m.env.cache, &messages.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: id,
+		m.env.tell(ctx, m.env.cache, &protocol.SetResult{PodUID: k.PodUID, Container: k.Container, ContainerID: id,
 			Type: k.Type, Result: messages.Unknown})
 	}
 	m.env.cfg.sink.Event(messages.Event{
@@ -286,7 +249,7 @@ func (m *managerActor) reportGaveUp(ctx actor.Context, w *workerActor, reason an
 		Type:    v1.EventTypeWarning,
 		Reason:  messages.ReasonProbeWorkerGaveUp,
 		Message: fmt.Sprintf("%s probe worker failed too often and was stopped; result is Unknown: %v", k.Type, reason),
-		Pod:     w.pod.ref(),
+		Pod:     w.pod.Ref(),
 		PodUID:  k.PodUID,
 	})
 }

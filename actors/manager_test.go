@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -33,26 +34,26 @@ func (h *harness) keys(uid types.UID) []messages.ProbeKey {
 func TestAddRemovePods(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
-		noProbe := testPod("no_probe_pod", v1.Container{Name: "no_probe1"}, v1.Container{Name: "no_probe2"})
-		h.tree.AddPod(noProbe)
+		noProbe := testPod("no-probe-pod", v1.Container{Name: "no-probe1"}, v1.Container{Name: "no-probe2"})
+		require.NoError(t, h.tree.AddPod(noProbe))
 		h.sync()
 		assert.Equal(t, 0, h.workerCount())
 
-		probePod := testPod("probe_pod",
-			v1.Container{Name: "no_probe1"},
+		probePod := testPod("probe-pod",
+			v1.Container{Name: "no-probe1"},
 			v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
-			v1.Container{Name: "no_probe2"},
+			v1.Container{Name: "no-probe2"},
 			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
-			v1.Container{Name: "no_probe3"},
+			v1.Container{Name: "no-probe3"},
 			v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
-		h.tree.AddPod(probePod)
+		require.NoError(t, h.tree.AddPod(probePod))
 		synctest.Wait()
 		require.True(t, h.workerCount() == 3)
 		assert.ElementsMatch(t, []messages.ProbeKey{
-			{PodUID: "probe_pod", Container: "readiness", Type: messages.Readiness},
-			{PodUID: "probe_pod", Container: "liveness", Type: messages.Liveness},
-			{PodUID: "probe_pod", Container: "startup", Type: messages.Startup},
-		}, h.keys("probe_pod"))
+			{PodUID: "probe-pod", Container: "readiness", Type: messages.Readiness},
+			{PodUID: "probe-pod", Container: "liveness", Type: messages.Liveness},
+			{PodUID: "probe-pod", Container: "startup", Type: messages.Startup},
+		}, h.keys("probe-pod"))
 
 		h.tree.RemovePod(noProbe)
 		h.sync()
@@ -66,7 +67,8 @@ func TestAddRemovePods(t *testing.T) {
 	})
 }
 
-// kubelet's TestAddRemovePodsWithRestartableInitContainer.
+// kubelet's TestAddRemovePodsWithRestartableInitContainer. A regular init container with probes,
+// which kubelet skips, is refused by AddPod as the API server would refuse it: nothing starts.
 func TestAddRemovePodsWithRestartableInitContainer(t *testing.T) {
 	always := v1.ContainerRestartPolicyAlways
 	for _, tc := range []struct {
@@ -80,7 +82,11 @@ func TestAddRemovePodsWithRestartableInitContainer(t *testing.T) {
 				pod := testPod("p", v1.Container{Name: "main"})
 				pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "restartable-init", RestartPolicy: tc.policy,
 					LivenessProbe: execProbe(1, 3), ReadinessProbe: execProbe(1, 3), StartupProbe: execProbe(1, 3)}}
-				h.tree.AddPod(pod)
+				if err := h.tree.AddPod(pod); tc.policy == nil {
+					require.ErrorContains(t, err, "spec.initContainers[1].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always")
+				} else {
+					require.NoError(t, err)
+				}
 				h.sync()
 				synctest.Wait()
 				require.True(t, h.workerCount() == tc.want)
@@ -105,8 +111,8 @@ func TestCleanupPods(t *testing.T) {
 				v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)},
 				v1.Container{Name: "startup", StartupProbe: execProbe(1, 3)})
 		}
-		h.tree.AddPod(mk("keep"))
-		h.tree.AddPod(mk("cleanup"))
+		require.NoError(t, h.tree.AddPod(mk("keep")))
+		require.NoError(t, h.tree.AddPod(mk("cleanup")))
 		synctest.Wait()
 		require.True(t, h.workerCount() == 6)
 		h.tree.CleanupPods(map[types.UID]struct{}{"keep": {}})
@@ -116,7 +122,7 @@ func TestCleanupPods(t *testing.T) {
 		assert.Empty(t, h.keys("cleanup"))
 
 		for i := 0; i < 100; i++ {
-			h.tree.AddPod(mk(fmt.Sprint(i)))
+			require.NoError(t, h.tree.AddPod(mk(fmt.Sprint(i))))
 		}
 		for i := 0; i < 10; i++ {
 			h.tree.CleanupPods(map[types.UID]struct{}{})
@@ -133,14 +139,14 @@ func TestAddPodContinuesAfterExistingWorker(t *testing.T) {
 		h := newHarness(t)
 		pod := testPod("p", v1.Container{Name: "readiness", ReadinessProbe: execProbe(1, 3)},
 			v1.Container{Name: "liveness", LivenessProbe: execProbe(1, 3)})
-		h.tree.AddPod(pod)
+		require.NoError(t, h.tree.AddPod(pod))
 		synctest.Wait()
 		require.True(t, h.workerCount() == 2)
 		// Stop only the second worker, then add the pod again.
 		h.tree.StopLivenessAndStartup(pod)
 		synctest.Wait()
 		require.True(t, h.workerCount() == 1)
-		h.tree.AddPod(pod)
+		require.NoError(t, h.tree.AddPod(pod))
 		synctest.Wait()
 		require.True(t, h.workerCount() == 2)
 	})
@@ -227,10 +233,10 @@ func TestPodProbes(t *testing.T) {
 			pod.Spec.InitContainers = tc.inits
 			var got []messages.ProbeKey
 			sidecars := 0
-			for _, pp := range podProbes(newPodRecord(pod)) {
-				got = append(got, pp.key)
-				assert.Same(t, pp.key.Type.Spec(pp.container), pp.spec)
-				if pp.sidecar {
+			for _, pp := range podrecord.Probes(podrecord.New(pod)) {
+				got = append(got, pp.Key)
+				assert.Same(t, pp.Key.Type.Spec(pp.Container), pp.Spec)
+				if pp.Sidecar {
 					sidecars++
 				}
 			}

@@ -9,8 +9,9 @@ import (
 
 // metrics are kubelet's prober series, registered on the embedder's registry.
 type metrics struct {
-	total    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	total     *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	unhandled *prometheus.CounterVec // probeactor's own: messages an actor of the tree did not understand
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -29,11 +30,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:      "Duration in seconds for a probe response.",
 			Buckets:   prometheus.DefBuckets,
 		}, []string{"probe_type", "container", "pod", "namespace"}),
+		unhandled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "probeactor",
+			Name:      "unhandled_messages_total",
+			Help:      "Messages an actor of the probe tree received and did not understand (dropped), by actor and Go type.",
+		}, []string{"actor", "type"}),
 	}
-	for i, c := range []prometheus.Collector{m.total, m.duration} {
+	cs := []prometheus.Collector{m.total, m.duration, m.unhandled}
+	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
-			if i == 1 {
-				reg.Unregister(m.total)
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
 			}
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {
@@ -51,4 +58,5 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	}
 	reg.Unregister(m.total)
 	reg.Unregister(m.duration)
+	reg.Unregister(m.unhandled)
 }

@@ -7,16 +7,21 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/supervision"
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
 
 // Runtime is what the core needs from a container runtime. Embedders and node supply one;
 // actors/fakeruntime is the deterministic one for tests.
+//
+// Wiring is one-way and in one order: build the runtime, then Start the tree WithRuntime(rt); Start
+// hands the runtime the tree's SetPodStatus through ReportStatus before it returns, and Tree.Stop
+// takes it back (ReportStatus(nil)).
 type Runtime interface {
 	// KillContainer kills a container whose liveness/startup probe failed and restarts it when
 	// req.Restart. Called off every mailbox (the syncLoop runs it in the background); must be safe
@@ -24,18 +29,50 @@ type Runtime interface {
 	// the container's current one. req.Pod is the tree's copy of the pod: its identity (name,
 	// namespace, UID, deletion) and the spec fields probing reads (containers, init containers,
 	// readiness gates, restart policy, grace period), not its labels, annotations or status. The
-	// runtime reports the new container state (new ContainerID, etc.) afterwards through
-	// Tree.SetPodStatus.
+	// runtime reports the new container state (new ContainerID, etc.) afterwards through the
+	// function ReportStatus gave it.
 	KillContainer(ctx context.Context, req messages.KillContainer) error
+	// ReportStatus gives the runtime the function it reports every change of a pod's status with
+	// (the tree's SetPodStatus; nil: stop reporting). Start calls it once before it returns, Stop
+	// once with nil. It must be safe to call while the runtime runs.
+	ReportStatus(push func(pod *v1.Pod, status v1.PodStatus))
 	probes.CommandRunner // exec probes run "in" the container
+}
+
+// PodValidator is implemented by a Runtime that cannot run every pod the API accepts (node's
+// process runtime needs a command, for example): AddPod refuses a pod for which ValidatePod returns
+// errors, after the API's own rules, with the same field paths.
+type PodValidator interface {
+	ValidatePod(pod *v1.Pod) field.ErrorList
 }
 
 // EventSink receives Kubernetes-style events. Event must not block.
 type EventSink interface{ Event(messages.Event) }
 
-// Prober runs one probe attempt (package probes implements it). It must honour ctx: see
-// worker.Prober.
-type Prober = worker.Prober
+// Clock is the tree's source of time (WithClock): Now, and AfterFunc returning a Timer to cancel it.
+// The default is the wall clock; under testing/synctest the wall clock is the bubble's fake time.
+type Clock = clock.Clock
+
+// Timer is a pending Clock.AfterFunc call: Stop reports whether the call was still pending.
+type Timer = clock.Timer
+
+// SupervisionPolicy is the restart back-off and give-up policy for probe workers (WithSupervision):
+// the n-th consecutive restart waits min(Initial × Multiplierⁿ, Max) less up to Jitter of it; a
+// worker that ran ResetAfter without failing starts again from Initial; MaxFailures failures within
+// Window give the worker up (its key then reports Unknown). Validate names every invalid field.
+type SupervisionPolicy = supervision.Policy
+
+// DefaultSupervisionPolicy is 0.5 s, 1 s, 2 s, … capped at 30 s, 20 % jitter, reset after one stable
+// minute, give up after 10 failures in 5 minutes.
+func DefaultSupervisionPolicy() SupervisionPolicy { return supervision.DefaultPolicy() }
+
+// Prober runs one attempt of a probe (package probes implements it; WithProber wraps or replaces
+// it). Probe must be safe for concurrent use and return soon after ctx is cancelled: a stopping
+// worker cancels its in-flight attempt and waits for it, so a Probe that ignores ctx holds up
+// RemovePod and Tree.Stop.
+type Prober interface {
+	Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error)
+}
 
 // Option configures Start.
 type Option func(*config)
@@ -64,8 +101,8 @@ func WithRuntime(r Runtime) Option { return func(c *config) { c.runtime = r } }
 // WithLogger sets the logger (default: hclog.NewNullLogger()).
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
 
-// WithClock sets the clock (default: clock.Real()).
-func WithClock(cl clock.Clock) Option { return func(c *config) { c.clock = cl } }
+// WithClock sets the clock (default: the wall clock).
+func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 
 // WithRegistry registers prober_probe_total and prober_probe_duration_seconds on r. Without it (or
 // with nil) no metrics are kept.
@@ -81,8 +118,8 @@ func WithProber(p Prober) Option { return func(c *config) { c.prober = p } }
 func WithRand(r func() float64) Option { return func(c *config) { c.rand = r } }
 
 // WithSupervision sets the restart back-off and give-up policy for probe workers
-// (default: supervision.DefaultPolicy()).
-func WithSupervision(p supervision.Policy) Option { return func(c *config) { c.policy = p } }
+// (default: DefaultSupervisionPolicy()).
+func WithSupervision(p SupervisionPolicy) Option { return func(c *config) { c.policy = p } }
 
 type discardSink struct{}
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -33,7 +33,7 @@ func TestWorkerPublishesAgainAfterGiveUp(t *testing.T) {
 		require.True(t, !h.inspect(key).Exists)
 
 		h.prober.result("c", probes.Success)
-		h.tree.AddPod(pod)
+		require.NoError(t, h.tree.AddPod(pod))
 		h.settledResult(id, messages.Liveness, messages.Success)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -17,7 +18,7 @@ func TestQueryEndsWithItsContext(t *testing.T) {
 	sys := newSystem(t)
 	received := make(chan struct{})
 	silent := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		if _, ok := ctx.Message().(*messages.GetResult); ok {
+		if _, ok := ctx.Message().(*protocol.GetResult); ok {
 			close(received) // and never answer
 		}
 	}))

@@ -7,7 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 )
 
 // rootActor owns the tree: it spawns the four children with fixed names, routes the Tree's
@@ -51,14 +52,16 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		}
 		// Subscribe statusManager and syncLoop now, on their behalf: the subscriptions are queued at
 		// the cache before Start returns, hence before any worker can publish a result.
-		ctx.RequestWithCustomSender(e.cache, &messages.SubscribeResults{Types: statusTypes}, e.status)
-		ctx.RequestWithCustomSender(e.cache, &messages.SubscribeResults{Types: syncTypes}, e.sync)
+		ctx.RequestWithCustomSender(e.cache, &protocol.SubscribeResults{Types: statusTypes}, e.status)
+		ctx.RequestWithCustomSender(e.cache, &protocol.SubscribeResults{Types: syncTypes}, e.sync)
 		if r.ready != nil {
 			close(r.ready)
 			r.ready = nil
 		}
 	case *actor.Stopping:
+		e.outside.Lock()
 		e.stopping.Store(true)
+		e.outside.Unlock()
 		r.barrier(ctx)
 		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
@@ -66,40 +69,30 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.sched.Wait()
 		e.cfg.exec.stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
+		close(e.done)
 	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order
 	// behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives new workers
 	// a known pod status (as kubelet's SyncPod sets the status before AddPod), and
 	// AddPod/RemovePod/CleanupPods keep the caller's order. syncLoop first: it must know the pod
-	// before any worker of it can report a failure. The Tree sends the compact internal forms
-	// (removePod, stopLivenessAndStartup, setStatus); the messages package's are accepted too.
-	case *messages.CleanupPods, *removePod, *addPodCmd:
+	// before any worker of it can report a failure. Only the Tree sends these (the root's PID is not
+	// public, so nothing bypasses this ordering).
+	case *protocol.CleanupPods, *removePod, *addPodCmd:
 		e.tell(ctx, e.sync, m)
 		e.tell(ctx, e.status, m)
-	case *messages.AddPod:
-		a := &addPodCmd{pod: newPodRecord(m.Pod)}
-		e.tell(ctx, e.sync, a)
-		e.tell(ctx, e.status, a)
 	case *stopLivenessAndStartup, *setStatus:
 		e.tell(ctx, e.status, m)
-	case *messages.RemovePod:
-		rp := &removePod{uid: m.Pod.UID}
-		e.tell(ctx, e.sync, rp)
-		e.tell(ctx, e.status, rp)
-	case *messages.StopLivenessAndStartup:
-		e.tell(ctx, e.status, &stopLivenessAndStartup{uid: m.Pod.UID})
-	case *messages.SetPodStatus:
-		e.tell(ctx, e.status, &setStatus{uid: m.Pod.UID, pod: newPodRecord(m.Pod), status: &m.Status})
-	case *messages.GetPodStatus:
+	case *protocol.GetPodStatus:
 		ctx.Forward(e.status)
-	case *messages.GetResult, *messages.SubscribeResults, *messages.UnsubscribeResults:
+	case *protocol.GetResult, *protocol.SubscribeResults, *protocol.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:
+		e.unhandled(nameRoot, m)
 	}
 }
 
 // addPodCmd is AddPod with the tree's copy of the pod: Tree → root → syncLoop, statusManager →
 // probeManager.
-type addPodCmd struct{ pod *podRecord }
+type addPodCmd struct{ pod *podrecord.Record }
 
 // removePod is RemovePod by UID: Tree → root → syncLoop, statusManager → probeManager.
 type removePod struct{ uid types.UID }
@@ -112,7 +105,7 @@ type stopLivenessAndStartup struct{ uid types.UID }
 // AddPod has not given it (statusManager then needs its spec).
 type setStatus struct {
 	uid    types.UID
-	pod    *podRecord
+	pod    *podrecord.Record
 	status *v1.PodStatus
 }
 

@@ -41,7 +41,7 @@ func TestManyWorkers(t *testing.T) {
 		runtime.ReadMemStats(&withPods)
 
 		for _, pod := range all {
-			h.tree.AddPod(pod)
+			require.NoError(t, h.tree.AddPod(pod))
 		}
 		// At rest: every worker published Success and statusManager has seen it (so no more readiness
 		// triggers), every attempt finished: no goroutine per worker and exactly one scheduler entry each.

@@ -4,21 +4,24 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/statusbook"
 	"github.com/probeactor/probeactor/messages"
 )
 
-// statusActor is the statusManager: the shell around a statusBook. It keeps each pod's runtime
+// statusActor is the statusManager: the shell around a statusbook.Book. It keeps each pod's runtime
 // status, mirrors the readiness and startup results it subscribed to, and recomputes the
 // probe-adjusted status whenever one of them changes. A changed status is pushed to probeManager
 // (which derives the workers' container views); kubelet's manual readiness triggers are sent on every
 // recomputation, as kubelet sends them on every status generation.
 type statusActor struct {
 	env  *env
-	book *statusBook
+	book *statusbook.Book
 }
 
 func newStatusActor(e *env) *statusActor {
-	return &statusActor{env: e, book: newStatusBook()}
+	return &statusActor{env: e, book: statusbook.New()}
 }
 
 // statusTypes are the results statusManager subscribes to (the root subscribes it).
@@ -32,33 +35,34 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *addPodCmd:
 		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
 		// carries the views the new workers start with.
-		probes := podProbes(m.pod)
-		a.book.addPod(m.pod, probes)
-		a.recompute(ctx, m.pod.uid)
-		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.views(m.pod.uid)}) // in order, see rootActor
+		probes := podrecord.Probes(m.pod)
+		a.book.AddPod(m.pod, probes)
+		a.recompute(ctx, m.pod.UID)
+		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.Views(m.pod.UID)}) // in order, see rootActor
 	case *removePod, *stopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *setStatus:
-		a.book.setRuntime(m.uid, m.pod, m.status)
+		a.book.SetRuntime(m.uid, m.pod, m.status)
 		a.recompute(ctx, m.uid)
-	case *messages.ProbeWorkers:
-		a.book.setWorkers(m.PodUID, m.Keys)
+	case *protocol.ProbeWorkers:
+		a.book.SetWorkers(m.PodUID, m.Keys)
 		a.recompute(ctx, m.PodUID)
 	case *messages.ResultChanges:
-		touched := a.book.apply(m.Changes)
+		touched := a.book.Apply(m.Changes)
 		a.env.tell(ctx, ctx.Sender(), &messages.AckResults{Seq: m.Seq})
 		for _, uid := range touched {
 			a.recompute(ctx, uid)
 		}
 	case *countResults:
-		ctx.Respond(a.book.mirroredResults())
-	case *messages.GetPodStatus:
-		st, ok := a.book.status(m.PodUID)
-		ctx.Respond(&messages.PodStatusResponse{Status: st, Found: ok})
-	case *messages.CleanupPods:
+		ctx.Respond(a.book.MirroredResults())
+	case *protocol.GetPodStatus:
+		st, ok := a.book.Status(m.PodUID)
+		ctx.Respond(&protocol.PodStatusResponse{Status: st, Found: ok})
+	case *protocol.CleanupPods:
 		a.tellManager(ctx, m)
-		a.book.cleanup(m.Desired)
+		a.book.Cleanup(m.Desired)
 	default:
+		a.env.unhandled(nameStatus, m)
 	}
 }
 
@@ -68,11 +72,11 @@ func (a *statusActor) tellManager(ctx actor.Context, msg any) { a.env.tell(ctx, 
 // recompute pushes a pod's container views to probeManager when they may have changed and sends
 // kubelet's manual readiness triggers.
 func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
-	views, trigger := a.book.recompute(uid, a.env.now())
+	views, trigger := a.book.Recompute(uid, a.env.now())
 	if views != nil {
 		a.env.tell(ctx, a.env.manager, &podViews{uid: uid, views: views})
 	}
 	for _, c := range trigger {
-		a.env.tell(ctx, a.env.manager, &messages.TriggerReadiness{PodUID: uid, Container: c})
+		a.env.tell(ctx, a.env.manager, &protocol.TriggerReadiness{PodUID: uid, Container: c})
 	}
 }

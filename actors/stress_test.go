@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
@@ -24,8 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors"
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -107,7 +108,7 @@ func runStress(t *testing.T, cfg stressConfig) {
 	sys := actors.NewTestSystem(t)
 	beforeStart := goleak.IgnoreCurrent()
 	clk := clock.NewFake(stressT0)
-	rt := fakeruntime.New(clk, nil) // no pods: KillContainer only records
+	rt := fakeruntime.New(clk) // no pods: KillContainer only records
 	prober := &stressProber{seed: cfg.seed}
 	tree, err := actors.Start(sys.Root, actors.WithRuntime(rt), actors.WithClock(clk), actors.WithProber(prober),
 		actors.WithLogger(actors.TestLogger(t)), actors.WithRand(func() float64 { return 0 }))
@@ -504,7 +505,7 @@ func (p *stressPod) mark(k messages.ProbeKey) {
 }
 
 func (p *stressPod) add(s *stress) {
-	s.tree.AddPod(p.pod)
+	assert.NoError(s.t, s.tree.AddPod(p.pod), "AddPod %s", p.pod.Name)
 	p.note("AddPod")
 	p.added = true
 	for _, k := range p.keys {

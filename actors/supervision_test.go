@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -163,7 +163,7 @@ func TestTreeActorsSurviveRepeatedPanics(t *testing.T) {
 		h := newHarness(t, withMiddleware(crashMiddleware))
 		infra := h.tree.env.infra
 		for _, name := range []string{nameCache, nameStatus, nameSync, nameManager} {
-			pid := childPID(h.tree.PID(), name)
+			pid := childPID(h.tree.env.root, name)
 			for i := 1; i <= 12; i++ {
 				h.sys.Root.Send(pid, crash{name})
 				synctest.Wait()

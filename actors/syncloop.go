@@ -5,19 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
-)
-
-const (
-	defaultGracePeriod = 30 * time.Second // the API's default terminationGracePeriodSeconds
-	minimumGracePeriod = 2 * time.Second  // kuberuntime's minimumGracePeriodInSeconds
 )
 
 // syncTypes are the results the syncLoop subscribes to (the root subscribes it).
@@ -29,7 +26,7 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 type syncActor struct {
 	env  *env
 	log  hclog.Logger
-	pods map[types.UID]*podRecord
+	pods map[types.UID]*podrecord.Record
 	// killed is the container ID last killed per pod and container: a liveness and a startup
 	// Failure of the same container ID kill it once; one entry per container however often it
 	// restarts (a late Failure of an even older ID would reach the runtime, which ignores stale IDs).
@@ -41,17 +38,17 @@ type syncActor struct {
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podRecord{},
+	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podrecord.Record{},
 		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
 }
 
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *addPodCmd:
-		a.pods[m.pod.uid] = m.pod
+		a.pods[m.pod.UID] = m.pod
 	case *removePod:
 		a.forget(m.uid)
-	case *messages.CleanupPods:
+	case *protocol.CleanupPods:
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {
 				a.forget(uid)
@@ -73,6 +70,7 @@ func (a *syncActor) Receive(ctx actor.Context) {
 		a.wg.Wait()
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 	default:
+		a.env.unhandled(nameSync, m)
 	}
 }
 
@@ -94,7 +92,7 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 		return
 	}
 	a.killed[c.PodUID][c.Container] = c.ContainerID
-	pod := rec.pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
+	pod := rec.Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,
@@ -122,7 +120,7 @@ func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer,
 		msg += ", will be restarted"
 	}
 	return messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
-		Message: msg, GracePeriod: GracePeriod(pod, spec, c.Type), Restart: restart}, fieldPath(c.Container, sidecar)
+		Message: msg, GracePeriod: podapi.KillGracePeriod(pod, spec, c.Type), Restart: restart}, podapi.FieldPath(c.Container, sidecar)
 }
 
 // findContainer returns the spec of a probed container and whether it is a sidecar.
@@ -138,28 +136,6 @@ func findContainer(pod *v1.Pod, name string) (*v1.Container, bool) {
 		}
 	}
 	return nil, false
-}
-
-// GracePeriod is kuberuntime's grace period for a kill after a liveness or startup failure (spec
-// §4.3): the pod's deletionGracePeriodSeconds wins; else the probe's terminationGracePeriodSeconds;
-// else the pod's terminationGracePeriodSeconds (30 s when unset); never below 2 s.
-func GracePeriod(pod *v1.Pod, c *v1.Container, pt messages.ProbeType) time.Duration {
-	gp := defaultGracePeriod
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		gp = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	if c != nil && pt != messages.Readiness { // readiness probes may not set a grace period
-		if p := pt.Spec(c); p != nil && p.TerminationGracePeriodSeconds != nil {
-			gp = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
-		}
-	}
-	if pod.DeletionGracePeriodSeconds != nil {
-		gp = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	}
-	if gp < minimumGracePeriod {
-		gp = minimumGracePeriod
-	}
-	return gp
 }
 
 // ping is answered by the syncLoop with itself: a sync point for tests.

@@ -9,43 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
 
 func i64(v int64) *int64 { return &v }
-
-// §4.3: deletionGracePeriodSeconds wins, then the probe's terminationGracePeriodSeconds, then the
-// pod's (30 s default), never below 2 s.
-func TestGracePeriod(t *testing.T) {
-	withProbe := func(p, l *int64) *v1.Container {
-		return &v1.Container{StartupProbe: &v1.Probe{TerminationGracePeriodSeconds: p},
-			LivenessProbe: &v1.Probe{TerminationGracePeriodSeconds: l}}
-	}
-	cases := []struct {
-		name     string
-		podTGPS  *int64
-		deletion *int64
-		c        *v1.Container
-		pt       messages.ProbeType
-		want     time.Duration
-	}{
-		{"default", nil, nil, withProbe(nil, nil), messages.Liveness, 30 * time.Second},
-		{"pod", i64(60), nil, withProbe(nil, nil), messages.Liveness, 60 * time.Second},
-		{"liveness probe", i64(60), nil, withProbe(i64(7), i64(9)), messages.Liveness, 9 * time.Second},
-		{"startup probe", i64(60), nil, withProbe(i64(7), i64(9)), messages.Startup, 7 * time.Second},
-		{"deletion wins", i64(60), i64(4), withProbe(i64(7), i64(9)), messages.Liveness, 4 * time.Second},
-		{"floor", i64(0), nil, withProbe(nil, nil), messages.Liveness, 2 * time.Second},
-		{"unknown container", i64(12), nil, nil, messages.Liveness, 12 * time.Second},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{Spec: v1.PodSpec{TerminationGracePeriodSeconds: tc.podTGPS}}
-			pod.DeletionGracePeriodSeconds = tc.deletion
-			assert.Equal(t, tc.want, GracePeriod(pod, tc.c, tc.pt))
-		})
-	}
-}
 
 // A sidecar's liveness failure restarts it even with restartPolicy Never; its events name the init
 // container.
@@ -73,7 +42,7 @@ func TestSidecarLivenessFailure(t *testing.T) {
 func TestSyncLoopIgnoresUnknownPods(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
-		h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: "ghost", Container: "c",
+		h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: "ghost", Container: "c",
 			ContainerID: "fake://ghost/c/1", Type: messages.Liveness, Result: messages.Failure})
 		h.settledResult("fake://ghost/c/1", messages.Liveness, messages.Failure)
 		// The batch reached the syncLoop before this round trip.
@@ -133,7 +102,7 @@ func TestKillOncePerContainerID(t *testing.T) {
 		pod := testPod("once", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
 		h.run(pod)
 		fail := func(id messages.ContainerID, pt messages.ProbeType) {
-			h.sys.Root.Send(h.tree.env.cache, &messages.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
+			h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: pod.UID, Container: "c", ContainerID: id,
 				Type: pt, Result: messages.Failure})
 		}
 		// Let the worker publish its own first result and go idle (its next probe is 100 s away), so

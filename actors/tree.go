@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,9 +10,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/supervision"
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/supervision"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podspec"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -52,6 +57,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		sched:   clock.NewScheduler(cfg.clock),
 		metrics: m,
 		start:   cfg.clock.Now(),
+		done:    make(chan struct{}),
 	}
 	cfg.exec = newExecutors()
 	ready := make(chan struct{})
@@ -67,31 +73,57 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	}
 	e.infra = infra
 	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
-	pid := parent.SpawnPrefix(props, "probeactor")
-	select {
-	case <-ready: // the root has derived its children's PIDs and spawned them
-		return &Tree{env: e, added: map[types.UID]struct{}{}}, nil
-	case <-time.After(defaultQueryTimeout):
-		// Only if the parent is stopping and the root never started.
+	pid, err := parent.SpawnNamed(props, "probeactor"+e.sys.ProcessRegistry.NextId())
+	if err != nil { // only if the registry already held the unique name
 		e.sched.Stop()
 		e.sched.Wait()
 		cfg.exec.stop()
 		m.unregister(cfg.reg)
-		return nil, fmt.Errorf("actors.Start: root %s did not start within %v", pid, defaultQueryTimeout)
+		return nil, fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
+	// The root's Started is the first message its mailbox handles (protoactor queues it at spawn,
+	// before anything can stop the root), so this wait needs no timer.
+	<-ready
+	t := &Tree{env: e, added: map[types.UID]struct{}{}}
+	cfg.runtime.ReportStatus(t.SetPodStatus)
+	return t, nil
 }
 
-// PID returns the tree's root.
-func (t *Tree) PID() *actor.PID { return t.env.root }
-
-// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. The pod is deep-copied
-// once, here; every actor of the tree shares that copy read-only.
-func (t *Tree) AddPod(pod *v1.Pod) {
-	rec := newPodRecord(pod)
+// AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. It applies the API
+// server's defaults and validation first, as node validate does (package internal/podspec: probe
+// fields, restart policy, grace period, namespace; names, container names, env entries, every
+// probe), then the runtime's own limits (PodValidator); a pod they refuse gets an error naming
+// every offending field path (e.g. "spec.containers[0].livenessProbe.periodSeconds: Invalid value:
+// -1: must be greater than or equal to 1") and nothing of it is started. The pod is not modified:
+// the defaults go into the tree's copy, made here once and shared read-only by every actor. A pod
+// needs a UID (every later call names the pod by it).
+func (t *Tree) AddPod(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("actors.AddPod: pod is nil")
+	}
+	rec := podrecord.New(pod)
+	if errs := t.admit(rec, pod); len(errs) > 0 {
+		return fmt.Errorf("actors.AddPod %s/%s: %w", pod.Namespace, pod.Name, errs.ToAggregate())
+	}
 	t.edge.Lock()
 	defer t.edge.Unlock()
 	t.env.send(t.env.root, &addPodCmd{pod: rec})
 	t.added[pod.UID] = struct{}{}
+	return nil
+}
+
+// admit defaults the tree's copy of pod and validates it: the API's rules, then the runtime's.
+func (t *Tree) admit(rec *podrecord.Record, pod *v1.Pod) field.ErrorList {
+	view := rec.Pod() // shares rec's containers: the probe defaults land in rec
+	podspec.SetDefaults(view)
+	rec.Namespace, rec.RestartPolicy = view.Namespace, view.Spec.RestartPolicy
+	rec.TerminationGracePeriodSeconds = view.Spec.TerminationGracePeriodSeconds
+	view.Spec.EphemeralContainers = pod.Spec.EphemeralContainers // validated, never probed nor kept
+	errs := podspec.Validate(view)
+	if v, ok := t.env.cfg.runtime.(PodValidator); ok {
+		errs = podspec.Unique(append(errs, v.ValidatePod(view)...))
+	}
+	return errs
 }
 
 // RemovePod stops every worker of a pod (kubelet's SyncTerminatingPod after the kill). Only the
@@ -108,7 +140,7 @@ func (t *Tree) CleanupPods(desired map[types.UID]struct{}) {
 	}
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	t.env.send(t.env.root, &messages.CleanupPods{Desired: d})
+	t.env.send(t.env.root, &protocol.CleanupPods{Desired: d})
 	for uid := range t.added {
 		if _, ok := d[uid]; !ok {
 			delete(t.added, uid)
@@ -130,9 +162,9 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	st := status.DeepCopy()
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	var p *podRecord
+	var p *podrecord.Record
 	if _, ok := t.added[pod.UID]; !ok {
-		p = newPodRecord(pod)
+		p = podrecord.New(pod)
 	}
 	t.env.send(t.env.root, &setStatus{uid: pod.UID, pod: p, status: st})
 }
@@ -140,11 +172,11 @@ func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 // PodStatus returns statusManager's probe-adjusted status of a pod (Ready/Started overlaid,
 // ContainersReady and Ready conditions recomputed); false when the pod has no status.
 func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool, error) {
-	res, err := t.request(ctx, &messages.GetPodStatus{PodUID: uid})
+	res, err := t.request(ctx, &protocol.GetPodStatus{PodUID: uid})
 	if err != nil {
 		return v1.PodStatus{}, false, err
 	}
-	r, ok := res.(*messages.PodStatusResponse)
+	r, ok := res.(*protocol.PodStatusResponse)
 	if !ok {
 		return v1.PodStatus{}, false, fmt.Errorf("pod status query: unexpected answer %T", res)
 	}
@@ -153,29 +185,15 @@ func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool
 
 // Result returns the cached result of a container's probe.
 func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool, error) {
-	res, err := t.request(ctx, &messages.GetResult{ContainerID: id, Type: pt})
+	res, err := t.request(ctx, &protocol.GetResult{ContainerID: id, Type: pt})
 	if err != nil {
 		return messages.Unknown, false, err
 	}
-	r, ok := res.(*messages.ResultResponse)
+	r, ok := res.(*protocol.ResultResponse)
 	if !ok {
 		return messages.Unknown, false, fmt.Errorf("result query: unexpected answer %T", res)
 	}
 	return r.Result, r.Found, nil
-}
-
-// Subscribe makes subscriber receive *messages.ResultChanges batches for the given probe types (all
-// when none). The subscriber must acknowledge each batch by replying
-// ctx.Respond(&messages.AckResults{Seq: batch.Seq}); until it does, later changes coalesce to the
-// latest value per key. A subscriber that stops is unsubscribed automatically.
-func (t *Tree) Subscribe(subscriber *actor.PID, types ...messages.ProbeType) {
-	ts := append([]messages.ProbeType(nil), types...)
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.SubscribeResults{Types: ts}, subscriber)
-}
-
-// Unsubscribe removes a subscription made with Subscribe.
-func (t *Tree) Unsubscribe(subscriber *actor.PID) {
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, &messages.UnsubscribeResults{}, subscriber)
 }
 
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and
@@ -183,9 +201,13 @@ func (t *Tree) Unsubscribe(subscriber *actor.PID) {
 // a root that is gone, which would be a dead letter).
 func (t *Tree) Stop() error {
 	t.stopOnce.Do(func() {
+		t.env.cfg.runtime.ReportStatus(nil) // statuses pushed while the tree stops would be dead letters
 		if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
 			t.stopErr = fmt.Errorf("stop probe tree: %w", err)
+			return
 		}
+		t.env.subs.Wait() // SubscribeFunc's goroutines end with the tree's done
+
 	})
 	return t.stopErr
 }

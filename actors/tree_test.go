@@ -159,7 +159,7 @@ func TestRemoveAndCleanupStopWorkers(t *testing.T) {
 		b := testPod("b", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
 		for _, p := range []*v1.Pod{a, b} {
 			h.run(p)
-			h.tree.AddPod(p) // idempotent
+			require.NoError(t, h.tree.AddPod(p)) // idempotent
 		}
 		ida, idb := h.rt.ContainerID(a.UID, "c"), h.rt.ContainerID(b.UID, "c")
 		h.settledResult(ida, messages.Liveness, messages.Success)

@@ -9,8 +9,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/actors/worker"
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/worker"
+	"github.com/probeactor/probeactor/actors/internal/workerset"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -34,7 +38,7 @@ type workerActor struct {
 	m         worker.Machine
 	att       *attemptSlot // while an attempt is in flight
 	env       *env
-	pod       *podRecord // the AddPod copy (never updated, as kubelet's worker.pod)
+	pod       *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
 	container *v1.Container
 	typ       messages.ProbeType
 	sidecar   bool
@@ -44,19 +48,19 @@ type workerActor struct {
 	timer clock.Handle
 
 	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).
-	ms membership
+	ms workerset.Membership
 }
 
-func (w *workerActor) membership() *membership     { return &w.ms }
-func (w *workerActor) probeKey() messages.ProbeKey { return w.key() }
+func (w *workerActor) Membership() *workerset.Membership { return &w.ms }
+func (w *workerActor) ProbeKey() messages.ProbeKey       { return w.key() }
 
 // key is the worker's ProbeKey (derived, not kept: a worker is ~450 bytes and this is 40 of them).
 func (w *workerActor) key() messages.ProbeKey {
-	return messages.ProbeKey{PodUID: w.pod.uid, Container: w.container.Name, Type: w.typ}
+	return messages.ProbeKey{PodUID: w.pod.UID, Container: w.container.Name, Type: w.typ}
 }
 
-func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container, spec *v1.Probe, sidecar bool,
-	view messages.ContainerView) *workerActor {
+func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Container, spec *v1.Probe, sidecar bool,
+	view protocol.ContainerView) *workerActor {
 	period := time.Duration(spec.PeriodSeconds) * time.Second
 	if period <= 0 {
 		period = defaultPeriod
@@ -67,9 +71,9 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podRecord, c *v1.Container
 		Type:         k.Type,
 		Spec:         spec,
 		Period:       period,
-		RestartNever: pod.restartPolicy == v1.RestartPolicyNever,
+		RestartNever: pod.RestartPolicy == v1.RestartPolicyNever,
 		Sidecar:      sidecar,
-		Deleting:     pod.deletionTimestamp != nil,
+		Deleting:     pod.DeletionTimestamp != nil,
 	})
 	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	w.fire = w.onTimer
@@ -100,7 +104,7 @@ func (w *workerActor) spec() *v1.Probe { return w.typ.Spec(w.container) }
 // logger is the worker's logger (built when needed: workers rarely log, and a bound logger would
 // cost every worker its memory).
 func (w *workerActor) logger() hclog.Logger {
-	return w.env.log.Named("worker").With("pod", w.pod.namespace+"/"+w.pod.name, "container", w.container.Name,
+	return w.env.log.Named("worker").With("pod", w.pod.Namespace+"/"+w.pod.Name, "container", w.container.Name,
 		"probe", w.typ.String())
 }
 
@@ -144,9 +148,9 @@ func (w *workerActor) restartsOnResume() bool { return true }
 func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()
 	switch m := ctx.Message().(type) {
-	case *messages.ContainerView:
+	case *protocol.ContainerView:
 		w.step(ctx, &worker.Event{Kind: worker.View, View: m})
-	case *messages.TriggerReadiness:
+	case *protocol.TriggerReadiness:
 		if w.env.log.IsTrace() {
 			w.logger().Trace("triggered probe by manual run")
 		}
@@ -164,6 +168,7 @@ func (w *workerActor) Receive(ctx actor.Context) {
 		w.step(ctx, &worker.Event{Kind: worker.Stopping, Now: now})
 		w.deleteMetrics()
 	default:
+		w.env.unhandled("worker", m)
 	}
 }
 
@@ -193,7 +198,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 	if w.att == s {
 		w.releaseSlot()
 	} else {
-		releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
+		w.env.cfg.exec.releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
 	}
 }
 
@@ -222,9 +227,9 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	for _, op := range r.Cache() {
 		if op.Remove {
-			e.tell(ctx, e.cache, &messages.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
+			e.tell(ctx, e.cache, &protocol.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
 		} else {
-			e.tell(ctx, e.cache, &messages.SetResult{PodUID: w.pod.uid, Container: w.container.Name,
+			e.tell(ctx, e.cache, &protocol.SetResult{PodUID: w.pod.UID, Container: w.container.Name,
 				ContainerID: op.ContainerID, Type: w.typ, Result: op.Result})
 		}
 	}
@@ -255,8 +260,8 @@ func (w *workerActor) events(evs []worker.EventText) {
 	for _, ev := range evs {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
-			Pod:    w.pod.ref(),
-			PodUID: w.pod.uid, FieldPath: fieldPath(w.container.Name, w.sidecar),
+			Pod:    w.pod.Ref(),
+			PodUID: w.pod.UID, FieldPath: podapi.FieldPath(w.container.Name, w.sidecar),
 		})
 	}
 }
@@ -267,9 +272,9 @@ func (w *workerActor) observe(o worker.Observation) {
 		return
 	}
 	pt := w.typ.String()
-	m.total.WithLabelValues(pt, o.Label, w.container.Name, w.pod.name, w.pod.namespace, string(w.pod.uid)).Inc()
+	m.total.WithLabelValues(pt, o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
 	if o.Timed {
-		m.duration.WithLabelValues(pt, w.container.Name, w.pod.name, w.pod.namespace).Observe(o.Duration.Seconds())
+		m.duration.WithLabelValues(pt, w.container.Name, w.pod.Name, w.pod.Namespace).Observe(o.Duration.Seconds())
 	}
 }
 
@@ -280,7 +285,7 @@ func (w *workerActor) deleteMetrics() {
 	}
 	pt := w.typ.String()
 	for _, r := range []string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown} {
-		m.total.DeleteLabelValues(pt, r, w.container.Name, w.pod.name, w.pod.namespace, string(w.pod.uid))
+		m.total.DeleteLabelValues(pt, r, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
 	}
-	m.duration.DeleteLabelValues(pt, w.container.Name, w.pod.name, w.pod.namespace)
+	m.duration.DeleteLabelValues(pt, w.container.Name, w.pod.Name, w.pod.Namespace)
 }

@@ -7,40 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// AddPod asks probeManager to probe a pod: embedder / node (kubelet's SyncPod) → probeManager.
-// It starts one worker per probe of every container and restartable init container and is idempotent:
-// keys that already have a worker are left alone (the rest of the pod is still added).
-type AddPod struct {
-	Pod *v1.Pod
-}
-
-// RemovePod stops every worker of a pod: embedder / node (kubelet's SyncTerminatingPod, after the
-// containers were killed) → probeManager. Safe to repeat and for unknown pods.
-type RemovePod struct {
-	Pod *v1.Pod
-}
-
-// CleanupPods stops every worker whose pod is not in Desired: embedder / node (kubelet's
-// HandlePodCleanups housekeeping) → probeManager.
-type CleanupPods struct {
-	Desired map[types.UID]struct{}
-}
-
-// StopLivenessAndStartup stops a terminating pod's liveness and startup workers while readiness keeps
-// running: embedder / node (start of kubelet's SyncTerminatingPod) → probeManager.
-type StopLivenessAndStartup struct {
-	Pod *v1.Pod
-}
-
-// SetPodStatus is the container runtime's current view of a pod (phase, container states and IDs,
-// restart counts, pod IP): runtime (node's process runtime, an embedder, the fake runtime) →
-// statusManager, whenever anything in it changes. statusManager overlays Ready/Started from probe
-// results, recomputes the pod conditions and pushes container states on to the probe workers.
-type SetPodStatus struct {
-	Pod    *v1.Pod
-	Status v1.PodStatus
-}
-
 // KillContainer asks the runtime to kill a container whose liveness or startup probe failed and,
 // when Restart is set, start it again: syncLoop → runtime.
 type KillContainer struct {

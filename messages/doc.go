@@ -1,6 +1,10 @@
-// Package messages holds the plain value types that travel between probeactor's actors: commands
-// (imperative: AddPod, SetResult, KillContainer), events (past tense: ResultChanged, PodStatusChanged)
-// and request/response pairs (GetResult → ResultResponse).
+// Package messages is probeactor's public vocabulary: what an embedder reads and answers. Probe
+// identity and verdicts (ProbeType, ProbeKey, ContainerID, Result), the result changes a subscriber
+// receives and acknowledges (ResultChanges of ResultChanged, AckResults), the kill request a Runtime
+// receives (KillContainer) and the events an EventSink receives (Event).
+//
+// The probe tree's own protocol (results published by workers, container views, readiness
+// triggers, queries) is private to package actors; the only way to drive the tree is its Tree type.
 //
 // Every type's doc comment says who sends it to whom. Messages are values: a sender never mutates a
 // pointer it has sent (pods and statuses are deep-copied at the edge by whoever builds the message),

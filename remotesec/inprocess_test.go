@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 )
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -55,14 +55,18 @@ type target struct {
 	name string
 }
 
-// New returns a Runtime that reads time from c and pushes statuses to push (nil: none; set it later
-// with SetPush).
-func New(c clock.Clock, push PushFunc) *Runtime {
-	return &Runtime{clock: c, push: push, pods: map[types.UID]*pod{}, byID: map[string]target{}, exec: map[string]ExecFunc{}}
+// New returns a Runtime that reads time from c (nil: the wall clock, which is virtual inside a
+// testing/synctest bubble). It pushes statuses nowhere until ReportStatus gives it a function:
+// actors.Start does, with the tree's SetPodStatus.
+func New(c clock.Clock) *Runtime {
+	if c == nil {
+		c = clock.Real()
+	}
+	return &Runtime{clock: c, pods: map[types.UID]*pod{}, byID: map[string]target{}, exec: map[string]ExecFunc{}}
 }
 
-// SetPush replaces the push callback (for wiring a Tree that needs the runtime to start).
-func (r *Runtime) SetPush(push PushFunc) {
+// ReportStatus implements actors.Runtime: push receives every status change from now on (nil: none).
+func (r *Runtime) ReportStatus(push func(pod *v1.Pod, status v1.PodStatus)) {
 	r.mu.Lock()
 	r.push = push
 	r.mu.Unlock()

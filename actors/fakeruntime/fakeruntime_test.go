@@ -13,7 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -31,7 +31,8 @@ func testPod() *v1.Pod {
 func TestRunPodKillRestart(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var pushed []v1.PodStatus
-	r := New(clk, func(_ *v1.Pod, st v1.PodStatus) { pushed = append(pushed, st) })
+	r := New(clk)
+	r.ReportStatus(func(_ *v1.Pod, st v1.PodStatus) { pushed = append(pushed, st) })
 	p := testPod()
 	r.RunPod(p)
 	require.Len(t, pushed, 1)
@@ -71,7 +72,7 @@ func TestRunPodKillRestart(t *testing.T) {
 }
 
 func TestExecScripts(t *testing.T) {
-	r := New(clock.Real(), nil)
+	r := New(clock.Real())
 	r.RunPod(testPod())
 	var out bytes.Buffer
 	require.NoError(t, r.RunInContainer(context.Background(), "fake://p/app/1", []string{"x"}, &out), "default exit 0")
@@ -90,7 +91,7 @@ func TestExecScripts(t *testing.T) {
 
 // The real prober runs exec probes through the fake runtime.
 func TestWithProbesPackage(t *testing.T) {
-	r := New(clock.Real(), nil)
+	r := New(clock.Real())
 	p := testPod()
 	r.RunPod(p)
 	r.SetExec("app", func(context.Context, []string) (string, int, error) { return "nope", 1, nil })

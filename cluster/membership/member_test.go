@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/remotesec"
 )

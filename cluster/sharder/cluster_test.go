@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/cluster/internal/clustertest"
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/cluster/sharder"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/remotesec"
 )

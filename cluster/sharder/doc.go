@@ -7,7 +7,7 @@
 //
 // Messages: SetPods (the whole pod set; every member reads the same one), Release (stop every pod
 // and start nothing again: the first step of leaving the cluster, before membership.Member.Stop),
-// GetState. The PodRunner is node's pod set in phase 2 (issue 13): Start and Stop must not block.
+// GetState. node's PodRunner is cmd/node/cluster.go's clusterRunner: Start and Stop must not block.
 // A pod is identified by its UID; a failed Start is retried on the next view or pod set change.
 //
 // Metrics (with a Registerer): probeactor_cluster_pods_owned, _waiting (owned but held back until

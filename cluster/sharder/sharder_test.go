@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/cluster/ownership"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 // fakeMembership hands views to the sharder by hand.

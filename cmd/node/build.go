@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,15 +12,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors"
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
 )
 
 // The process runtime is the actor core's container runtime; node is the HTTP server's source and
@@ -39,10 +42,15 @@ type node struct {
 	ln      net.Listener
 	http    *server.Server
 	rec     *events.Recorder
+	tries   *statuspage.Recorder // every probe attempt, for the status page at /
 	rt      *proc.Runtime
 	sys     *actor.ActorSystem
 	tree    *actors.Tree
 	static  *staticpod.Watcher // nil without --pod-manifest-path
+
+	nodeName string       // --node-name ("" = none)
+	fleet    *fleetLink   // nil without --fleet (fleet.go)
+	cluster  *clusterLink // nil without --cluster (cluster.go)
 
 	manifestPath string        // --pod-manifest-path
 	fileCheck    time.Duration // --file-check-frequency
@@ -58,7 +66,7 @@ type node struct {
 // comes first, so an address in use fails node before anything else exists. On error, whatever was
 // built is taken down again.
 func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error) {
-	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck,
+	n := &node{log: log, rootDir: cfg.rootDir, manifestPath: cfg.manifestPath, fileCheck: cfg.fileCheck, nodeName: cfg.fleet.nodeName,
 		housekeepingStop: make(chan struct{}), serveErr: make(chan error, 1)}
 	fail := func(err error) (*node, error) {
 		n.shutdown(nil)
@@ -69,6 +77,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		return nil, fmt.Errorf("--listen %s: %w", cfg.listen, err)
 	}
 	n.rec = events.New(stdout)
+	n.tries = statuspage.NewRecorder(time.Now)
 
 	probeReg := prometheus.NewRegistry()
 	mainReg := prometheus.NewRegistry()
@@ -79,8 +88,7 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		Clock:          clock.Real(),
 		Logger:         log,
 		Events:         n.rec,
-		OnStatus:       func(pod *v1.Pod, st v1.PodStatus) { n.tree.SetPodStatus(pod, st) },
-		SidecarStarted: n.sidecarStarted,
+		Observe:        n.observeStatus,
 		InitialBackoff: cfg.backoffInitial,
 		MaxBackoff:     cfg.backoffMax,
 	})
@@ -94,19 +102,39 @@ func buildNode(cfg runConfig, log hclog.Logger, stdout io.Writer) (*node, error)
 		actorLog = log
 	}
 	n.sys = actor.NewActorSystem(logging.SystemOption(actorLog))
-	n.tree, err = actors.Start(n.sys.Root,
+	n.tree, err = actors.Start(n.sys.Root, // hands the runtime the tree's SetPodStatus
 		actors.WithRuntime(n.rt),
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(n.rec),
+		actors.WithProber(n.tries.Prober(probes.New(n.rt))), // the default prober, recorded
 	)
 	if err != nil {
 		return fail(fmt.Errorf("start probe tree: %w", err))
+	}
+	// A sidecar with a startup probe has started when the probe passes: the runtime learns it from
+	// the tree's startup results (the subscription ends with the tree).
+	err = n.tree.SubscribeFunc(context.Background(), func(b messages.ResultChanges) {
+		for _, c := range b.Changes {
+			if c.Result == messages.Success {
+				n.rt.StartupSucceeded(c.PodUID, c.Container, string(c.ContainerID))
+			}
+		}
+	}, actors.OfTypes(messages.Startup))
+	if err != nil {
+		return fail(fmt.Errorf("subscribe to startup results: %w", err))
+	}
+	if err := n.buildCluster(cfg, mainReg); err != nil {
+		return fail(err)
+	}
+	if err := n.buildFleet(cfg); err != nil {
+		return fail(err)
 	}
 	n.http = server.New(server.Options{
 		Source:    n,
 		Metrics:   prometheus.Gatherers{mainReg, probeReg},
 		Probes:    probeReg,
+		Index:     statuspage.Handler(statuspage.Options{Source: n, Attempts: n.tries, Logger: log.Named("statuspage")}),
 		Logger:    log.Named("http"),
 		Profiling: cfg.profiling,
 	})

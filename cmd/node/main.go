@@ -5,11 +5,14 @@
 // `node run` reads like its life: run.go parses flags and loads pods, build.go constructs the node
 // (listener, runtime, probe tree, API; nothing runs yet), serve.go serves the API and starts the
 // pods (all or none), shutdown.go takes everything down in dependency order, and source.go is what
-// the API and the runtime ask the node.
+// the API and the runtime ask the node. fleet.go reports the node to a fleet aggregator (--fleet);
+// cluster.go runs the node's share of a pod set shared by a cluster of nodes (--cluster).
 //
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	         [--pod-manifest-path DIR] [--file-check-frequency D]
+//	         [--node-name NAME --fleet ADDR [--fleet-listen ADDR] [--node-status-update-frequency D] [TLS flags]]
+//	         [--node-name NAME --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C [--cluster-failure-timeout D]]
 //	node validate -f FILE...
 //	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
 func TestMain(m *testing.M) {
@@ -26,6 +27,11 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == proc.GuardArg {
 		proc.GuardMain()
 	}
+	// Fleet and cluster process tests run aggregators and nodes as children of this binary.
+	fleettest.Register("node", func(args []string) int {
+		return dispatch(append([]string{"run"}, args...), os.Stdin, os.Stdout, os.Stderr)
+	})
+	fleettest.Main()
 	goleak.VerifyTestMain(m)
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
+	"github.com/probeactor/probeactor/internal/logtest"
+	"github.com/probeactor/probeactor/messages"
 )
 
 // TestNodeLifecycle builds a node with one pod, serves it until its context ends and shuts it down:
@@ -158,6 +160,10 @@ spec:
 		st, ok := status(pod)
 		return ok && len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].Ready
 	}, 20*time.Second, 20*time.Millisecond, "the static pod runs and is ready")
+	key := statuspage.Key{Pod: pod.UID, Container: "app", Probe: messages.Readiness}
+	h, ok := n.tries.Probe(key)
+	require.True(t, ok, "the status page's recorder saw the readiness attempts")
+	assert.Equal(t, statuspage.Success, h.Last().Outcome)
 
 	require.NoError(t, os.Remove(file))
 	require.Eventually(t, func() bool { return len(n.rt.Pods()) == 0 }, 20*time.Second, 20*time.Millisecond, "the runtime forgets the pod")
@@ -165,4 +171,8 @@ spec:
 		_, ok := status(pod)
 		return !ok
 	}, 3*housekeepingPeriod+5*time.Second, 20*time.Millisecond, "the tree forgets the pod's status")
+	_, ok = n.tries.Probe(key)
+	assert.False(t, ok, "the status page's recorder forgets the pod's attempts")
+	st := n.tries.Stats()
+	assert.Equal(t, statuspage.Stats{Unattributed: st.Unattributed}, st, "nothing of the removed pod is kept")
 }

@@ -34,7 +34,9 @@ type runConfig struct {
 	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
 	fileCheck      time.Duration // --file-check-frequency
 	logOutput      io.Writer
-	cleanup        func() // removes the demo's scratch directory
+	cleanup        func()        // removes the demo's scratch directory
+	fleet          fleetConfig   // --fleet, --node-name and the TLS flags (fleet.go)
+	cluster        clusterConfig // --cluster, --cluster-listen, --cluster-peers (cluster.go)
 }
 
 func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-node") }
@@ -52,6 +54,8 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file) read every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read")
+	addFleetFlags(fs, &cfg.fleet)
+	addClusterFlags(fs, &cfg.cluster)
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -78,10 +82,22 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
 		return 2
 	}
+	if err := cfg.cluster.validate(len(cfg.files), cfg.manifestPath); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if err := cfg.fleet.validate(cfg.cluster.enabled()); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 
 	var pods []*v1.Pod
 	if len(cfg.files) > 0 {
-		if pods, err = loadPods(cfg.files, stdin, stderr, time.Now()); err != nil {
+		var assignUID func(*v1.Pod) // random UIDs, except in a cluster (cluster.go)
+		if cfg.cluster.enabled() {
+			assignUID = clusterUID(cfg.cluster.name)
+		}
+		if pods, err = loadPodsWith(cfg.files, stdin, stderr, time.Now(), assignUID); err != nil {
 			fmt.Fprintln(stderr, "node: nothing was started")
 			return 1
 		}

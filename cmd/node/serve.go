@@ -17,8 +17,16 @@ import (
 // (SIGINT/SIGTERM) or the API fails. It returns the pods it started.
 func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
 	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
+	if n.cluster != nil {                            // the sharder runs this member's share of the pods (cluster.go)
+		if err := n.joinCluster(pods); err != nil {
+			return nil, err
+		}
+		pods = nil
+	}
 	for _, pod := range pods {
-		n.tree.AddPod(pod)
+		if err := n.tree.AddPod(pod); err != nil { // validated when loaded: a refusal here is a bug
+			return started, fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 		started = append(started, pod)
 		if err := n.rt.Run(pod); err != nil {
 			err = fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -47,11 +55,15 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 func (n *node) StartPod(pod *v1.Pod) error {
 	n.podsMu.Lock() // housekeeping must not see the pod in the tree but not yet in the runtime
 	defer n.podsMu.Unlock()
-	n.tree.AddPod(pod)
-	if err := n.rt.Run(pod); err != nil {
-		n.tree.RemovePod(pod)
+	if err := n.tree.AddPod(pod); err != nil {
 		return err
 	}
+	if err := n.rt.Run(pod); err != nil {
+		n.tree.RemovePod(pod)
+		n.tries.Forget(pod.UID)
+		return err
+	}
+	n.fleetPodChanged(pod.UID)
 	return nil
 }
 
@@ -87,4 +99,5 @@ func (n *node) cleanupPods() {
 		desired[p.UID] = struct{}{}
 	}
 	n.tree.CleanupPods(desired)
+	n.tries.Retain(desired)
 }

@@ -8,7 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podapi"
 )
 
 // httpShutdownTimeout bounds waiting for in-flight API requests (follows end at once).
@@ -16,17 +16,18 @@ const httpShutdownTimeout = 5 * time.Second
 
 // shutdown takes the node down in dependency order, each step after the previous one finished:
 //
-//  0. the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
+//  0. the cluster (cluster.go): this member's pods stop, then it leaves; the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
 //     are gone, the ones it runs join the started pods; then housekeeping;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
-//  2. the HTTP API (in-flight log follows end);
+//  2. the HTTP API (in-flight log follows end), then the fleet uplink, feed and remote (fleet.go);
 //  3. the probe tree: every worker, timer and in-flight probe;
 //  4. the runtime's exec-probe guard (nothing probes any more);
 //  5. the actor system, then the event recorder (it prints what is still queued).
 //
 // It takes down only what was built, so buildNode uses it on failure too.
 func (n *node) shutdown(started []*v1.Pod) {
+	n.leaveCluster()
 	if n.static != nil {
 		started = append(started, n.static.Close()...)
 	}
@@ -44,6 +45,7 @@ func (n *node) shutdown(started []*v1.Pod) {
 		}
 		cancel()
 	}
+	n.stopFleet()
 	if n.tree != nil {
 		if err := n.tree.Stop(); err != nil {
 			n.log.Error("probe tree did not stop cleanly", "error", err)
@@ -75,6 +77,8 @@ func (n *node) StopPod(pod *v1.Pod) {
 		return
 	}
 	n.tree.RemovePod(pod)
+	n.tries.Forget(pod.UID)
+	n.fleetPodChanged(pod.UID)
 }
 
 // stopTimeout bounds waiting for pods to stop: apps and then sidecars each get their grace period;
@@ -97,5 +101,6 @@ func (n *node) terminatePods(pods []*v1.Pod) {
 	}
 	for _, pod := range pods {
 		n.tree.RemovePod(pod)
+		n.tries.Forget(pod.UID)
 	}
 }

@@ -20,6 +20,12 @@ var errInvalid = errors.New("invalid manifests")
 // loadPods reads, defaults and validates every manifest. On any problem it writes every error, one
 // per line, to stderr and returns errInvalid.
 func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) ([]*v1.Pod, error) {
+	return loadPodsWith(files, stdin, stderr, now, nil)
+}
+
+// loadPodsWith is loadPods with assignUID (when not nil) called on every pod before its defaults,
+// to set a UID the manifest did not give (else a random one is).
+func loadPodsWith(files []string, stdin io.Reader, stderr io.Writer, now time.Time, assignUID func(*v1.Pod)) ([]*v1.Pod, error) {
 	loaded, err := manifest.ReadFiles(files, stdin)
 	if err != nil {
 		for _, e := range flatten(err) {
@@ -33,6 +39,9 @@ func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) 
 	seenUID := map[types.UID]string{}
 	for _, l := range loaded {
 		pod := l.Pod
+		if assignUID != nil {
+			assignUID(pod)
+		}
 		for _, e := range proc.Prepare(pod, now) {
 			problems = append(problems, fmt.Sprintf("%s: %s", l.Origin, e.Error()))
 		}

@@ -22,8 +22,6 @@
 // Core holds every decision (pure, table-tested); uplinkActor performs its effects. Coalescer is a
 // Source fed by calls (SetResult, SetPod, RemovePod), usable from any goroutine.
 //
-// Not wired into `node run` yet: that needs the probe tree's subscribe-with-snapshot (issue 11's
-// Tree.SubscribeFunc). Phase 2 adds `node run --fleet ADDR --node-name NAME`, a Source adapter
-// over the tree's snapshot subscription plus the runtime's pod statuses (or a Coalescer fed by
-// both), and 3-node process tests.
+// `node run --fleet ADDR --node-name NAME` (cmd/node/fleet.go) runs it over a Coalescer fed by
+// the probe tree's result subscription and the node's merged pod statuses.
 package uplink

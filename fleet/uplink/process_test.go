@@ -21,10 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/logging"
-	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/fleet/aggregator"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/remotesec"

@@ -162,6 +162,26 @@ func (c *Coalescer) Pending() int {
 	return n
 }
 
+// Idle says whether nothing more can be delivered now: without a subscription, or with one that
+// acknowledged every delivered batch and has no change pending. A node waits for it (bounded) at
+// shutdown so its last changes reach the aggregator.
+func (c *Coalescer) Idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sub == nil {
+		return true
+	}
+	if c.sub.outstanding {
+		return false
+	}
+	for _, e := range c.dirty {
+		if !e.gone {
+			return false
+		}
+	}
+	return true
+}
+
 // Results returns a copy of every current result, for tests and comparisons.
 func (c *Coalescer) Results() []messages.ResultChanged {
 	c.mu.Lock()

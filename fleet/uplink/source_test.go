@@ -117,3 +117,24 @@ func TestCoalescerResubscribeStartsWithASnapshot(t *testing.T) {
 	assert.Len(t, first.batches, 1, "the old subscription is over")
 	assert.Zero(t, c.Pending())
 }
+
+func TestCoalescerIdleOnceEverythingIsAcknowledged(t *testing.T) {
+	c := NewCoalescer()
+	c.SetResult(res("p", "a", messages.Success))
+	assert.True(t, c.Idle(), "no subscription: nothing can be delivered")
+	var r recorder
+	cancel := c.Subscribe(r.deliver)
+	assert.False(t, c.Idle(), "the snapshot awaits its ack")
+	r.ackLast()
+	assert.True(t, c.Idle())
+	c.SetResult(res("p", "a", messages.Failure))
+	assert.False(t, c.Idle(), "a delta is out")
+	c.SetResult(res("p", "b", messages.Failure))
+	r.ackLast()
+	assert.False(t, c.Idle(), "the next delta is out")
+	r.ackLast()
+	assert.True(t, c.Idle())
+	cancel()
+	c.SetResult(res("p", "a", messages.Success))
+	assert.True(t, c.Idle(), "cancelled: nothing can be delivered")
+}

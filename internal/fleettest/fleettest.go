@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,8 +27,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
@@ -89,18 +90,46 @@ type Proc struct {
 	history     []string // stderr of earlier runs (before Kill/Restart)
 }
 
-// StartAggregator runs `node fleet` as a child on fresh loopback ports with a short grace period
-// (override with args, which come last) and waits until it answers /healthz.
+// StartAggregator runs `node fleet` as a child with a short grace period (override with args, which
+// come last) and waits until it answers /healthz. Unless args name them, its addresses are loopback
+// port 0: the child binds them and the test reads them from its log, so no other process can take a
+// port between a test picking it and the child binding it (a picked-then-closed free port once let
+// another package's child answer this one's /healthz). A restart reuses the ports it bound.
 func StartAggregator(t testing.TB, args ...string) *Proc {
 	t.Helper()
-	api := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	remote := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	all := append([]string{"--listen", api, "--remote-listen", remote, "--node-monitor-grace-period", "3s", "--log-level", "debug"}, args...)
-	p := &Proc{t: t, role: "aggregator", args: all, API: "http://" + flagValue(all, "--listen"), Remote: flagValue(all, "--remote-listen")}
+	all := append([]string{"--listen", "127.0.0.1:0", "--remote-listen", "127.0.0.1:0", "--node-monitor-grace-period", "3s", "--log-level", "debug"}, args...)
+	p := &Proc{t: t, role: "aggregator", args: all}
 	p.start()
 	t.Cleanup(p.cleanup)
 	p.WaitHealthy()
 	return p
+}
+
+// runningLine is the aggregator's log line that names the addresses it bound.
+var runningLine = regexp.MustCompile(`fleet aggregator is running: api=http://(\S+) remote=(\S+)`)
+
+// bound waits (at most until deadline) for this run's log line naming the aggregator's addresses,
+// then records them in API and Remote and in the arguments a restart uses.
+func (p *Proc) bound(deadline time.Time) bool {
+	for time.Now().Before(deadline) && !p.Exited() {
+		if m := runningLine.FindStringSubmatch(p.Stderr()); m != nil {
+			if p.API != "" { // a restart: same ports (the arguments name them); tests read API unlocked
+				return true
+			}
+			p.API, p.Remote = "http://"+m[1], m[2]
+			for i := 0; i+1 < len(p.args); i++ {
+				switch p.args[i] {
+				case "--listen":
+					p.args[i+1] = m[1]
+				case "--remote-listen":
+					p.args[i+1] = m[2]
+				}
+			}
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
 }
 
 // StartBinary runs the program bin (a test-only binary the test built, e.g. a cluster member) with
@@ -120,16 +149,6 @@ func StartRole(t testing.TB, role string, args ...string) *Proc {
 	p.start()
 	t.Cleanup(p.cleanup)
 	return p
-}
-
-func flagValue(args []string, name string) string {
-	v := ""
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			v = args[i+1]
-		}
-	}
-	return v
 }
 
 func (p *Proc) start() {
@@ -182,6 +201,9 @@ func (p *Proc) Stderr() string { return p.stderr.String() }
 func (p *Proc) WaitHealthy() {
 	p.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
+	if !p.bound(deadline) && !p.Exited() {
+		p.t.Fatalf("%s did not log its addresses within 60 s\nstderr:\n%s", p.role, p.Stderr())
+	}
 	for time.Now().Before(deadline) {
 		if p.Exited() {
 			p.t.Fatalf("%s exited early: %v\nstderr:\n%s", p.role, p.Err(), p.Stderr())

@@ -38,7 +38,9 @@ func benchChurn(b *testing.B, im impl) {
 		round++
 		b.StartTimer()
 		for _, f := range fixtures {
-			d.AddPod(f.pod)
+			if err := d.AddPod(f.pod); err != nil {
+				b.Fatal(err)
+			}
 			d.SetPodStatus(f.pod, f.status)
 		}
 		// Sync point: the last pod's readiness worker has probed (Success replaced the initial Failure).

@@ -109,7 +109,9 @@ func benchFanout(b *testing.B, im impl, n int) {
 	defer d.Stop()
 	fixtures := pods(n, 0, "f", false, true, time.Now())
 	for _, p := range fixtures {
-		d.AddPod(p.pod)
+		if err := d.AddPod(p.pod); err != nil {
+			b.Fatal(err)
+		}
 		d.SetPodStatus(p.pod, p.status)
 	}
 	if !waitFor(30*time.Second, func() bool { return f.okSeen.Load() == int64(n) }) {

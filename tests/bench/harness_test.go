@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/tests/conformance"
@@ -171,7 +171,7 @@ func (p *noopProber) Probe(_ context.Context, _ *v1.Probe, t probes.Target) (pro
 
 // newRuntime is the shared fake runtime (no kills happen in these benchmarks; the harness pushes the
 // pre-built statuses itself, so the runtime's own copies do not count as the implementation's memory).
-func newRuntime() *fakeruntime.Runtime { return fakeruntime.New(clock.Real(), nil) }
+func newRuntime() *fakeruntime.Runtime { return fakeruntime.New(clock.Real()) }
 
 // waitFor polls cond every millisecond until it holds or timeout passes (benchmarks only).
 func waitFor(timeout time.Duration, cond func() bool) bool {

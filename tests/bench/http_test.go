@@ -177,7 +177,9 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 		}
 		stop = d.Stop
 		for _, f := range fixtures {
-			d.AddPod(f.pod)
+			if err := d.AddPod(f.pod); err != nil {
+				b.Fatal(err)
+			}
 			d.SetPodStatus(f.pod, f.status)
 		}
 	}

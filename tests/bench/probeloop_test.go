@@ -80,7 +80,9 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 	defer d.Stop()
 	setupStart := time.Now()
 	for _, f := range fixtures {
-		d.AddPod(f.pod)
+		if err := d.AddPod(f.pod); err != nil {
+			b.Fatal(err)
+		}
 		d.SetPodStatus(f.pod, f.status)
 	}
 	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, fixtures, loopWindow)

@@ -55,7 +55,7 @@ func NewActor(env Env) (Driver, error) {
 }
 
 // AddPod implements Driver.
-func (d *ActorDriver) AddPod(pod *v1.Pod) { d.tree.AddPod(pod) }
+func (d *ActorDriver) AddPod(pod *v1.Pod) error { return d.tree.AddPod(pod) }
 
 // RemovePod implements Driver.
 func (d *ActorDriver) RemovePod(pod *v1.Pod) { d.tree.RemovePod(pod) }

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probeactor/probeactor/actors/clock"
 	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	v1 "k8s.io/api/core/v1"
@@ -17,7 +17,8 @@ import (
 // Driver is what a scenario needs from an implementation: kubelet's prober.Manager calls, the
 // runtime's status push and the two read paths (results cache, probe-adjusted pod status).
 type Driver interface {
-	AddPod(pod *v1.Pod)
+	// AddPod may refuse a pod the API would refuse (the actor core validates it).
+	AddPod(pod *v1.Pod) error
 	RemovePod(pod *v1.Pod)
 	CleanupPods(desired map[types.UID]struct{})
 	StopLivenessAndStartup(pod *v1.Pod)
@@ -63,6 +64,7 @@ func (f ProberFunc) Probe(ctx context.Context, spec *v1.Probe, t probes.Target) 
 // study uses.
 type Runtime interface {
 	KillContainer(ctx context.Context, req messages.KillContainer) error
+	ReportStatus(push func(pod *v1.Pod, status v1.PodStatus))
 	probes.CommandRunner
 }
 
@@ -163,8 +165,10 @@ type GatedRuntime struct {
 
 // NewGatedRuntime returns a fake runtime on the real clock (virtual inside a synctest bubble) whose
 // status pushes go to push.
-func NewGatedRuntime(push fakeruntime.PushFunc) *GatedRuntime {
-	return &GatedRuntime{Runtime: fakeruntime.New(clock.Real(), push)}
+func NewGatedRuntime(push func(pod *v1.Pod, status v1.PodStatus)) *GatedRuntime {
+	g := &GatedRuntime{Runtime: fakeruntime.New(clock.Real())}
+	g.ReportStatus(push)
+	return g
 }
 
 // Hold makes kill requests wait until Release.

@@ -42,7 +42,7 @@ func (x *h) at(d time.Duration) {
 // start adds pod, then has the fake runtime run it (every container's first start, at t0 when
 // called at t0) and push its status.
 func (x *h) start(pod *v1.Pod) {
-	x.d.AddPod(pod)
+	require.NoError(x.t, x.d.AddPod(pod))
 	synctest.Wait()
 	x.runtime.RunPod(pod)
 	synctest.Wait()

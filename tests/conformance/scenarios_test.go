@@ -218,7 +218,7 @@ var scenarios = []scenario{
 		name: "waiting_container_is_not_ready_and_not_probed",
 		run: func(x *h) {
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))
-			x.d.AddPod(pod)
+			require.NoError(x.t, x.d.AddPod(pod))
 			st := Running(pod, x.t0, nil)
 			st.ContainerStatuses[0].State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 			x.d.SetPodStatus(pod, st)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 // TestEmbeddedDemo runs `node run` with no manifest, as the README's quick start does, and checks

@@ -4,7 +4,9 @@
 // and asserts the documented outcome through node's HTTP API, polling with require.Eventually.
 // Shutdown tests check that no process survives SIGTERM — or SIGKILL — of node; the exhaustion test
 // denies a running node every new descriptor (its soft RLIMIT_NOFILE lowered with prlimit for 8 s)
-// and checks that it keeps every container and recovers by itself.
+// and checks that it keeps every container and recovers by itself. TestStatusPageInChromium loads
+// node's status page (/) in a real headless Chromium (Debian's chromium, driven by chromedp; `make
+// browser` installs it, and without it the test fails saying so) while the embedded demo runs.
 //
 // Containers are the node binary itself (its hidden `__demo serve` health server) and /bin/sh.
 package e2e

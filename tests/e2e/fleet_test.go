@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 

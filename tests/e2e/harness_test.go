@@ -25,7 +25,7 @@ import (
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 // nodeBin is the node binary built once by TestMain.

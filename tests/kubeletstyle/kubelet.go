@@ -88,9 +88,11 @@ func Start(opts Options) (*Kubelet, error) {
 }
 
 // AddPod registers the pod and starts its probe workers (kubelet's SyncPod → probeManager.AddPod).
-func (k *Kubelet) AddPod(pod *v1.Pod) {
+// It never refuses a pod: kubelet's pods were validated by the API server.
+func (k *Kubelet) AddPod(pod *v1.Pod) error {
 	k.status.addPod(pod)
 	k.pm.AddPod(pod)
+	return nil
 }
 
 // RemovePod stops the pod's workers and forgets the pod (SyncTerminatingPod → RemovePod).

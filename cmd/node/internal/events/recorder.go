@@ -13,7 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 

@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podstatus"
 )
 
 // PrintPods writes the table. withNamespace adds kubectl's NAMESPACE column (-A).

@@ -31,7 +31,9 @@
 // SIGKILLs the groups still listed, so what a probe command forked dies with node as well.
 //
 // Invariants: only a pod's own goroutine touches its podState, processes and timers; status is pushed
-// (Options.OnStatus) only when it changed; container IDs ("proc://<random hex>") are new on every
+// (to the function ReportStatus gave it: the tree's SetPodStatus) only when it changed; a sidecar with
+// a startup probe counts as started when StartupSucceeded says so (node feeds it from a subscription
+// to the tree's startup results; nothing polls); container IDs ("proc://<random hex>") are new on every
 // start; time comes from the injected clock, so back-off and grace periods are testable without
 // waiting; Shutdown returns only after every process of every pod has been reaped; Close reaps the
 // guard.

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // TestGuardKillsExecProbeGroupAtEOF: when the guard's stdin closes — what node's death, even by

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/clock"
+	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // TestLogThatCannotBeOpenedIsAStartError: a run whose log cannot be opened is not started, as with

@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podstatus"
 )
 
 // PodIP is every pod's IP: containers are local processes on the host network.
@@ -123,7 +123,7 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 
 // conditions generates the runtime-owned pod conditions: PodReadyToStartContainers, PodScheduled and
 // Initialized, plus initial ContainersReady and Ready from the Ready flags in st (the statusManager
-// recomputes those two from probe results). kubelet's generators come from actors/podstatus; the
+// recomputes those two from probe results). kubelet's generators come from internal/podstatus; the
 // runtime only supplies what it knows before the prober's overlay: a regular init container is
 // complete when it exited 0, a sidecar when its startup probe passed (started).
 func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since time.Time) []v1.PodCondition {

@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/probeactor/probeactor/actors/podstatus"
+	"github.com/probeactor/probeactor/internal/podstatus"
 )
 
 // kind says how a container takes part in the pod's lifecycle.

@@ -24,11 +24,15 @@ type containerExited struct {
 	exit     shimMessage
 }
 
-// wakeUp (the pod's timer → pod): a back-off expired or a sidecar's startup is due for another
-// look; decide again.
+// wakeUp (the pod's timer → pod): a back-off expired; decide again.
 type wakeUp struct{}
 
-func (killContainer) podMessage()   {}
-func (terminatePod) podMessage()    {}
-func (containerExited) podMessage() {}
-func (wakeUp) podMessage()          {}
+// startupSucceeded (Runtime.StartupSucceeded → pod): the startup probe of instance id of container
+// name passed; a sidecar waiting for it has started.
+type startupSucceeded struct{ name, id string }
+
+func (killContainer) podMessage()    {}
+func (terminatePod) podMessage()     {}
+func (containerExited) podMessage()  {}
+func (wakeUp) podMessage()           {}
+func (startupSucceeded) podMessage() {}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,9 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -42,24 +44,28 @@ type Options struct {
 	Clock   clock.Clock
 	Logger  hclog.Logger
 	Events  EventSink
-	// OnStatus receives the pod's new status whenever it changes (node: Tree.SetPodStatus). It is
-	// called from the pod's own goroutine, one call at a time per pod; it must not block for long.
-	OnStatus func(pod *v1.Pod, status v1.PodStatus)
-	// SidecarStarted reports whether a sidecar's startup probe passed (node: the tree's startup
-	// result). Nil: a running sidecar counts as started.
-	SidecarStarted func(ctx context.Context, pod *v1.Pod, containerID string) bool
+	// Observe, if set, sees every status change the runtime reports, just before the function
+	// ReportStatus gave it (the tree) does: node's own observers (not the tree) hook in here. Called
+	// from the pod's own goroutine; it must not block for long.
+	Observe func(pod *v1.Pod, status v1.PodStatus)
 
 	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
 }
 
-// Runtime runs pods as local processes. It implements actors.Runtime (KillContainer and
-// RunInContainer). Each pod has one goroutine that owns its podState and processes; everything else
-// talks to it through the podMessage values posted to its inbox.
+// Runtime runs pods as local processes. It implements actors.Runtime (KillContainer,
+// ReportStatus, RunInContainer) and actors.PodValidator (ValidatePod). Each pod has one goroutine
+// that owns its podState and processes; everything else talks to it through the podMessage values
+// posted to its inbox.
 type Runtime struct {
 	opts   Options
 	log    hclog.Logger
 	runner probes.LocalRunner
 	guard  *guard // kills what exec probes forked should node die; ended by Close
+
+	// push receives each pod's new status whenever it changes (the tree's SetPodStatus, given by
+	// ReportStatus). It is called from the pod's own goroutine, one call at a time per pod; it must
+	// not block for long.
+	push atomic.Pointer[func(pod *v1.Pod, status v1.PodStatus)]
 
 	mu     sync.Mutex
 	pods   map[types.UID]*podRunner
@@ -97,13 +103,36 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
-	if opts.OnStatus == nil {
-		opts.OnStatus = func(*v1.Pod, v1.PodStatus) {}
-	}
 	r := &Runtime{opts: opts, log: opts.Logger.Named("runtime"), pods: map[types.UID]*podRunner{}, byID: map[string]containerRef{}}
 	r.guard = &guard{exe: opts.Shim[0], log: r.log}
 	r.runner = probes.LocalRunner{Resolve: r.resolve}
 	return r, nil
+}
+
+// ReportStatus implements actors.Runtime: push receives every pod's status change from now on (nil:
+// nobody).
+func (r *Runtime) ReportStatus(push func(pod *v1.Pod, status v1.PodStatus)) {
+	if push == nil {
+		r.push.Store(nil)
+		return
+	}
+	r.push.Store(&push)
+}
+
+// ValidatePod implements actors.PodValidator: the process runtime's limits (Validate).
+func (r *Runtime) ValidatePod(pod *v1.Pod) field.ErrorList { return Validate(pod) }
+
+// StartupSucceeded tells the runtime that the startup probe of container (instance containerID) of
+// pod uid passed: a sidecar waiting for it counts as started, and the containers after it may
+// start. node calls it from its subscription to the tree's startup results; nothing else makes a
+// sidecar with a startup probe start. Unknown pods, containers and stale instances are ignored.
+func (r *Runtime) StartupSucceeded(uid types.UID, container, containerID string) {
+	r.mu.Lock()
+	pr, ok := r.pods[uid]
+	r.mu.Unlock()
+	if ok {
+		pr.post(startupSucceeded{name: container, id: containerID})
+	}
 }
 
 // ErrUnknownPod is returned for a pod the runtime does not run.
@@ -397,6 +426,8 @@ func (pr *podRunner) handle(m podMessage) {
 		pr.exited(m.name, m.id, m.exit)
 	case wakeUp:
 		pr.wakeAt = time.Time{}
+	case startupSucceeded:
+		pr.state.sidecarStarted(m.name, m.id)
 	default:
 		pr.log.Error("pod goroutine ignores an unknown message", "type", fmt.Sprintf("%T", m))
 	}
@@ -407,7 +438,6 @@ func (pr *podRunner) sync() {
 	// Starting one container can let the next start (a sidecar without a startup probe, then the
 	// first init container, ...): decide again until nothing more is started.
 	for range len(pr.state.containers) + 1 {
-		pr.checkSidecars()
 		now := pr.rt.opts.Clock.Now()
 		pl := pr.state.decide(now)
 		for _, ev := range pl.Events {
@@ -427,27 +457,7 @@ func (pr *podRunner) sync() {
 			break
 		}
 	}
-	pr.checkSidecars()
 	pr.publish()
-}
-
-// checkSidecars asks the prober whether running, not yet started sidecars passed their startup probe;
-// while one has not, it looks again in half a second.
-func (pr *podRunner) checkSidecars() {
-	var pending bool
-	for _, c := range pr.state.containers {
-		if c.kind != kindSidecar || !c.running() || c.started {
-			continue
-		}
-		if pr.rt.opts.SidecarStarted == nil || pr.rt.opts.SidecarStarted(context.Background(), pr.pod, c.current.id) {
-			pr.state.sidecarStarted(c.spec.Name, c.current.id)
-			continue
-		}
-		pending = true
-	}
-	if pending {
-		pr.setWake(pr.rt.opts.Clock.Now().Add(500 * time.Millisecond))
-	}
 }
 
 func (pr *podRunner) setWake(at time.Time) {
@@ -486,8 +496,14 @@ func (pr *podRunner) publish() {
 		pr.last = st
 	}
 	pr.mu.Unlock()
-	if changed {
-		pr.rt.opts.OnStatus(pr.pod, *st.DeepCopy())
+	if !changed {
+		return
+	}
+	if pr.rt.opts.Observe != nil {
+		pr.rt.opts.Observe(pr.pod, *st.DeepCopy())
+	}
+	if push := pr.rt.push.Load(); push != nil {
+		(*push)(pr.pod, *st.DeepCopy())
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/clock"
-	"github.com/probeactor/probeactor/cmd/node/internal/podapi"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -85,11 +85,11 @@ func newTestRuntime(t *testing.T, clk clock.Clock) (*Runtime, *recorder) {
 		Shim:           []string{os.Args[0], ShimArg},
 		Clock:          clk,
 		Events:         rec,
-		OnStatus:       rec.status,
 		InitialBackoff: 10 * time.Second,
 		MaxBackoff:     40 * time.Second,
 	})
 	require.NoError(t, err)
+	rt.ReportStatus(rec.status)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -408,4 +408,61 @@ func TestRemoveForgetsThePodAndItsLogs(t *testing.T) {
 		cs, _ := rec.container(gone.UID, "c")
 		return cs.State.Running != nil && cs.ContainerID != first.ContainerID
 	}, 10*time.Second, tick)
+}
+
+// A sidecar with a startup probe has started only when the runtime is told its startup probe
+// passed (node: from its subscription to the tree's startup results); the app waits for it. No
+// polling: a stale or unknown report changes nothing.
+func TestSidecarStartsOnStartupSucceeded(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	pod := shPod("sidecar-startup", v1.RestartPolicyAlways, "exec sleep 300")
+	always := v1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers = []v1.Container{{Name: "side", Command: []string{"sleep", "300"}, RestartPolicy: &always,
+		StartupProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}}}
+	require.NoError(t, rt.Run(pod))
+	side := waitRunning(t, rec, pod.UID, "side")
+	rt.StartupSucceeded(pod.UID, "side", "proc://stale")         // not the running instance
+	rt.StartupSucceeded("unknown-uid", "side", side.ContainerID) // not a pod it runs
+	rt.StartupSucceeded(pod.UID, "side", "")                     // nothing
+	// The pod goroutine handles messages in order: once a later kill's reply is back, the stale
+	// reports above were handled, and the app still has not started.
+	require.NoError(t, rt.KillContainer(context.Background(), messages.KillContainer{Pod: pod, Container: "c", ContainerID: "proc://none"}))
+	app, _ := rec.container(pod.UID, "c")
+	assert.Nil(t, app.State.Running, "the app waits for the sidecar's startup probe")
+
+	rt.StartupSucceeded(pod.UID, "side", side.ContainerID)
+	waitRunning(t, rec, pod.UID, "c")
+}
+
+// Options.Observe sees every status the runtime reports, before the tree's push does.
+func TestObserveSeesEveryStatus(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var observed, pushed []v1.PodStatus
+	rt, err := New(Options{RootDir: t.TempDir(), Shim: []string{os.Args[0], ShimArg}, Clock: clock.Real(),
+		Observe: func(_ *v1.Pod, st v1.PodStatus) { mu.Lock(); observed = append(observed, st); mu.Unlock() }})
+	require.NoError(t, err)
+	rt.ReportStatus(func(_ *v1.Pod, st v1.PodStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Len(t, observed, len(pushed)+1, "observed first") // on the pod goroutine: no FailNow
+		pushed = append(pushed, st)
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+		rt.Close()
+	})
+	pod := shPod("observe", v1.RestartPolicyNever, "true")
+	require.NoError(t, rt.Run(pod))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pushed) > 0 && pushed[len(pushed)-1].Phase == v1.PodSucceeded
+	}, 10*time.Second, tick)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, observed, pushed)
 }

@@ -2,57 +2,65 @@ package proc
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestValidate(t *testing.T) {
-	never := v1.ContainerRestartPolicy("Never")
 	cases := []struct {
 		name string
 		pod  v1.Pod
 		want []string
 	}{
 		{"valid", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Args: []string{"sleep"}}}}}, nil},
-		{"no name, no containers", v1.Pod{}, []string{"metadata.name: Required value", "spec.containers: Required value"}},
 		{"no command", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
 			[]string{"spec.containers[0].command: Required value: node runs containers as local processes"}},
-		{"duplicate names", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{
-			InitContainers: []v1.Container{{Name: "c", Command: []string{"x"}}},
-			Containers:     []v1.Container{{Name: "c", Command: []string{"x"}}}}},
-			[]string{`spec.containers[0].name: Duplicate value: "c"`}},
-		{"bad policies", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{RestartPolicy: "Sometimes",
-			InitContainers: []v1.Container{{Name: "i", Command: []string{"x"}, RestartPolicy: &never}},
-			Containers:     []v1.Container{{Name: "C_", Command: []string{"x"}}}}},
-			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`, `spec.containers[0].name: Invalid value: "C_"`}},
 		{"secret env", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"},
 			Env: []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{}}}}}}}},
 			[]string{"spec.containers[0].env[0].valueFrom: Forbidden"}},
+		{"unsupported fieldRef", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"},
+			Env: []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.serviceAccountName"}}}}}}}},
+			[]string{`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.serviceAccountName"`}},
+		{"ephemeral containers", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"}}},
+			EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "e"}}}}},
+			[]string{"spec.ephemeralContainers: Forbidden"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := Validate(&tc.pod)
 			assert.Len(t, errs, len(tc.want), "%v", errs)
-			joined := errs.ToAggregate()
 			for _, w := range tc.want {
-				assert.Contains(t, joined.Error(), w)
+				assert.Contains(t, errs.ToAggregate().Error(), w)
 			}
 		})
 	}
 }
 
-func TestSetDefaults(t *testing.T) {
-	pod := &v1.Pod{}
-	SetDefaults(pod)
-	assert.Equal(t, "default", pod.Namespace)
+// Prepare is node validate's check of one pod: a UID, the API's defaults and rules (podspec), the
+// creation time, the runtime's limits; each problem once.
+func TestPrepare(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Args: []string{"sleep"},
+		LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}}}}}
+	require.Empty(t, Prepare(pod, now))
 	assert.NotEmpty(t, pod.UID)
-	assert.Equal(t, v1.RestartPolicyAlways, pod.Spec.RestartPolicy)
-	assert.Equal(t, int64(30), *pod.Spec.TerminationGracePeriodSeconds)
+	assert.Equal(t, "default", pod.Namespace)
+	assert.Equal(t, int32(10), pod.Spec.Containers[0].LivenessProbe.PeriodSeconds, "probe defaults")
+	assert.Equal(t, now, pod.CreationTimestamp.Time)
 	uid := pod.UID
-	SetDefaults(pod)
+	require.Empty(t, Prepare(pod, now))
 	assert.Equal(t, uid, pod.UID, "an existing UID is kept")
+
+	bad := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "C_"}}}}
+	errs := Prepare(bad, now).ToAggregate().Error()
+	for _, w := range []string{"metadata.name: Required value", `spec.containers[0].name: Invalid value: "C_"`,
+		"spec.containers[0].command: Required value"} {
+		assert.Contains(t, errs, w)
+	}
 }
 
 func TestContainerArgvAndEnv(t *testing.T) {

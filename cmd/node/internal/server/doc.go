@@ -1,7 +1,8 @@
 // Package server is node's HTTP surface, with kubelet's paths and shapes: GET /pods (v1.PodList),
 // /pods/{namespace}/{name} (v1.Pod), /events (v1.EventList), /metrics and /metrics/probes
 // (Prometheus), /containerLogs/{namespace}/{pod}/{container} and /healthz; with Options.Profiling,
-// Go's profiles at /debug/pprof/ (kubelet's enableProfilingHandler).
+// Go's profiles at /debug/pprof/ (kubelet's enableProfilingHandler); with Options.Index, that handler
+// at / exactly (node's status page, package statuspage; kubelet has none).
 //
 // Invariants: read-only (every route is GET/HEAD; a request body is refused with 413, never read);
 // a bad request gets a 4xx with one line of text saying what was wrong (FuzzRoutes); handlers hold no

@@ -49,7 +49,9 @@ type Options struct {
 	Source  Source
 	Metrics prometheus.Gatherer // everything, served at /metrics
 	Probes  prometheus.Gatherer // the prober's series, served at /metrics/probes
-	Logger  hclog.Logger
+	// Index is served at / exactly (node's status page); nil leaves / a 404 like any unknown path.
+	Index  http.Handler
+	Logger hclog.Logger
 	// Profiling serves Go's profiles at /debug/pprof/ (kubelet's enableProfilingHandler); off, those
 	// paths are 404 like any unknown path.
 	Profiling bool
@@ -147,6 +149,11 @@ func handler(opts Options) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("GET /metrics/probes", promhttp.HandlerFor(opts.Probes, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.logs)
+	hint := routes
+	if opts.Index != nil {
+		mux.Handle("GET /{$}", opts.Index) // GET also matches HEAD; any other path under / stays a 404
+		hint = "/ (status page), " + routes
+	}
 	if opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // also every named profile: heap, goroutine, ...
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
@@ -160,7 +167,7 @@ func handler(opts Options) http.Handler {
 			http.Error(w, fmt.Sprintf("method %q not allowed: node's API is read-only", r.Method), http.StatusMethodNotAllowed)
 			return
 		}
-		http.Error(w, fmt.Sprintf("404 page not found: %q (try %s)", r.URL.Path, routes), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("404 page not found: %q (try %s)", r.URL.Path, hint), http.StatusNotFound)
 	})
 	return guard(opts.WriteStall, mux)
 }

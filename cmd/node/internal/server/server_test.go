@@ -245,3 +245,33 @@ func TestFollow(t *testing.T) {
 	require.NoError(t, err, "the response ends once the run has")
 	assert.Equal(t, "last\n", string(rest))
 }
+
+// TestIndexIsServedAtTheRootOnly: Options.Index answers GET and HEAD of / exactly; every other
+// unknown path is still a 404, other methods a 405; without an Index, / is a 404 too.
+func TestIndexIsServedAtTheRootOnly(t *testing.T) {
+	env := newEnv(t)
+	index := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "the status page") })
+	base, _ := env.start(t, Options{Source: env.src, Metrics: env.reg, Probes: env.reg, Index: index})
+	bare, _ := env.start(t, Options{})
+	for _, tc := range []struct {
+		base, method, path string
+		code               int
+		contains           string
+	}{
+		{base, http.MethodGet, "/", http.StatusOK, "the status page"},
+		{base, http.MethodHead, "/", http.StatusOK, ""},
+		{base, http.MethodPost, "/", http.StatusMethodNotAllowed, "read-only"},
+		{base, http.MethodGet, "/index.html", http.StatusNotFound, "/ (status page), /pods"},
+		{base, http.MethodGet, "/nope/", http.StatusNotFound, "404 page not found"},
+		{bare, http.MethodGet, "/", http.StatusNotFound, "404 page not found"},
+	} {
+		req, err := http.NewRequest(tc.method, tc.base+tc.path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, tc.code, resp.StatusCode, "%s %s", tc.method, tc.path)
+		assert.Contains(t, string(body), tc.contains, "%s %s", tc.method, tc.path)
+	}
+}

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/actors/logging/logtest"
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,117 @@
+// Package protocol is the probe tree's private message protocol: what its actors (and the Tree's
+// methods) send each other besides the public vocabulary of package messages. Every type's doc
+// comment says who sends it to whom; messages are read-only for receivers.
+package protocol
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+// CleanupPods stops every worker whose pod is not in Desired: embedder / node (kubelet's
+// HandlePodCleanups housekeeping) → probeManager.
+type CleanupPods struct {
+	Desired map[types.UID]struct{}
+}
+
+// SetResult publishes a worker's verdict for a container: worker → resultsCache. The cache stores it
+// and tells subscribers only when the value differs from the cached one (kubelet's dedup).
+type SetResult struct {
+	PodUID      types.UID
+	Container   string
+	ContainerID messages.ContainerID
+	Type        messages.ProbeType
+	Result      messages.Result
+}
+
+// RemoveResult forgets a container's cached result without telling subscribers (kubelet's
+// results.Manager.Remove): worker → resultsCache, when the container ID changes or the worker exits.
+type RemoveResult struct {
+	ContainerID messages.ContainerID
+	Type        messages.ProbeType
+}
+
+// GetResult asks for a cached result: anyone (Tree.Result, tests) → resultsCache; answered with a
+// ResultResponse.
+type GetResult struct {
+	ContainerID messages.ContainerID
+	Type        messages.ProbeType
+}
+
+// ResultResponse answers GetResult: resultsCache → requester. Found is false when nothing is cached.
+type ResultResponse struct {
+	Result messages.Result
+	Found  bool
+}
+
+// SubscribeResults registers the message's sender as a subscriber of result changes of the given
+// types (all types when empty): subscriber → resultsCache (Tree.Subscribe sends it on the
+// subscriber's behalf). Subscribing twice replaces the filter. A subscriber that stops is
+// unsubscribed automatically.
+type SubscribeResults struct {
+	Types []messages.ProbeType
+	// Snapshot queues the current value of every cached key of Types first (see results.Cache).
+	Snapshot bool
+}
+
+// UnsubscribeResults removes the sender's subscription: subscriber → resultsCache.
+type UnsubscribeResults struct{}
+
+// ContainerView is everything a probe worker needs to know about its container, computed from the
+// probe-adjusted pod status: statusManager → probeManager → worker (pushed on change, never polled).
+// It mirrors what kubelet's doProbe reads from the status manager cache (spec §2.4 steps 1–9).
+type ContainerView struct {
+	PodStatusKnown bool        // false: no status for the pod yet (step 1)
+	Phase          v1.PodPhase // the pod's phase (step 2)
+	PodIP          string      // the default probe host
+	// Found is true when a status with a non-empty container ID exists for the container, looked up
+	// by name in containerStatuses and then initContainerStatuses (step 3).
+	Found       bool
+	ContainerID messages.ContainerID
+	Running     bool      // State.Running != nil
+	StartedAt   time.Time // State.Running.StartedAt
+	Terminated  bool      // State.Terminated != nil
+	Started     bool      // Started != nil && *Started, as overlaid by statusManager (step 9)
+}
+
+// PodStatusChanged carries a pod's probe-adjusted status after statusManager recomputed it:
+// statusManager → probeManager, which derives each worker's ContainerView from it. Status is
+// read-only for receivers.
+type PodStatusChanged struct {
+	PodUID types.UID
+	Status v1.PodStatus
+}
+
+// TriggerReadiness asks the readiness worker of a container to probe now and restart its period
+// (kubelet's manualTriggerCh, PR #119089): statusManager (UpdatePodStatus found a started, running,
+// not-ready container with a readiness worker) → probeManager → worker. At most one trigger is
+// pending per worker.
+type TriggerReadiness struct {
+	PodUID    types.UID
+	Container string
+}
+
+// ProbeWorkers lists the keys that currently have a worker for a pod: probeManager → resultsCache →
+// statusManager (behind the last results of the workers that terminated), whenever the set changes (kubelet's UpdatePodStatus asks "does a worker exist?"). An empty Keys
+// means the pod has no workers.
+type ProbeWorkers struct {
+	PodUID types.UID
+	Keys   []messages.ProbeKey
+}
+
+// GetPodStatus asks statusManager for a pod's probe-adjusted status: Tree.PodStatus, node → statusManager;
+// answered with a PodStatusResponse.
+type GetPodStatus struct {
+	PodUID types.UID
+}
+
+// PodStatusResponse answers GetPodStatus: statusManager → requester. Found is false for pods without
+// a status.
+type PodStatusResponse struct {
+	Status v1.PodStatus
+	Found  bool
+}

@@ -1,0 +1,480 @@
+// Package statusbook is the pure core of the probe tree's statusManager: per pod, the runtime's
+// status, the readiness and startup results it mirrors, which keys have a worker, and the probe
+// adjustment (Started/Ready flags, ContainersReady and Ready condition times) recomputed with
+// kubelet's rules (internal/podstatus); the container views the workers get. Table-tested, and
+// checked against a straightforward reference on random sequences.
+package statusbook
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podstatus"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// Book is statusManager's state and decisions without the actor: each pod's runtime status
+// and workers, the readiness and startup results mirrored from the cache, and the probe-adjusted
+// Status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
+//
+// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only;
+// the adjustment is kept as what it changes: Started and Ready per container status (podstatus.Flags)
+// and the two conditions probing owns (ContainersReady, Ready) as their status and times. The full
+// adjusted v1.PodStatus is built only when somebody asks for it (status).
+type Book struct {
+	pods map[types.UID]*podEntry
+
+	// scratch, reused by every recompute
+	flags   []podstatus.Flags
+	scratch v1.PodStatus
+}
+
+type podEntry struct {
+	pod     *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
+	added   bool              // pod came from AddPod
+	runtime *v1.PodStatus     // the runtime's latest status; read-only; nil until the first
+	fresh   bool              // runtime changed since the workers were last given views
+	workers []messages.ProbeKey
+	results []mirrored // readiness and startup results of containers runtime lists
+
+	// the probe adjustment of runtime, valid when adjusted
+	adjusted bool
+	flags    []podstatus.Flags
+	conds    [2]condState // ContainersReady, Ready
+}
+
+// mirrored is one cached readiness or startup result.
+type mirrored struct {
+	id     messages.ContainerID
+	t      messages.ProbeType
+	result messages.Result
+}
+
+// condState is what the adjusted status keeps of a condition probing owns; its reason and message
+// are derived again from the same inputs when the status is built.
+type condState struct {
+	status     condStatus
+	transition metav1.Time
+	probe      *metav1.Time // lastProbeTime, nil when zero (it is, unless the runtime sets one)
+}
+
+// condStatus is a v1.ConditionStatus in one byte: True, False, or anything else (which never equals
+// a status statusManager computes).
+type condStatus uint8
+
+const (
+	condOther condStatus = iota
+	condTrue
+	condFalse
+)
+
+func statusOf(s v1.ConditionStatus) condStatus {
+	switch s {
+	case v1.ConditionTrue:
+		return condTrue
+	case v1.ConditionFalse:
+		return condFalse
+	default:
+		return condOther
+	}
+}
+
+func probeTime(t metav1.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func (c condState) probeTime() metav1.Time {
+	if c.probe == nil {
+		return metav1.Time{}
+	}
+	return *c.probe
+}
+
+// probeConditions are the conditions statusManager computes, in the order kubelet appends them.
+var probeConditions = [2]v1.PodConditionType{v1.ContainersReady, v1.PodReady}
+
+func New() *Book {
+	return &Book{pods: map[types.UID]*podEntry{}}
+}
+
+// probesView answers podstatus.Probes for one pod.
+type probesView struct{ e *podEntry }
+
+func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
+	for _, m := range p.e.results {
+		if m.id == id && m.t == t {
+			return m.result, true
+		}
+	}
+	return messages.Unknown, false
+}
+
+func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
+	for _, k := range p.e.workers {
+		if k.Container == c && k.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Book) entry(uid types.UID) *podEntry {
+	e := b.pods[uid]
+	if e == nil {
+		e = &podEntry{}
+		b.pods[uid] = e
+	}
+	return e
+}
+
+// AddPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
+// probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
+// worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
+// succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
+// worker is still exiting).
+func (b *Book) AddPod(pod *podrecord.Record, probes []podrecord.Probe) {
+	e := b.entry(pod.UID)
+	e.pod, e.added = pod, true
+	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
+	keys = append(keys, e.workers...)
+	for _, p := range probes {
+		if !hasKey(keys, p.Key) {
+			keys = append(keys, p.Key)
+		}
+	}
+	e.workers = keys
+}
+
+func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// SetRuntime records the runtime's status of a pod (status is kept, read-only) and drops the
+// mirrored results of containers it no longer lists (a restarted container has a new ID), as
+// kubelet's worker removes the old ID's result from its cache. The pod spec is the AddPod one when
+// there is one (kubelet's pod manager); pod (nil when the caller knew AddPod gave it) is used
+// otherwise.
+func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodStatus) {
+	e := b.entry(uid)
+	if !e.added && pod != nil {
+		e.pod = pod
+	}
+	if e.runtime == nil || !equality.Semantic.DeepEqual(e.runtime, status) {
+		e.fresh = true
+	}
+	e.runtime = status
+	kept := e.results[:0]
+	for _, m := range e.results {
+		if hasContainerID(status, m.id) {
+			kept = append(kept, m)
+		}
+	}
+	clear(e.results[len(kept):])
+	e.results = kept
+}
+
+// SetWorkers records the keys that have a worker (keys is kept, read-only) and drops the mirrored
+// results of workers that are gone, as kubelet's cache loses them when the worker exits
+// (UpdatePodStatus then falls back to the "is there a worker?" rule).
+func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
+	e := b.entry(uid)
+	if e.runtime != nil {
+		for _, k := range e.workers {
+			if hasKey(keys, k) {
+				continue
+			}
+			for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
+				for i := range ss {
+					if ss[i].Name == k.Container && ss[i].ContainerID != "" {
+						e.drop(messages.ContainerID(ss[i].ContainerID), k.Type)
+					}
+				}
+			}
+		}
+	}
+	e.workers = keys
+}
+
+func (e *podEntry) drop(id messages.ContainerID, t messages.ProbeType) {
+	for i, m := range e.results {
+		if m.id == id && m.t == t {
+			last := len(e.results) - 1
+			e.results[i] = e.results[last]
+			e.results[last] = mirrored{}
+			e.results = e.results[:last]
+			return
+		}
+	}
+}
+
+// Apply mirrors result changes of containers the pods' runtime statuses currently list (others
+// could never be looked up) and returns the pods whose results changed, each once.
+func (b *Book) Apply(changes []messages.ResultChanged) []types.UID {
+	var touched []types.UID
+	for _, c := range changes {
+		e := b.pods[c.PodUID]
+		if e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
+			continue
+		}
+		e.set(c.ContainerID, c.Type, c.Result)
+		if !hasUID(touched, c.PodUID) {
+			touched = append(touched, c.PodUID)
+		}
+	}
+	return touched
+}
+
+func (e *podEntry) set(id messages.ContainerID, t messages.ProbeType, r messages.Result) {
+	for i := range e.results {
+		if e.results[i].id == id && e.results[i].t == t {
+			e.results[i].result = r
+			return
+		}
+	}
+	e.results = append(e.results, mirrored{id: id, t: t, result: r})
+}
+
+func hasUID(uids []types.UID, uid types.UID) bool {
+	for _, u := range uids {
+		if u == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// Cleanup forgets every pod (and its results) not in desired.
+func (b *Book) Cleanup(desired map[types.UID]struct{}) {
+	for uid := range b.pods {
+		if _, ok := desired[uid]; !ok {
+			delete(b.pods, uid)
+		}
+	}
+}
+
+// MirroredResults counts the results mirrored over all pods (tests).
+func (b *Book) MirroredResults() int {
+	n := 0
+	for _, e := range b.pods {
+		n += len(e.results)
+	}
+	return n
+}
+
+// Status builds a pod's probe-adjusted status: a copy of the runtime status with Started and Ready
+// overlaid and the ContainersReady and Ready conditions set (replaced where the runtime reported
+// them, else appended in that order).
+func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
+	e := b.pods[uid]
+	if e == nil || !e.adjusted {
+		return v1.PodStatus{}, false
+	}
+	st := e.runtime.DeepCopy()
+	podstatus.Apply(st, e.flags)
+	conds := e.derive(st)
+	for i, c := range conds {
+		c.LastTransitionTime, c.LastProbeTime = e.conds[i].transition, e.conds[i].probeTime()
+		if j := conditionIndex(st.Conditions, c.Type); j >= 0 {
+			st.Conditions[j] = c
+		} else {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	return *st, true
+}
+
+// derive computes the two probe conditions of st (Started/Ready already overlaid) without times.
+func (e *podEntry) derive(st *v1.PodStatus) [2]v1.PodCondition {
+	cr := podstatus.ContainersReadyConditionOf(&e.pod.Spec, st)
+	return [2]v1.PodCondition{cr, podstatus.ReadyConditionFrom(&e.pod.Spec, st, cr)}
+}
+
+func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
+	for i := range conds {
+		if conds[i].Type == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// Recompute derives a pod's probe adjustment at now: kubelet's UpdatePodStatus overlay, then the
+// ContainersReady and Ready conditions, whose lastTransitionTime moves only when their status does.
+// It returns the containers whose readiness worker kubelet would trigger, and the views of the
+// pod's workers when they may have changed since the workers last got theirs (a new runtime
+// status, or a container's Started flag flipped); nil views: nothing to push.
+func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []string) {
+	e := b.pods[uid]
+	if e == nil || e.runtime == nil || e.pod == nil {
+		return nil, nil
+	}
+	rt := e.runtime
+	n := len(rt.ContainerStatuses) + len(rt.InitContainerStatuses)
+	if cap(b.flags) < n {
+		b.flags = make([]podstatus.Flags, n)
+	}
+	flags := b.flags[:n]
+	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
+
+	// The conditions, computed on a scratch status that shares rt's contents but has its own
+	// container status and condition slices.
+	sc := &b.scratch
+	*sc = v1.PodStatus{Phase: rt.Phase,
+		ContainerStatuses:     append(sc.ContainerStatuses[:0], rt.ContainerStatuses...),
+		InitContainerStatuses: append(sc.InitContainerStatuses[:0], rt.InitContainerStatuses...),
+		Conditions:            append(sc.Conditions[:0], rt.Conditions...)}
+	for i := range sc.ContainerStatuses {
+		sc.ContainerStatuses[i].Ready = flags[i].Ready
+	}
+	for i := range sc.InitContainerStatuses {
+		sc.InitContainerStatuses[i].Ready = flags[len(rt.ContainerStatuses)+i].Ready
+	}
+	var next [2]condState
+	crStatus, readyStatus := podstatus.ProbeConditionStatuses(&e.pod.Spec, sc)
+	for i, status := range [2]v1.ConditionStatus{crStatus, readyStatus} {
+		// The previous adjusted condition (its times replaced by the runtime's own condition of
+		// the type when that has the same status), else the runtime's condition, is "old".
+		old, hasOld := condState{}, false
+		if j := conditionIndex(rt.Conditions, probeConditions[i]); j >= 0 {
+			r := &rt.Conditions[j]
+			old, hasOld = condState{status: statusOf(r.Status), transition: r.LastTransitionTime, probe: probeTime(r.LastProbeTime)}, true
+			if e.adjusted && e.conds[i].status != old.status {
+				old.status, old.transition = e.conds[i].status, e.conds[i].transition
+			}
+		} else if e.adjusted {
+			old, hasOld = e.conds[i], true
+		}
+		next[i] = condState{status: statusOf(status), transition: metav1.NewTime(now)}
+		if hasOld {
+			next[i].probe = old.probe
+			if old.status == next[i].status {
+				next[i].transition = old.transition
+			}
+		}
+	}
+	clear(sc.ContainerStatuses) // keep no pointers into old statuses alive
+	clear(sc.InitContainerStatuses)
+	clear(sc.Conditions)
+
+	push := e.fresh || !e.adjusted || startedChanged(e.flags, flags)
+	if len(e.flags) != n {
+		e.flags = make([]podstatus.Flags, n)
+	}
+	copy(e.flags, flags)
+	e.conds, e.adjusted, e.fresh = next, true, false
+	if push {
+		views = e.views()
+	}
+	return views, trigger
+}
+
+func startedChanged(old, cur []podstatus.Flags) bool {
+	if len(old) != len(cur) {
+		return true
+	}
+	for i := range cur {
+		if old[i].Started != cur[i].Started {
+			return true
+		}
+	}
+	return false
+}
+
+// View is one container's view for its workers. view is shared by the container's
+// workers and never modified.
+type View struct {
+	Container string
+	View      *protocol.ContainerView
+}
+
+// Views returns the current views of the pod's containers (nil while it has no adjusted status).
+func (b *Book) Views(uid types.UID) []View {
+	if e := b.pods[uid]; e != nil {
+		return e.views()
+	}
+	return nil
+}
+
+// Views returns the current view of every container the pod's workers probe (none before the pod
+// has an adjusted status: workers then see "no pod status").
+func (e *podEntry) views() []View {
+	if !e.adjusted {
+		return nil
+	}
+	var out []View
+	for _, k := range e.workers {
+		seen := false
+		for _, v := range out {
+			seen = seen || v.Container == k.Container
+		}
+		if !seen {
+			v := e.viewOf(k.Container)
+			out = append(out, View{Container: k.Container, View: &v})
+		}
+	}
+	return out
+}
+
+// viewOf is what a worker of container name reads from the adjusted status (doProbe steps 1–3, 6,
+// 8, 9): the status by name in containerStatuses, else (or when its ID is empty) in
+// initContainerStatuses.
+func (e *podEntry) viewOf(name string) protocol.ContainerView {
+	st := e.runtime
+	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
+	idx := podapi.StatusIndex(st.ContainerStatuses, name)
+	if idx < 0 || st.ContainerStatuses[idx].ContainerID == "" {
+		if i := podapi.StatusIndex(st.InitContainerStatuses, name); i >= 0 {
+			idx = len(st.ContainerStatuses) + i
+		} else {
+			idx = -1
+		}
+	}
+	if idx < 0 {
+		return v
+	}
+	var cs *v1.ContainerStatus
+	if idx < len(st.ContainerStatuses) {
+		cs = &st.ContainerStatuses[idx]
+	} else {
+		cs = &st.InitContainerStatuses[idx-len(st.ContainerStatuses)]
+	}
+	if cs.ContainerID == "" {
+		return v
+	}
+	v.Found = true
+	v.ContainerID = messages.ContainerID(cs.ContainerID)
+	if r := cs.State.Running; r != nil {
+		v.Running = true
+		v.StartedAt = r.StartedAt.Time
+	}
+	v.Terminated = cs.State.Terminated != nil
+	v.Started = e.flags[idx].Started
+	return v
+}
+
+// hasContainerID reports whether id is the current ID of one of the status's containers.
+func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].ContainerID == string(id) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,226 @@
+package statusbook
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/internal/podstatus"
+	"github.com/probeactor/probeactor/messages"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func execProbe() *v1.Probe {
+	return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
+		TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+}
+
+func testPod(uid string, containers ...v1.Container) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + uid, Namespace: "ns", UID: types.UID(uid)},
+		Spec: v1.PodSpec{Containers: containers, RestartPolicy: v1.RestartPolicyAlways}}
+}
+
+func runningStatus(id string) *v1.PodStatus {
+	return &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: id,
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
+}
+
+func readiness(id string, r messages.Result) messages.ResultChanged {
+	return messages.ResultChanged{PodUID: "u1", Container: "app", ContainerID: messages.ContainerID(id),
+		Type: messages.Readiness, Result: r}
+}
+
+func TestStatusBook(t *testing.T) {
+	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe()})
+	rec := podrecord.New(pod)
+	key := messages.ProbeKey{PodUID: "u1", Container: "app", Type: messages.Readiness}
+	ready := func(b *Book) bool {
+		st, ok := b.Status("u1")
+		require.True(t, ok)
+		return st.ContainerStatuses[0].Ready
+	}
+
+	b := New()
+	views, _ := b.Recompute("u1", t0)
+	assert.Nil(t, views, "no pod yet")
+	_, ok := b.Status("u1")
+	assert.False(t, ok)
+
+	b.AddPod(rec, podrecord.Probes(rec))
+	b.SetRuntime(rec.UID, rec, runningStatus("x://1"))
+	views, trigger := b.Recompute("u1", t0)
+	require.Len(t, views, 1, "the first status: the workers get their view")
+	assert.Equal(t, protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
+		Running: true, StartedAt: t0, Started: true}, *views[0].View)
+	assert.False(t, ready(b), "a readiness worker without a result: not ready")
+	assert.Equal(t, []string{"app"}, trigger, "kubelet's manual trigger for the unready container")
+
+	assert.Empty(t, b.Apply([]messages.ResultChanged{readiness("x://0", messages.Success)}),
+		"a container the status does not list is ignored")
+	assert.Equal(t, []types.UID{"u1"}, b.Apply([]messages.ResultChanged{readiness("x://1", messages.Success)}))
+	views, trigger = b.Recompute("u1", t0)
+	assert.Nil(t, views, "readiness does not change what workers see")
+	assert.True(t, ready(b))
+	assert.Empty(t, trigger)
+
+	b.SetRuntime(rec.UID, rec, runningStatus("x://1")) // the same status again
+	views, _ = b.Recompute("u1", t0)
+	assert.Nil(t, views, "nothing changed")
+
+	b.SetRuntime(rec.UID, rec, runningStatus("x://2")) // restarted: the old ID's result goes
+	assert.Zero(t, b.MirroredResults())
+	views, _ = b.Recompute("u1", t0)
+	require.Len(t, views, 1)
+	assert.Equal(t, messages.ContainerID("x://2"), views[0].View.ContainerID)
+	assert.False(t, ready(b))
+
+	b.Apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
+	b.SetWorkers("u1", []messages.ProbeKey{key})
+	assert.Equal(t, 1, b.MirroredResults(), "the worker still exists")
+	b.SetWorkers("u1", nil) // the worker exited: its result goes, the no-worker rule applies
+	assert.Zero(t, b.MirroredResults())
+	b.Recompute("u1", t0)
+	assert.True(t, ready(b), "no readiness worker: ready")
+
+	b.Apply([]messages.ResultChanged{readiness("x://2", messages.Success)})
+	b.Cleanup(map[types.UID]struct{}{})
+	assert.Empty(t, b.pods)
+}
+
+// refBook is the straightforward statusManager the Book replaced: it keeps a full adjusted
+// Status per pod, recomputed from a deep copy of the runtime status each time.
+type refBook struct {
+	adjusted *v1.PodStatus
+}
+
+func (r *refBook) recompute(pod *v1.Pod, rt *v1.PodStatus, p podstatus.Probes, now time.Time) {
+	st := rt.DeepCopy()
+	podstatus.UpdatePodStatus(pod, st, p)
+	if r.adjusted != nil { // keep lastTransitionTime of unchanged conditions
+		for _, ct := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+			for _, c := range r.adjusted.Conditions {
+				if c.Type == ct {
+					podstatus.SetCondition(st, c, c.LastTransitionTime)
+				}
+			}
+		}
+	}
+	podstatus.SetProbeConditions(pod, st, metav1.NewTime(now))
+	r.adjusted = st
+}
+
+// The Book's adjusted status is the reference's after every step of random sequences of
+// runtime pushes (with and without the runtime's own ContainersReady/Ready conditions), results and
+// worker changes.
+func TestStatusBookMatchesFullRecompute(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(), StartupProbe: execProbe()},
+		v1.Container{Name: "b", ReadinessProbe: execProbe()}, v1.Container{Name: "plain"})
+	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe()}}
+	rec := podrecord.New(pod)
+	all := podrecord.Probes(rec)
+	for seed := range 200 {
+		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
+		b, ref := New(), &refBook{}
+		b.AddPod(rec, podrecord.Probes(rec))
+		now := t0
+		var rt *v1.PodStatus
+		gen := 0
+		for step := range 30 {
+			now = now.Add(time.Duration(rnd.IntN(3)) * time.Second)
+			switch rnd.IntN(4) {
+			case 0: // a runtime push
+				gen++
+				rt = randomStatus(rnd, gen)
+				b.SetRuntime(rec.UID, rec, rt)
+			case 1: // a result
+				if rt == nil {
+					continue
+				}
+				c := all[rnd.IntN(len(all))]
+				id := idOf(rt, c.Key.Container)
+				if id == "" || c.Key.Type == messages.Liveness {
+					continue
+				}
+				b.Apply([]messages.ResultChanged{{PodUID: "u1", Container: c.Key.Container, ContainerID: id, Type: c.Key.Type,
+					Result: messages.Result(rnd.IntN(3) - 1)}})
+			case 2: // workers come and go
+				var keys []messages.ProbeKey
+				for _, p := range all {
+					if rnd.IntN(3) > 0 {
+						keys = append(keys, p.Key)
+					}
+				}
+				b.SetWorkers("u1", keys)
+			default:
+			}
+			if rt == nil {
+				continue
+			}
+			b.Recompute("u1", now)
+			ref.recompute(pod, rt, probesView{b.pods["u1"]}, now)
+			got, ok := b.Status("u1")
+			require.True(t, ok)
+			if !equality.Semantic.DeepEqual(*ref.adjusted, got) {
+				t.Fatalf("seed %d step %d:\nwant %+v\n got %+v", seed, step, ref.adjusted, got)
+			}
+		}
+	}
+}
+
+func idOf(st *v1.PodStatus, name string) messages.ContainerID {
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for _, cs := range ss {
+			if cs.Name == name {
+				return messages.ContainerID(cs.ContainerID)
+			}
+		}
+	}
+	return ""
+}
+
+func randomStatus(rnd *rand.Rand, gen int) *v1.PodStatus {
+	state := func() v1.ContainerState {
+		switch rnd.IntN(3) {
+		case 0:
+			return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}
+		case 1:
+			return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: int32(rnd.IntN(2))}}
+		default:
+			return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "x"}}
+		}
+	}
+	cs := func(name string) v1.ContainerStatus {
+		return v1.ContainerStatus{Name: name, ContainerID: fmt.Sprintf("x://%s/%d", name, rnd.IntN(2)+gen%2),
+			State: state(), Ready: rnd.IntN(2) == 0}
+	}
+	st := &v1.PodStatus{Phase: []v1.PodPhase{v1.PodRunning, v1.PodPending, v1.PodSucceeded}[rnd.IntN(3)], PodIP: "10.0.0.1",
+		ContainerStatuses:     []v1.ContainerStatus{cs("a"), cs("b"), cs("plain")},
+		InitContainerStatuses: []v1.ContainerStatus{cs("init"), cs("side")},
+		Conditions:            []v1.PodCondition{{Type: v1.PodInitialized, Status: v1.ConditionTrue}}}
+	if rnd.IntN(4) == 0 { // the runtime reports probe conditions of its own
+		for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+			if rnd.IntN(2) == 0 {
+				st.Conditions = append(st.Conditions, v1.PodCondition{Type: ct,
+					Status:             []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse}[rnd.IntN(2)],
+					LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(rnd.IntN(100)) * time.Second)),
+					LastProbeTime:      metav1.NewTime(t0.Add(time.Duration(rnd.IntN(100)) * time.Second))})
+			}
+		}
+	}
+	if rnd.IntN(5) == 0 {
+		st.ContainerStatuses = st.ContainerStatuses[:2] // "plain" not reported
+	}
+	return st
+}

@@ -1,0 +1,242 @@
+// Package workerset is the pure core of the probe tree's probeManager: which keys have a worker,
+// per pod; which workers were told to stop (once each) or given up on; which pods' key sets
+// Changed since statusManager was told. Table-tested; no actor code but the PID it records.
+package workerset
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// Member is what a Set holds per worker: in the tree the worker itself (*workerActor), which
+// carries its key and the set's bookkeeping (membership), so the set allocates nothing per worker
+// but its map slot.
+type Member interface {
+	comparable
+	ProbeKey() messages.ProbeKey
+	Membership() *Membership
+}
+
+// Membership is a worker's entry in probeManager's Set.
+type Membership struct {
+	PID      *actor.PID
+	Stopping bool // told to stop (by probeManager or by its supervisor); leaves when terminated
+	GaveUp   bool // its supervisor gave up on it (the reason is in Set.reasons)
+}
+
+// Set is probeManager's bookkeeping as a plain value (the pure core of the probeManager
+// actor): which keys have a worker, per pod; which workers were told to stop, once; which were given
+// up on; and which pods' key sets changed since statusManager was told. Workers leave the set only
+// when they have terminated (kubelet: a worker removes itself when it exits). Not safe for
+// concurrent use.
+type Set[W Member] struct {
+	byID    map[string]W
+	pods    map[types.UID]*podWorkers[W]
+	reasons map[string]any // PID.Id → last panic, for workers given up on and not terminated yet
+	dirty   []types.UID    // pods whose key set changed since changed() (each once)
+	// reported lists the pods Changed reported since their last AddPod (see ReportedSinceAdd);
+	// Cleanup forgets the pods it drops.
+	reported map[types.UID]struct{}
+}
+
+type podWorkers[W Member] struct {
+	workers []W
+	dirty   bool // listed in Set.dirty
+}
+
+func New[W Member]() *Set[W] {
+	return &Set[W]{byID: map[string]W{}, pods: map[types.UID]*podWorkers[W]{}, reasons: map[string]any{},
+		reported: map[types.UID]struct{}{}}
+}
+
+// Len is the number of workers (including those told to stop and not terminated yet).
+func (s *Set[W]) Len() int { return len(s.byID) }
+
+// Has reports whether k has a worker.
+func (s *Set[W]) Has(k messages.ProbeKey) bool {
+	_, ok := s.Get(k)
+	return ok
+}
+
+// Get returns k's worker.
+func (s *Set[W]) Get(k messages.ProbeKey) (W, bool) {
+	if p := s.pods[k.PodUID]; p != nil {
+		for _, w := range p.workers {
+			if w.ProbeKey() == k {
+				return w, true
+			}
+		}
+	}
+	var zero W
+	return zero, false
+}
+
+// Add records w as its key's worker with the PID pid (the key must not have one).
+func (s *Set[W]) Add(pid *actor.PID, w W) {
+	*w.Membership() = Membership{PID: pid}
+	s.byID[pid.Id] = w
+	k := w.ProbeKey()
+	p := s.pods[k.PodUID]
+	if p == nil {
+		p = &podWorkers[W]{}
+		s.pods[k.PodUID] = p
+	}
+	p.workers = append(p.workers, w)
+}
+
+// ChangedPod marks the pod's key set as changed (for changed()), when the caller's view of it
+// (statusManager's, which counted the keys AddPod would add) is off.
+func (s *Set[W]) ChangedPod(uid types.UID) {
+	p := s.pods[uid]
+	if p == nil { // no worker at all: reported once with no keys, then forgotten
+		p = &podWorkers[W]{}
+		s.pods[uid] = p
+	}
+	s.markDirty(uid, p)
+}
+
+// ByIdentity returns the worker of a PID id.
+func (s *Set[W]) ByIdentity(id string) (W, bool) {
+	w, ok := s.byID[id]
+	return w, ok
+}
+
+// Workers returns the pod's workers (read-only).
+func (s *Set[W]) Workers(uid types.UID) []W {
+	if p := s.pods[uid]; p != nil {
+		return p.workers
+	}
+	return nil
+}
+
+// Stop marks w as told to stop and reports whether it was not before: each worker is stopped once.
+func (s *Set[W]) Stop(w W) bool {
+	m := w.Membership()
+	if m.Stopping {
+		return false
+	}
+	m.Stopping = true
+	return true
+}
+
+// StopWhere marks the pod's workers whose key matches as told to stop and returns those that were
+// not already.
+func (s *Set[W]) StopWhere(uid types.UID, match func(messages.ProbeKey) bool) []W {
+	var out []W
+	for _, w := range s.Workers(uid) {
+		if match(w.ProbeKey()) && s.Stop(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Cleanup marks the workers of every pod not in desired as told to stop and returns those that
+// were not already.
+func (s *Set[W]) Cleanup(desired map[types.UID]struct{}) []W {
+	var out []W
+	for uid := range s.pods {
+		if _, ok := desired[uid]; !ok {
+			out = append(out, s.StopWhere(uid, func(messages.ProbeKey) bool { return true })...)
+		}
+	}
+	for uid := range s.reported {
+		if _, ok := desired[uid]; !ok {
+			delete(s.reported, uid)
+		}
+	}
+	return out
+}
+
+// ReportedSinceAdd reports whether Changed reported the pod since the last AddHandled(uid). Such a
+// report may reach statusManager after statusManager registered the keys of the AddPod being
+// handled (it registers them before forwarding the AddPod) and drop them: that AddPod's keys must
+// then be reported again.
+func (s *Set[W]) ReportedSinceAdd(uid types.UID) bool {
+	_, ok := s.reported[uid]
+	return ok
+}
+
+// AddHandled records that the pod's latest AddPod has been handled and reported where needed.
+func (s *Set[W]) AddHandled(uid types.UID) { delete(s.reported, uid) }
+
+// GaveUp records that w's supervisor gave up on it (and stopped it) because of reason.
+func (s *Set[W]) GaveUp(w W, reason any) {
+	m := w.Membership()
+	m.Stopping, m.GaveUp = true, true
+	s.reasons[m.PID.Id] = reason
+}
+
+// Gone is a worker that terminated: whether it was given up on, and why.
+type Gone[W Member] struct {
+	W      W
+	GaveUp bool
+	Reason any
+}
+
+// Terminated removes the worker of PID id (false if unknown) and marks its pod's key set changed.
+func (s *Set[W]) Terminated(id string) (Gone[W], bool) {
+	w, ok := s.byID[id]
+	if !ok {
+		return Gone[W]{}, false
+	}
+	delete(s.byID, id)
+	g := Gone[W]{W: w, GaveUp: w.Membership().GaveUp, Reason: s.reasons[id]}
+	delete(s.reasons, id)
+	uid := w.ProbeKey().PodUID
+	p := s.pods[uid]
+	for i, x := range p.workers {
+		if x == w {
+			last := len(p.workers) - 1
+			p.workers[i] = p.workers[last]
+			var zero W
+			p.workers[last] = zero
+			p.workers = p.workers[:last]
+			break
+		}
+	}
+	s.markDirty(uid, p)
+	return g, true
+}
+
+func (s *Set[W]) markDirty(uid types.UID, p *podWorkers[W]) {
+	if !p.dirty {
+		p.dirty = true
+		s.dirty = append(s.dirty, uid)
+	}
+}
+
+// Changed returns the pods whose key set changed (a worker terminated, or changedPod) since the
+// last call, with their current keys, and forgets pods that have no worker left (after reporting
+// them once with no keys).
+func (s *Set[W]) Changed() []protocol.ProbeWorkers {
+	if len(s.dirty) == 0 {
+		return nil
+	}
+	out := make([]protocol.ProbeWorkers, 0, len(s.dirty))
+	for _, uid := range s.dirty {
+		p := s.pods[uid]
+		p.dirty = false
+		out = append(out, protocol.ProbeWorkers{PodUID: uid, Keys: s.Keys(uid)})
+		s.reported[uid] = struct{}{}
+		if len(p.workers) == 0 {
+			delete(s.pods, uid)
+		}
+	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
+	return out
+}
+
+// Keys lists the keys that have a worker in the pod.
+func (s *Set[W]) Keys(uid types.UID) []messages.ProbeKey {
+	ws := s.Workers(uid)
+	keys := make([]messages.ProbeKey, len(ws))
+	for i, w := range ws {
+		keys[i] = w.ProbeKey()
+	}
+	return keys
+}

@@ -1,0 +1,171 @@
+package workerset
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/messages"
+)
+
+type fakeWorker struct {
+	key messages.ProbeKey
+	ms  Membership
+}
+
+func (f *fakeWorker) Membership() *Membership     { return &f.ms }
+func (f *fakeWorker) ProbeKey() messages.ProbeKey { return f.key }
+
+func key(uid, c string, pt messages.ProbeType) messages.ProbeKey {
+	return messages.ProbeKey{PodUID: types.UID(uid), Container: c, Type: pt}
+}
+
+// setOp is one call on a Set; want is what it must return, as worker ids (sorted) or keys.
+type setOp struct {
+	do   string // add, stopPod, stopLS, cleanup, exit, gaveUp, terminated, changedPod, changed, reportedSinceAdd, addHandled
+	key  messages.ProbeKey
+	uid  string
+	keep []string // cleanup: desired pods
+	want []string
+}
+
+func id(k messages.ProbeKey) string {
+	return string(k.PodUID) + "/" + k.Container + "/" + k.Type.String()
+}
+
+func TestWorkerSet(t *testing.T) {
+	a1, a2 := key("a", "c", messages.Liveness), key("a", "c", messages.Readiness)
+	b1 := key("b", "c", messages.Readiness)
+	tests := map[string][]setOp{
+		"remove a pod: each worker stopped once, the pod reported once without keys": {
+			{do: "add", key: a1}, {do: "add", key: a2}, {do: "add", key: b1},
+			{do: "changed"}, // adding is what statusManager expected: nothing to report
+			{do: "changedPod", uid: "b"},
+			{do: "changedPod", uid: "c"}, // a pod none of whose workers could be spawned
+			{do: "changed", want: []string{"b:b/c/Readiness", "c:"}},
+			{do: "changed"},
+			{do: "stopPod", uid: "a", want: []string{id(a1), id(a2)}},
+			{do: "stopPod", uid: "a"}, // again: already told
+			{do: "exit", key: a1},     // its own exit request too
+			{do: "changed"},           // nothing terminated yet
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "terminated", key: a1}, // twice: unknown
+			{do: "terminated", key: a2, want: []string{id(a2)}},
+			{do: "changed", want: []string{"a:"}},
+			{do: "changed"},
+		},
+		"a report since the last AddPod is remembered until the next AddPod is handled or cleanup": {
+			{do: "reportedSinceAdd", uid: "a"},
+			{do: "add", key: a1},
+			{do: "stopPod", uid: "a", want: []string{id(a1)}},
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "changed", want: []string{"a:"}},
+			{do: "reportedSinceAdd", uid: "a", want: []string{"a"}},
+			{do: "addHandled", uid: "a"},
+			{do: "reportedSinceAdd", uid: "a"},
+			{do: "changedPod", uid: "b"},
+			{do: "changed", want: []string{"b:"}},
+			{do: "cleanup", keep: []string{"a"}},
+			{do: "reportedSinceAdd", uid: "b"},
+		},
+		"stop liveness and startup keeps readiness": {
+			{do: "add", key: a1}, {do: "add", key: a2},
+			{do: "stopLS", uid: "a", want: []string{id(a1)}},
+			{do: "terminated", key: a1, want: []string{id(a1)}},
+			{do: "changed", want: []string{"a:a/c/Readiness"}},
+		},
+		"cleanup stops every pod not desired": {
+			{do: "add", key: a1}, {do: "add", key: b1},
+			{do: "cleanup", keep: []string{"b"}, want: []string{id(a1)}},
+			{do: "cleanup", want: []string{id(b1)}},
+			{do: "cleanup"},
+		},
+		"a worker asking to exit is stopped once": {
+			{do: "add", key: a2},
+			{do: "exit", key: a2, want: []string{id(a2)}},
+			{do: "exit", key: a2},
+			{do: "stopPod", uid: "a"},
+		},
+		"given up: stopped by its supervisor, reported when terminated": {
+			{do: "add", key: a1},
+			{do: "gaveUp", key: a1},
+			{do: "stopPod", uid: "a"},
+			{do: "terminated", key: a1, want: []string{id(a1) + " gave up: boom"}},
+		},
+	}
+	for name, ops := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := New[*fakeWorker]()
+			byKey := map[messages.ProbeKey]*fakeWorker{}
+			ids := func(ws []*fakeWorker) []string {
+				var out []string
+				for _, w := range ws {
+					out = append(out, id(w.key))
+				}
+				sort.Strings(out)
+				return out
+			}
+			for i, op := range ops {
+				var got []string
+				switch op.do {
+				case "add":
+					assert.False(t, s.Has(op.key))
+					w := &fakeWorker{key: op.key}
+					byKey[op.key] = w
+					s.Add(actor.NewPID("test", id(op.key)), w)
+					assert.True(t, s.Has(op.key))
+				case "stopPod":
+					got = ids(s.StopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
+				case "stopLS":
+					got = ids(s.StopWhere(types.UID(op.uid), func(k messages.ProbeKey) bool { return k.Type != messages.Readiness }))
+				case "cleanup":
+					desired := map[types.UID]struct{}{}
+					for _, u := range op.keep {
+						desired[types.UID(u)] = struct{}{}
+					}
+					got = ids(s.Cleanup(desired))
+				case "exit":
+					if s.Stop(byKey[op.key]) {
+						got = []string{id(op.key)}
+					}
+				case "changedPod":
+					s.ChangedPod(types.UID(op.uid))
+				case "reportedSinceAdd":
+					if s.ReportedSinceAdd(types.UID(op.uid)) {
+						got = []string{op.uid}
+					}
+				case "addHandled":
+					s.AddHandled(types.UID(op.uid))
+				case "gaveUp":
+					s.GaveUp(byKey[op.key], "boom")
+				case "terminated":
+					if g, ok := s.Terminated(id(op.key)); ok {
+						desc := id(g.W.key)
+						if g.GaveUp {
+							desc += " gave up: " + g.Reason.(string)
+						}
+						got = []string{desc}
+					}
+				case "changed":
+					for _, pw := range s.Changed() {
+						ks := ""
+						for j, k := range pw.Keys {
+							if j > 0 {
+								ks += ","
+							}
+							ks += id(k)
+						}
+						got = append(got, string(pw.PodUID)+":"+ks)
+					}
+					sort.Strings(got)
+				default:
+					t.Fatalf("unknown op %q", op.do)
+				}
+				assert.Equal(t, op.want, got, "op %d %s", i, op.do)
+			}
+		})
+	}
+}

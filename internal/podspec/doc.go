@@ -1,0 +1,13 @@
+// Package podspec is what the API server would do to a pod before kubelet sees it, for the rules
+// probing depends on: SetDefaults fills the defaults (namespace, restart policy, grace period, every
+// probe's fields), Validate refuses what the API would refuse (names, restart policies, grace
+// period, container names, env entries, every probe), each problem naming its field path
+// ("spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal
+// to 1"). Both the probe tree's AddPod and node's manifests (node validate, node run, static pods)
+// use it, so a pod is accepted or refused the same way everywhere.
+//
+// Invariants: pure functions of the pod (no clock, no I/O); SetDefaults is idempotent and never
+// invents an identity (a UID is the caller's: node generates one for a manifest, AddPod requires
+// one); Validate expects a defaulted pod, as the API server's validation does, and reports each
+// problem once.
+package podspec

@@ -1,0 +1,123 @@
+package podspec
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/probeactor/probeactor/probes"
+)
+
+// DefaultNamespace is the namespace of a pod that names none.
+const DefaultNamespace = "default"
+
+// SetDefaults fills, in place, the defaults the API server would: the namespace ("default"), then
+// the probes package's (restartPolicy Always, terminationGracePeriodSeconds 30, every probe's
+// timeouts, period, thresholds, HTTP path and scheme, ports' protocol). It never sets a UID.
+func SetDefaults(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = DefaultNamespace
+	}
+	probes.SetDefaults(pod)
+}
+
+// Prepare is SetDefaults then Validate.
+func Prepare(pod *v1.Pod) field.ErrorList {
+	SetDefaults(pod)
+	return Validate(pod)
+}
+
+// Validate returns every rule of the API server's pod validation that a defaulted pod breaks among
+// those probing depends on, each once and naming its field path: a UID, name and namespace (DNS
+// subdomain and label), the restart policy, a non-negative grace period, at least one container,
+// container names (DNS labels, unique across init and app containers), container restart policies
+// (only sidecars, only Always), env entries (a name; value and valueFrom exclusive), and every
+// probe (probes.ValidatePod).
+func Validate(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return field.ErrorList{field.Required(field.NewPath("metadata"), "pod is nil")}
+	}
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	if pod.UID == "" {
+		errs = append(errs, field.Required(meta.Child("uid"), "the pod's identity: every later call names the pod by it"))
+	}
+	if pod.Name == "" {
+		errs = append(errs, field.Required(meta.Child("name"), "a pod needs a name"))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(pod.Name) {
+			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
+		}
+	}
+	if pod.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(pod.Namespace) {
+			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
+		}
+	}
+	spec := field.NewPath("spec")
+	switch pod.Spec.RestartPolicy {
+	case "", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("restartPolicy"), pod.Spec.RestartPolicy,
+			[]string{string(v1.RestartPolicyAlways), string(v1.RestartPolicyOnFailure), string(v1.RestartPolicyNever)}))
+	}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(spec.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if len(pod.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(spec.Child("containers"), "a pod needs at least one container"))
+	}
+	seen := map[string]bool{}
+	check := func(path *field.Path, c *v1.Container, init bool) {
+		if c.Name == "" {
+			errs = append(errs, field.Required(path.Child("name"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(path.Child("name"), c.Name, msg))
+			}
+			if seen[c.Name] {
+				errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
+			}
+			seen[c.Name] = true
+		}
+		if c.RestartPolicy != nil {
+			if !init {
+				errs = append(errs, field.Forbidden(path.Child("restartPolicy"), "may not be set for non-init containers"))
+			} else if *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+				errs = append(errs, field.NotSupported(path.Child("restartPolicy"), *c.RestartPolicy, []string{string(v1.ContainerRestartPolicyAlways)}))
+			}
+		}
+		for i, e := range c.Env {
+			ep := path.Child("env").Index(i)
+			if e.Name == "" {
+				errs = append(errs, field.Required(ep.Child("name"), ""))
+			}
+			if e.ValueFrom != nil && e.Value != "" {
+				errs = append(errs, field.Invalid(ep.Child("valueFrom"), "", "may not be specified when `value` is not empty"))
+			}
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		check(spec.Child("initContainers").Index(i), &pod.Spec.InitContainers[i], true)
+	}
+	for i := range pod.Spec.Containers {
+		check(spec.Child("containers").Index(i), &pod.Spec.Containers[i], false)
+	}
+	return Unique(append(errs, probes.ValidatePod(pod)...))
+}
+
+// Unique drops repeated errors (the same text), keeping the first of each.
+func Unique(errs field.ErrorList) field.ErrorList {
+	seen := make(map[string]bool, len(errs))
+	out := errs[:0:0]
+	for _, e := range errs {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}

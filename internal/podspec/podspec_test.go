@@ -1,0 +1,80 @@
+package podspec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestValidate(t *testing.T) {
+	never := v1.ContainerRestartPolicy("Never")
+	always := v1.ContainerRestartPolicyAlways
+	meta := metav1.ObjectMeta{Name: "p", UID: "u"}
+	negative := int64(-1)
+	cases := []struct {
+		name string
+		pod  v1.Pod
+		want []string
+	}{
+		{"valid", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}},
+			InitContainers: []v1.Container{{Name: "side", RestartPolicy: &always}}}}, nil},
+		{"no identity, no containers", v1.Pod{}, []string{"metadata.uid: Required value", "metadata.name: Required value", "spec.containers: Required value"}},
+		{"bad names", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "P!", Namespace: "N_", UID: "u"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
+			[]string{`metadata.name: Invalid value: "P!"`, `metadata.namespace: Invalid value: "N_"`}},
+		{"duplicate names", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "c"}},
+			Containers:     []v1.Container{{Name: "c"}, {}}}},
+			[]string{`spec.containers[0].name: Duplicate value: "c"`, "spec.containers[1].name: Required value"}},
+		{"bad policies", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{RestartPolicy: "Sometimes", TerminationGracePeriodSeconds: &negative,
+			InitContainers: []v1.Container{{Name: "i", RestartPolicy: &never}},
+			Containers:     []v1.Container{{Name: "C_", RestartPolicy: &always}}}},
+			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`,
+				`spec.containers[0].name: Invalid value: "C_"`, "spec.containers[0].restartPolicy: Forbidden",
+				"spec.terminationGracePeriodSeconds: Invalid value: -1"}},
+		{"env", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
+			Env: []v1.EnvVar{{Value: "x"}, {Name: "A", Value: "x", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}},
+			[]string{"spec.containers[0].env[0].name: Required value", "spec.containers[0].env[1].valueFrom: Invalid value"}},
+		{"probe", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
+			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: -1,
+				TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 3}}}}},
+			[]string{"spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := Validate(&tc.pod)
+			assert.Len(t, errs, len(tc.want), "%v", errs)
+			for _, w := range tc.want {
+				assert.Contains(t, errs.ToAggregate().Error(), w)
+			}
+		})
+	}
+	assert.NotEmpty(t, Validate(nil), "a nil pod is refused, not a panic")
+}
+
+func TestSetDefaults(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
+		ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{}}}}}}}
+	SetDefaults(pod)
+	assert.Equal(t, "default", pod.Namespace)
+	assert.Empty(t, pod.UID, "an identity is never invented")
+	assert.Equal(t, v1.RestartPolicyAlways, pod.Spec.RestartPolicy)
+	assert.Equal(t, int64(30), *pod.Spec.TerminationGracePeriodSeconds)
+	p := pod.Spec.Containers[0].ReadinessProbe
+	assert.Equal(t, []int32{1, 10, 1, 3}, []int32{p.TimeoutSeconds, p.PeriodSeconds, p.SuccessThreshold, p.FailureThreshold})
+	assert.Equal(t, "/", p.HTTPGet.Path)
+	before := pod.DeepCopy()
+	SetDefaults(pod)
+	assert.Equal(t, before, pod, "idempotent")
+	SetDefaults(nil)
+}
+
+func TestPrepareAndUnique(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
+		LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}}}}}
+	require.Empty(t, Prepare(pod), "a pod valid once defaulted")
+	errs := Validate(&v1.Pod{})
+	assert.Equal(t, errs, Unique(append(errs, errs...)))
+}
