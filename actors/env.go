@@ -31,6 +31,7 @@ type env struct {
 	log     hclog.Logger
 	sched   *clock.Scheduler
 	metrics *metrics
+	queued  *queued   // user messages waiting in the tree's mailboxes, per actor kind
 	start   time.Time // tree start, for kubelet's restart jitter
 	// stopping is set when the root starts stopping: children then skip messages to siblings that
 	// may already be gone (a dead letter each, otherwise).
@@ -68,7 +69,7 @@ func (e *env) props(name string, produce actor.Producer, opts ...actor.PropsOpti
 		if name != nameRoot { // the root's Stopped handler stops the runners
 			owner.wake = e.cfg.exec.runner()
 		}
-		return &mailbox{owner: owner}
+		return &mailbox{owner: owner, depth: &e.queued[kindOf(name)]}
 	}))
 	if len(e.cfg.middleware) > 0 {
 		opts = append(opts, actor.WithReceiverMiddleware(e.cfg.middleware...))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -48,6 +49,9 @@ type mailbox struct {
 
 	invoker actor.MessageInvoker
 	owner   mailboxOwner
+	// depth counts the user messages waiting here into the tree's per-kind total (probeactor_mailbox_messages);
+	// nil in tests that build a bare mailbox. A message handed over by carry without queueing is not counted.
+	depth *atomic.Int64
 }
 
 var _ actor.Mailbox = (*mailbox)(nil)
@@ -185,6 +189,7 @@ func (m *mailbox) userLen() int {
 }
 
 func (m *mailbox) pushLocked(msg any) {
+	m.count(1)
 	switch {
 	case m.more != nil:
 		m.more = append(m.more, msg)
@@ -197,6 +202,7 @@ func (m *mailbox) pushLocked(msg any) {
 }
 
 func (m *mailbox) pushFrontLocked(msg any) {
+	m.count(1)
 	switch {
 	case m.more != nil:
 		m.more = append(m.more, nil)
@@ -210,7 +216,15 @@ func (m *mailbox) pushFrontLocked(msg any) {
 	}
 }
 
+// count adds d to the tree's count of waiting user messages.
+func (m *mailbox) count(d int64) {
+	if m.depth != nil {
+		m.depth.Add(d)
+	}
+}
+
 func (m *mailbox) popLocked() any {
+	m.count(-1)
 	if m.more != nil {
 		msg := m.more[0]
 		m.more[0] = nil

@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -12,9 +13,55 @@ type metrics struct {
 	total     *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	unhandled *prometheus.CounterVec // probeactor's own: messages an actor of the tree did not understand
+	entries   prometheus.GaugeFunc   // probeactor's own: the scheduler's timers
+	mailboxes *queuedCollector       // probeactor's own: user messages waiting, by actor
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// Actor kinds of the tree, the actor label of probeactor_mailbox_messages.
+const (
+	kindRoot = iota
+	kindCache
+	kindManager
+	kindStatus
+	kindSync
+	kindWorker
+	numKinds
+)
+
+var kindNames = [numKinds]string{kindRoot: nameRoot, kindCache: nameCache, kindManager: nameManager,
+	kindStatus: nameStatus, kindSync: nameSync, kindWorker: "worker"}
+
+func kindOf(name string) int {
+	for k, n := range kindNames {
+		if n == name {
+			return k
+		}
+	}
+	return kindWorker
+}
+
+// queued counts the user messages waiting in the tree's mailboxes, per actor kind: each mailbox adds
+// what it queues and subtracts what it takes (see mailbox.depth). Read on scrape, never on the
+// probe path.
+type queued [numKinds]atomic.Int64
+
+// queuedCollector serves probeactor_mailbox_messages{actor} from a tree's queued counters.
+type queuedCollector struct {
+	desc *prometheus.Desc
+	q    *queued
+}
+
+func (c *queuedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *queuedCollector) Collect(ch chan<- prometheus.Metric) {
+	for k := range c.q {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(c.q[k].Load()), kindNames[k])
+	}
+}
+
+// newMetrics registers kubelet's prober series and probeactor's own on reg (none when reg is nil);
+// entries reports the scheduler's timers, q the mailboxes' queues.
+func newMetrics(reg prometheus.Registerer, entries func() float64, q *queued) (*metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
@@ -35,8 +82,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name:      "unhandled_messages_total",
 			Help:      "Messages an actor of the probe tree received and did not understand (dropped), by actor and Go type.",
 		}, []string{"actor", "type"}),
+		entries: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "probeactor",
+			Name:      "scheduler_entries",
+			Help:      "Timers the probe tree's scheduler holds (one per worker at rest, plus back-offs and holds).",
+		}, entries),
+		mailboxes: &queuedCollector{q: q, desc: prometheus.NewDesc("probeactor_mailbox_messages",
+			"User messages waiting in the probe tree's mailboxes, by actor (worker: summed over every worker).",
+			[]string{"actor"}, nil)},
 	}
-	cs := []prometheus.Collector{m.total, m.duration, m.unhandled}
+	cs := []prometheus.Collector{m.total, m.duration, m.unhandled, m.entries, m.mailboxes}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -59,4 +114,6 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	reg.Unregister(m.total)
 	reg.Unregister(m.duration)
 	reg.Unregister(m.unhandled)
+	reg.Unregister(m.entries)
+	reg.Unregister(m.mailboxes)
 }

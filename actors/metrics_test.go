@@ -48,3 +48,65 @@ func TestMetrics(t *testing.T) {
 		assert.Zero(t, n)
 	})
 }
+
+// At rest the tree's scheduler holds one timer per worker and no mailbox holds a message; the
+// gauges are served on the embedder's registry and go with the tree.
+func TestTreeGauges(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		h := newHarness(t, WithRegistry(reg))
+		for _, name := range []string{"g1", "g2", "g3"} {
+			pod := testPod(name, v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+			h.run(pod)
+			h.idle(messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness})
+		}
+		synctest.Wait()
+		m := h.tree.env.metrics
+		assert.Equal(t, float64(h.workerCount()), testutil.ToFloat64(m.entries), "one timer per worker at rest")
+		assert.Equal(t, 3, h.workerCount())
+		n, err := testutil.GatherAndCount(reg, "probeactor_mailbox_messages")
+		require.NoError(t, err)
+		assert.Equal(t, numKinds, n, "a series per actor kind")
+		for k := range numKinds {
+			assert.Zero(t, h.tree.env.queued[k].Load(), "queued at rest: %s", kindNames[k])
+		}
+		require.NoError(t, h.tree.Stop())
+		n, err = testutil.GatherAndCount(reg, "probeactor_scheduler_entries", "probeactor_mailbox_messages")
+		require.NoError(t, err)
+		assert.Zero(t, n, "unregistered with the tree")
+	})
+}
+
+// idleOwner never runs its mailbox: what is posted stays queued.
+type idleOwner struct{ scheduled int }
+
+func (o *idleOwner) schedule(*mailbox)      { o.scheduled++ }
+func (o *idleOwner) signal(any) bool        { return false }
+func (o *idleOwner) failed(any, any)        {}
+func (o *idleOwner) restartsOnResume() bool { return false }
+
+// A mailbox counts what waits in it into its kind's total, and what it hands on out of it.
+func TestMailboxDepthCounts(t *testing.T) {
+	var q queued
+	owner := &idleOwner{}
+	m := &mailbox{owner: owner, depth: &q[kindStatus]}
+	var got []any
+	m.invoker = invokerFunc(func(msg any) { got = append(got, msg) })
+	for i := range 3 {
+		m.post(i)
+	}
+	assert.EqualValues(t, 3, q[kindStatus].Load())
+	assert.EqualValues(t, 3, m.UserMessageCount())
+	assert.Equal(t, 1, owner.scheduled, "scheduled once while it has work")
+	m.run()
+	assert.Equal(t, []any{0, 1, 2}, got)
+	assert.Zero(t, q[kindStatus].Load())
+	assert.Zero(t, q[kindWorker].Load(), "other kinds untouched")
+}
+
+// invokerFunc is an actor.MessageInvoker that hands user messages to a func.
+type invokerFunc func(msg any)
+
+func (f invokerFunc) InvokeUserMessage(msg any) { f(msg) }
+func (f invokerFunc) InvokeSystemMessage(any)   {}
+func (f invokerFunc) EscalateFailure(any, any)  {}

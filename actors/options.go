@@ -104,8 +104,11 @@ func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
 // WithClock sets the clock (default: the wall clock).
 func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 
-// WithRegistry registers prober_probe_total and prober_probe_duration_seconds on r. Without it (or
-// with nil) no metrics are kept.
+// WithRegistry registers kubelet's prober_probe_total and prober_probe_duration_seconds on r, and
+// probeactor's own: probeactor_unhandled_messages_total{actor,type}, probeactor_scheduler_entries
+// (the tree's timers: one per worker at rest) and probeactor_mailbox_messages{actor} (user messages
+// waiting, per actor of the tree; summed over workers; a worker given up on after repeated panics
+// leaves whatever waited in its mailbox counted). Without it (or with nil) no metrics are kept.
 func WithRegistry(r prometheus.Registerer) Option { return func(c *config) { c.reg = r } }
 
 // WithEventSink sets where events go (default: discarded).

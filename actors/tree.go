@@ -46,7 +46,9 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.reg)
+	sched := clock.NewScheduler(cfg.clock)
+	q := new(queued)
+	m, err := newMetrics(cfg.reg, func() float64 { return float64(sched.Len()) }, q)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +56,8 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		cfg:     cfg,
 		sys:     parent.ActorSystem(),
 		log:     cfg.log.Named("probeactor"),
-		sched:   clock.NewScheduler(cfg.clock),
+		sched:   sched,
+		queued:  q,
 		metrics: m,
 		start:   cfg.clock.Now(),
 		done:    make(chan struct{}),

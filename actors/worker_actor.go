@@ -66,7 +66,7 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 		period = defaultPeriod
 	}
 	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar}
-	w.mb.owner = w
+	w.mb.owner, w.mb.depth = w, &e.queued[kindWorker]
 	w.m.Init(worker.Config{
 		Type:         k.Type,
 		Spec:         spec,
