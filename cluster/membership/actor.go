@@ -55,7 +55,7 @@ type memberActor struct {
 }
 
 func newMemberActor(m *Member, c *cluster.Cluster) *memberActor {
-	return &memberActor{m: m, c: c, det: newDetector(m.cfg.Cluster, m.self, m.cfg.Peers, m.cfg.FailureTimeout, m.cfg.Clock.Now()), warned: map[string]bool{}, probing: map[string]bool{}, history: map[uint64][]string{}}
+	return &memberActor{m: m, c: c, det: newDetector(m.cfg.Cluster, m.self, m.cfg.Peers, m.cfg.FailureTimeout, m.cfg.repairAfter(), m.cfg.Clock.Now()), warned: map[string]bool{}, probing: map[string]bool{}, history: map[uint64][]string{}}
 }
 
 func (a *memberActor) Receive(ctx actor.Context) {
@@ -130,10 +130,19 @@ func (a *memberActor) heard(ctx actor.Context, hb *clusterv1.Heartbeat) {
 	if hb.GetLeaving() {
 		a.m.cfg.Logger.Info("a peer is leaving", "peer", hb.GetAddress())
 	}
-	if out.restarted {
+	if out.repair {
+		a.m.cfg.Logger.Warn("a peer keeps reporting views without this member although it is heard here: its heartbeats from here are lost; resetting the connection to it",
+			"peer", hb.GetAddress(), "its_view", hb.GetView())
+		if mt := a.m.metrics; mt != nil {
+			mt.repairs.Inc()
+		}
+	}
+	if out.restarted || out.repair {
+		// protoactor's endpoint manager drops the address's endpoint (writer and connection); the
+		// next send dials anew.
 		ctx.ActorSystem().EventStream.Publish(&remote.EndpointTerminatedEvent{Address: hb.GetAddress()})
 	}
-	if out.admitted || out.restarted {
+	if out.admitted || out.restarted || out.repair {
 		a.heartbeat(ctx, []string{hb.GetAddress()})
 	}
 	if out.changed {
@@ -229,6 +238,9 @@ func (a *memberActor) heartbeat(ctx actor.Context, to []string) {
 	a.seq++
 	hb := &clusterv1.Heartbeat{Cluster: a.m.cfg.Cluster, Address: a.m.self, Incarnation: a.m.cfg.Incarnation, Seq: a.seq, View: a.reported}
 	for _, p := range to {
+		if lost := a.m.cfg.lose; lost != nil && lost(p) {
+			continue
+		}
 		ctx.Send(actor.NewPID(p, ActorName), hb)
 	}
 }

@@ -67,7 +67,16 @@ type Config struct {
 	Logger      hclog.Logger
 	// Registerer, when set, gets probeactor_cluster_* metrics.
 	Registerer prometheus.Registerer
+
+	// lose (tests only) makes heartbeats to a peer vanish while it returns true: a connection that
+	// loses what is sent without an error here (see heardOutcome.repair).
+	lose func(peer string) bool
 }
+
+// repairAfter is how long a live peer may report views without this member before the
+// connection to it is reset: half the failure timeout (at least one heartbeat interval), long
+// enough for a peer that has just heard this member to publish and apply a view with it.
+func (c *Config) repairAfter() time.Duration { return c.FailureTimeout / 2 }
 
 // self is the address peers know this member by: the advertised address, else the listen address.
 func (c *Config) self() string {

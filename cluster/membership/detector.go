@@ -25,9 +25,12 @@ type detector struct {
 	cluster string
 	self    string
 	timeout time.Duration
-	start   time.Time
-	ready   bool
-	peers   map[string]*peerState // every configured peer but self
+	// repairAfter: how long a live peer may report views without this member before this
+	// member's connection to it is deemed broken (see heardOutcome.repair).
+	repairAfter time.Duration
+	start       time.Time
+	ready       bool
+	peers       map[string]*peerState // every configured peer but self
 }
 
 type peerState struct {
@@ -38,6 +41,10 @@ type peerState struct {
 	view        []string  // the view that heartbeat reported
 	left        uint64    // an incarnation that announced its leave (never admitted again)
 	admissions  uint64    // how often it became live (part of its protoactor member ID)
+	// unseenSince: since when the peer, live here, has reported views without this member (zero
+	// while it lists this member, or has no view yet); repaired: when its connection was last reset.
+	unseenSince time.Time
+	repaired    time.Time
 }
 
 // heardOutcome is what one heartbeat did.
@@ -54,10 +61,16 @@ type heardOutcome struct {
 	// behind it, so reset it. (When a dead peer is removed, protoactor's MemberList resets its
 	// endpoint, and heartbeats go to peers that are not live only after a successful probe.)
 	restarted bool
+	// repair: the peer is live here and keeps reporting views without this member, for longer
+	// than repairAfter: its heartbeats reach this member, but this member's do not reach it (a
+	// false suspicion on its side that does not heal: protoactor's endpoint to it can lose
+	// what is sent without an error here). Reset that endpoint and greet the peer; at most once
+	// per repairAfter.
+	repair bool
 }
 
-func newDetector(cluster, self string, peers []string, timeout time.Duration, now time.Time) *detector {
-	d := &detector{cluster: cluster, self: self, timeout: timeout, start: now, peers: map[string]*peerState{}}
+func newDetector(cluster, self string, peers []string, timeout, repairAfter time.Duration, now time.Time) *detector {
+	d := &detector{cluster: cluster, self: self, timeout: timeout, repairAfter: repairAfter, start: now, peers: map[string]*peerState{}}
 	for _, p := range peers {
 		if p != self {
 			d.peers[p] = &peerState{}
@@ -98,7 +111,7 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	if hb.GetLeaving() {
 		p.left = inc
 		if p.live {
-			p.live, p.view, out.changed = false, nil, true
+			p.live, p.view, p.unseenSince, out.changed = false, nil, time.Time{}, true
 		}
 		d.completeRound(now)
 		return out
@@ -111,10 +124,30 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	if !slices.Equal(p.view, hb.GetView()) {
 		p.view, out.changed = slices.Clone(hb.GetView()), true
 	}
+	out.repair = d.unseen(p, now)
 	if d.completeRound(now) {
 		out.changed = true
 	}
 	return out
+}
+
+// unseen tracks how long live peer p has reported views without this member and says whether its
+// connection is due for a repair. An empty view is no evidence (the peer has not completed its
+// first round, or has not applied a view yet).
+func (d *detector) unseen(p *peerState, now time.Time) bool {
+	if len(p.view) == 0 || slices.Contains(p.view, d.self) {
+		p.unseenSince = time.Time{}
+		return false
+	}
+	if p.unseenSince.IsZero() {
+		p.unseenSince = now
+		return false
+	}
+	if now.Sub(p.unseenSince) < d.repairAfter || (!p.repaired.IsZero() && now.Sub(p.repaired) < d.repairAfter) {
+		return false
+	}
+	p.repaired = now
+	return true
 }
 
 // tick expires peers not heard within the failure timeout and completes the first round when its
@@ -123,7 +156,7 @@ func (d *detector) tick(now time.Time) bool {
 	changed := false
 	for _, p := range d.peers {
 		if p.live && now.Sub(p.heard) > d.timeout {
-			p.live, p.view, changed = false, nil, true
+			p.live, p.view, p.unseenSince, changed = false, nil, time.Time{}, true
 		}
 	}
 	if d.completeRound(now) {

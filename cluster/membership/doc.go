@@ -22,6 +22,7 @@
 //     together with the view each live peer last reported (View.Reported);
 //   - with AwaitApplied, tells peers only the view its subscriber acknowledged (Applied), which
 //     makes handoffs break-before-make (see cluster/ownership);
+//   - heals a false suspicion (below);
 //   - on Stop tells the live peers it leaves (a heartbeat with leaving set, requested until they
 //     acknowledge, at most LeaveTimeout), so they drop it at once.
 //
@@ -40,6 +41,34 @@
 // reset (EndpointTerminatedEvent). A writer's close makes protoactor drop the address's current
 // endpoint too, so a message can be lost around a reconnect: heartbeats are repeated anyway and the
 // leave is requested until acknowledged.
+//
+// How a false suspicion heals. A peer silent for longer than FailureTimeout is dropped even when it
+// is alive (CPU starvation, a pause): a suspicion is never final. The dropping member keeps
+// probing the peer's listed address (TCP) every interval and greets it when it listens; the peer's
+// next heartbeat that arrives admits it again under a new protoactor member ID (address#admissions;
+// MemberList blocks departed IDs, the detector never rejects a known incarnation for having been
+// dropped, and the guard checks envelopes, not liveness). That alone heals a silence that ends.
+// It does not heal a one-way loss: the dropping member's heartbeats reach the peer (so the peer's
+// view keeps it) while the peer's heartbeats to it are lost without an error at the peer (seen
+// under a load average over 100; the exact trigger was not reproduced). The pinned protoactor
+// has such paths, none of which ever reconnects by itself: a writer that fails a send stops itself
+// and leaves the endpoint's removal to its receive goroutine, which publishes no termination when
+// the stream ended with io.EOF, so the address stays mapped to a dead writer and everything sent
+// to it becomes a dead letter; a writer's connect waits for the peer's ConnectResponse without a
+// deadline, with everything queued behind it; and an endpoint reset around a drop cascades (each
+// closed writer's receive goroutine publishes a termination that closes the next writer: the
+// "closed four times in a second" of the report). The repair does not depend on the
+// peer's endpoint to the dropping member: the peer learns it from the views the dropping member
+// reports in its own heartbeats. A live peer that keeps reporting non-empty views without this
+// member for half the failure timeout (repairAfter) gets this member's endpoint reset
+// (EndpointTerminatedEvent: a new writer and connection on the next send) and a greeting, at most
+// once per repairAfter per peer (counted: probeactor_cluster_connection_repairs_total). The bound,
+// from the drop until every view has all members again: for a silence, one heartbeat interval
+// after the peer speaks again plus a hop and the subscriber's apply; for a one-way loss, half the
+// failure timeout plus two heartbeat intervals plus a connect and a reconcile (measured in
+// TestAFalseSuspicionHeals: ~0.7 s after the drop with a 1 s timeout; with the defaults ≤ 1.5 s
+// + a connect). Meanwhile the two disagree, and both may run the dropped member's pods (no quorum;
+// see cluster/ownership). A reset that was not needed costs one reconnect.
 //
 // Trust boundary: the remote runs behind remotesec's guard. Besides the caller's own types, it
 // accepts probeactor.cluster.v1.Heartbeat to the "membership" actor and answers to this process's

@@ -5,10 +5,12 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -210,5 +212,74 @@ func TestAwaitAppliedReportsOnlyAppliedViews(t *testing.T) {
 			"once applied, b hears a's view")
 		a.m.Stop()
 		b.m.Stop()
+	})
+}
+
+// A false suspicion heals (issue 13): member a stops hearing b although b keeps hearing a — b's
+// heartbeats to a are lost without any error at b, as protoactor's endpoint writer can lose what
+// is sent to an address (a writer that stops itself after a failed send, or a connection stuck
+// after an endpoint reset under CPU starvation) until that endpoint is reset. a drops b after the
+// failure timeout; b still hears a (a greets b every interval), so b's view keeps a. The cure is on
+// b's side, where the fault is: a keeps reporting views without b, so b resets its endpoint to a
+// and greets it; a admits b again and every view converges. Without the repair a never admits b
+// again (a runs b's pods for good). The second round: a plain pause of b's heartbeats longer
+// than the failure timeout (a false suspicion with nothing broken) heals by admission alone.
+func TestAFalseSuspicionHeals(t *testing.T) {
+	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
+		addrs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		slices.Sort(addrs)
+		a, b := addrs[0], addrs[1]
+		const timeout = time.Second // heartbeats every 100 ms; repair after 500 ms
+		var broken, paused atomic.Bool
+		ms := make([]*testMember, 3)
+		var wg sync.WaitGroup
+		for i, addr := range addrs {
+			wg.Go(func() {
+				ms[i] = startTestMember(t, addr, addrs, timeout, func(c *Config) {
+					if addr == b {
+						c.lose = func(peer string) bool { return peer == a && (broken.Load() || paused.Load()) }
+					}
+				})
+			})
+		}
+		wg.Wait()
+		defer func() { // also when a check fails: Stop is idempotent
+			for _, m := range ms {
+				if m != nil {
+					m.m.Stop()
+				}
+			}
+		}()
+		all := func() bool { return ms[0].settled(addrs) && ms[1].settled(addrs) && ms[2].settled(addrs) }
+		require.Eventually(t, all, 20*time.Second, 10*time.Millisecond, "three members see each other")
+
+		// b's endpoint to a loses everything until protoactor's endpoint manager drops it.
+		var resets atomic.Int32
+		sub := ms[1].sys.EventStream.Subscribe(func(evt any) {
+			if e, ok := evt.(*remote.EndpointTerminatedEvent); ok && e.Address == a && broken.CompareAndSwap(true, false) {
+				resets.Add(1)
+			}
+		})
+		defer ms[1].sys.EventStream.Unsubscribe(sub)
+		broken.Store(true)
+		start := time.Now()
+		require.Eventually(t, func() bool { return slices.Equal(ms[0].views.last().Members, []string{a, addrs[2]}) }, 20*time.Second, 5*time.Millisecond,
+			"a stops hearing b: a false suspicion")
+		dropped := time.Now()
+		assert.Equal(t, addrs, ms[1].views.last().Members, "b still hears a")
+		assert.Equal(t, addrs, ms[2].views.last().Members, "c still hears b")
+		require.Eventually(t, all, 20*time.Second, 5*time.Millisecond, "every view converges back to all three")
+		t.Logf("a one-way loss: a dropped b %v after the loss began; all three views again %v after the drop (failure timeout %v)",
+			dropped.Sub(start).Round(time.Millisecond), time.Since(dropped).Round(time.Millisecond), timeout)
+		assert.Equal(t, int32(1), resets.Load(), "b reset its endpoint to a once")
+
+		// A pause longer than the failure timeout, then b's heartbeats flow again by themselves.
+		paused.Store(true)
+		require.Eventually(t, func() bool { return slices.Equal(ms[0].views.last().Members, []string{a, addrs[2]}) }, 20*time.Second, 5*time.Millisecond,
+			"a drops b")
+		paused.Store(false)
+		healthy := time.Now()
+		require.Eventually(t, all, 20*time.Second, 5*time.Millisecond, "every view converges back to all three")
+		t.Logf("a pause: all three views again %v after b's heartbeats resumed", time.Since(healthy).Round(time.Millisecond))
 	})
 }

@@ -33,7 +33,8 @@
 //
 // What is not covered: two live members that disagree about a third being alive (a false
 // suspicion: a member silent for longer than the failure timeout, or an asymmetric partition) may
-// both run that member's pods until they agree again; there is no split-brain resolver or quorum.
+// both run that member's pods until they agree again (cluster/membership bounds that for a false
+// suspicion: see its doc); there is no split-brain resolver or quorum.
 // Once the views have settled every pod runs on exactly one member (the simulation in
 // simulation_test.go checks both properties over random interleavings of deaths, restarts,
 // detections and heartbeats).

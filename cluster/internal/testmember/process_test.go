@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -241,4 +242,42 @@ func summary(rs []round) string {
 		line("joiner's view complete (from restart)", func(r round) time.Duration { return r.joinerView }) +
 		line("peers' view complete (from restart)", func(r round) time.Duration { return r.peersView }) +
 		line("duplicate running (longest)", func(r round) time.Duration { return r.dupLongest })
+}
+
+// TestAFrozenMemberRejoins: a member frozen (SIGSTOP) past the failure timeout is dropped by its
+// peers, which take over its pods (a false suspicion: it is alive, only silent); once it runs
+// again (SIGCONT) every member's view has all three again and every pod runs exactly once, on its
+// owner among the three. While the members disagree, a pod may run on two of them (the frozen one
+// still holds its pods): membership has no quorum (ARCHITECTURE.md, Cluster).
+func TestAFrozenMemberRejoins(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	c.waitExactlyOnce(c.addrs, "three members start")
+	frozen := c.addrs[1]
+	c.procs[1].Signal(syscall.SIGSTOP)
+	stopped := time.Now()
+	survivors := without(c.addrs, 1)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) { // generous: the machine is shared
+		ev := c.events()
+		if !clustertest.FirstView(ev, survivors[0], survivors, stopped).IsZero() && !clustertest.FirstView(ev, survivors[1], survivors, stopped).IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.procs[1].Signal(syscall.SIGCONT)
+			t.Fatalf("the others did not drop the frozen %s within 60 s", frozen)
+		}
+	}
+	c.procs[1].Signal(syscall.SIGCONT)
+	resumed := time.Now()
+	c.waitExactlyOnce(c.addrs, "after "+frozen+" runs again")
+	ev := c.events()
+	for _, m := range c.addrs {
+		seen := clustertest.FirstView(ev, m, c.addrs, resumed)
+		if !seen.IsZero() || m == frozen {
+			continue
+		}
+		t.Errorf("%s never published a view with all three after %s ran again", m, frozen)
+	}
+	t.Logf("frozen for %v; every pod exactly once on the three %v after SIGCONT",
+		resumed.Sub(stopped).Round(time.Millisecond), clustertest.LastChange(ev, resumed).Sub(resumed).Round(time.Millisecond))
+	c.stable(resumed)
 }
