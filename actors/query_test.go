@@ -3,10 +3,14 @@ package actors
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
@@ -49,5 +53,28 @@ func TestQueryAfterStop(t *testing.T) {
 		require.NoError(t, h.tree.Stop())
 		_, _, err := h.tree.PodStatus(context.Background(), "uid")
 		require.ErrorIs(t, err, actor.ErrDeadLetter)
+	})
+}
+
+// PodStatuses answers for several pods in one query exactly what PodStatus answers for each; a pod
+// without a status is absent.
+func TestPodStatusesMatchesPodStatus(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := testPod("qa", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		b := testPod("qb", v1.Container{Name: "c"})
+		h.run(a)
+		h.run(b)
+		synctest.Wait()
+		got, err := h.tree.PodStatuses(context.Background(), a.UID, b.UID, "unknown")
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		for _, uid := range []types.UID{a.UID, b.UID} {
+			one, ok, err := h.tree.PodStatus(context.Background(), uid)
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, one, got[uid], "pod %s", uid)
+		}
+		assert.NotContains(t, got, types.UID("unknown"))
 	})
 }

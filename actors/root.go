@@ -81,7 +81,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.tell(ctx, e.status, m)
 	case *stopLivenessAndStartup, *setStatus:
 		e.tell(ctx, e.status, m)
-	case *protocol.GetPodStatus:
+	case *protocol.GetPodStatus, *protocol.GetPodStatuses:
 		ctx.Forward(e.status)
 	case *protocol.GetResult, *protocol.SubscribeResults, *protocol.UnsubscribeResults:
 		ctx.Forward(e.cache)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
@@ -58,6 +59,14 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *protocol.GetPodStatus:
 		st, ok := a.book.Status(m.PodUID)
 		ctx.Respond(&protocol.PodStatusResponse{Status: st, Found: ok})
+	case *protocol.GetPodStatuses:
+		out := make(map[types.UID]v1.PodStatus, len(m.PodUIDs))
+		for _, uid := range m.PodUIDs {
+			if st, ok := a.book.Status(uid); ok {
+				out[uid] = st
+			}
+		}
+		ctx.Respond(&protocol.PodStatusesResponse{Statuses: out})
 	case *protocol.CleanupPods:
 		a.tellManager(ctx, m)
 		a.book.Cleanup(m.Desired)

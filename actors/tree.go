@@ -186,6 +186,20 @@ func (t *Tree) PodStatus(ctx context.Context, uid types.UID) (v1.PodStatus, bool
 	return r.Status, r.Found, nil
 }
 
+// PodStatuses returns the probe-adjusted statuses of the given pods in one query (cheaper than a
+// PodStatus per pod for a whole pod list); pods without a status are absent from the map.
+func (t *Tree) PodStatuses(ctx context.Context, uids ...types.UID) (map[types.UID]v1.PodStatus, error) {
+	res, err := t.request(ctx, &protocol.GetPodStatuses{PodUIDs: uids})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*protocol.PodStatusesResponse)
+	if !ok {
+		return nil, fmt.Errorf("pod statuses query: unexpected answer %T", res)
+	}
+	return r.Statuses, nil
+}
+
 // Result returns the cached result of a container's probe.
 func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.ProbeType) (messages.Result, bool, error) {
 	res, err := t.request(ctx, &protocol.GetResult{ContainerID: id, Type: pt})

@@ -192,7 +192,7 @@ func (n *node) buildFleet(cfg runConfig) error {
 func (n *node) startFeed() error {
 	f := n.fleet
 	f.src = uplink.NewCoalescer()
-	feed := &fleetFeed{src: f.src, specs: n.rt.Pods, view: n.podWithStatus, log: n.log.Named("fleet"), sync: newPodSync()}
+	feed := &fleetFeed{src: f.src, specs: n.rt.Pods, view: n.podsWithStatus, log: n.log.Named("fleet"), sync: newPodSync()}
 	var err error
 	if f.feed, err = n.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return feed }), "fleet-feed"); err != nil {
 		return fmt.Errorf("start the fleet feed: %w", err)
@@ -300,7 +300,7 @@ type (
 type fleetFeed struct {
 	src   *uplink.Coalescer
 	specs func() []*v1.Pod
-	view  func(context.Context, *v1.Pod) (v1.Pod, error)
+	view  func(context.Context, []*v1.Pod) ([]v1.Pod, error)
 	log   hclog.Logger
 	sync  *podSync
 
@@ -380,15 +380,24 @@ func (f *fleetFeed) refresh() {
 	for _, uid := range removed {
 		f.src.RemovePod(uid)
 	}
-	for _, uid := range read {
-		pod, err := f.view(context.Background(), byUID[uid])
-		if err != nil {
-			f.log.Warn("cannot read a pod's status for the fleet; retried", "uid", uid, "error", err)
+	if len(read) == 0 {
+		return
+	}
+	want := make([]*v1.Pod, len(read))
+	for i, uid := range read {
+		want[i] = byUID[uid]
+	}
+	pods, err := f.view(context.Background(), want)
+	if err != nil {
+		f.log.Warn("cannot read the pods' statuses for the fleet; retried", "pods", len(read), "error", err)
+		for _, uid := range read {
 			f.sync.Mark(uid)
-			continue
 		}
-		if f.sync.Changed(&pod) {
-			f.src.SetPod(&pod)
+		return
+	}
+	for i := range pods {
+		if f.sync.Changed(&pods[i]) {
+			f.src.SetPod(&pods[i])
 		}
 	}
 }

@@ -17,40 +17,46 @@ import (
 // Pods implements server.Source: every pod with the statusManager's probe-adjusted status (the
 // runtime's own view until the statusManager has one).
 func (n *node) Pods(ctx context.Context) ([]v1.Pod, error) {
-	specs := n.rt.Pods()
+	return n.podsWithStatus(ctx, n.rt.Pods())
+}
+
+// podsWithStatus is each of specs as /pods serves it: a copy with the merged status and, with
+// --node-name, spec.nodeName (the fleet uplink sends the same). The tree is asked once for all of
+// them (one query, one reply process in protoactor's registry, however many pods).
+func (n *node) podsWithStatus(ctx context.Context, specs []*v1.Pod) ([]v1.Pod, error) {
+	if len(specs) == 0 {
+		// No query: with --cluster, /pods is served (empty) while the remote starts, and protoactor's
+		// remote.Start sets the process registry's address that a query's future reads.
+		return []v1.Pod{}, nil
+	}
+	uids := make([]types.UID, len(specs))
+	for i, spec := range specs {
+		uids[i] = spec.UID
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	statuses, err := n.tree.PodStatuses(qctx, uids...)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("pod statuses: %w", err)
+	}
 	out := make([]v1.Pod, 0, len(specs))
 	for _, spec := range specs {
-		pod, err := n.podWithStatus(ctx, spec)
-		if err != nil {
-			return nil, err
+		pod := *spec.DeepCopy()
+		pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
+		if n.nodeName != "" {
+			pod.Spec.NodeName = n.nodeName
 		}
+		st, ok := statuses[pod.UID]
+		if !ok {
+			st, _ = n.rt.Status(pod.UID)
+		}
+		if st.Phase == "" {
+			st.Phase = v1.PodPending // accepted, nothing started yet
+		}
+		pod.Status = st
 		out = append(out, pod)
 	}
 	return out, nil
-}
-
-// podWithStatus is one pod as /pods serves it: a copy of spec with the merged status and, with
-// --node-name, spec.nodeName (the fleet uplink sends the same).
-func (n *node) podWithStatus(ctx context.Context, spec *v1.Pod) (v1.Pod, error) {
-	pod := *spec.DeepCopy()
-	pod.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
-	if n.nodeName != "" {
-		pod.Spec.NodeName = n.nodeName
-	}
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	st, ok, err := n.tree.PodStatus(qctx, pod.UID)
-	cancel()
-	if err != nil {
-		return v1.Pod{}, fmt.Errorf("pod status of %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	if !ok {
-		st, _ = n.rt.Status(pod.UID)
-	}
-	if st.Phase == "" {
-		st.Phase = v1.PodPending // accepted, nothing started yet
-	}
-	pod.Status = st
-	return pod, nil
 }
 
 // LogPath implements server.Source: the runtime's log file, running while that is the container's

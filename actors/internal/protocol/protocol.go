@@ -109,6 +109,18 @@ type GetPodStatus struct {
 	PodUID types.UID
 }
 
+// GetPodStatuses asks statusManager for several pods' statuses at once (Tree.PodStatuses: one
+// request, and one reply process in protoactor's registry, for a whole /pods); answered with a
+// PodStatusesResponse.
+type GetPodStatuses struct {
+	PodUIDs []types.UID
+}
+
+// PodStatusesResponse answers GetPodStatuses: the pods that have a status (the others are absent).
+type PodStatusesResponse struct {
+	Statuses map[types.UID]v1.PodStatus
+}
+
 // PodStatusResponse answers GetPodStatus: statusManager → requester. Found is false for pods without
 // a status.
 type PodStatusResponse struct {
