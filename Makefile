@@ -52,6 +52,13 @@ bench:
 plots:
 	$(GO) run ./tests/bench/benchplot -in $(BENCH_OUT) -out $(dir $(BENCH_OUT))
 
+## soak: node with SOAK_PODS (300) churning pods for SOAK_DURATION (10m); prints the growth line and
+## writes soak.png, samples.csv and profiles to SOAK_OUT (soak-out). Not part of make test.
+soak:
+	$(GO) build -o bin/node ./cmd/node
+	$(GO) build -o bin/soak ./tests/soak
+	./bin/soak -node bin/node
+
 ## bench-fleet: simulated nodes x 1,000 flipping keys through an aggregator process (changes/s, p99, B/key)
 bench-fleet:
 	$(GO) test -run '^$$' -bench Fleet -benchtime 1x -timeout 20m ./tests/fleetbench/
