@@ -16,9 +16,10 @@
 // methods are the only way in (the root's PID is private, so nothing bypasses its ordering): AddPod
 // (validated and defaulted as the API server would: package internal/podspec, plus the runtime's
 // own limits through PodValidator; a refused pod gets the field paths and starts nothing),
-// SetPodStatus, StopLivenessAndStartup, RemovePod, CleanupPods, the queries PodStatus and Result, and
-// Stop. Result changes reach an actor (Subscribe; it replies messages.AckResults to each batch) or a
-// func (SubscribeFunc; probeactor acknowledges when fn returns); both take OfTypes and WithSnapshot
+// SetPodStatus, StopLivenessAndStartup, RemovePod, CleanupPods, the queries PodStatus, PodStatuses
+// (many pods in one request) and Result, and Stop. Result changes reach an actor (Subscribe; it
+// replies messages.AckResults to each batch) or a func (SubscribeFunc; probeactor acknowledges when
+// fn returns); both take OfTypes and WithSnapshot
 // (the current value of every key first, then changes). The implementation (worker core, results
 // cache, supervision strategy, worker set, status book, pod record, the private protocol) lives in
 // actors/internal; actors/fakeruntime is a deterministic runtime for tests and actors/logging routes
