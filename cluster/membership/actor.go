@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/remote"
 
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
 
@@ -47,7 +48,7 @@ type memberActor struct {
 	reported []string
 	history  map[uint64][]string
 	topoSub  *eventstream.Subscription
-	stopTick func()
+	tick     clock.Timer
 	stopped  atomic.Bool // read by the timer's callback
 	leaving  bool
 	probing  map[string]bool // peers with a TCP probe in flight
@@ -296,7 +297,7 @@ func (a *memberActor) ignored(hb *clusterv1.Heartbeat, reason string) {
 // armTick schedules the next tick unless the actor is stopping.
 func (a *memberActor) armTick(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.stopTick = a.m.cfg.Clock.AfterFunc(a.m.cfg.HeartbeatInterval, func() {
+	a.tick = a.m.cfg.Clock.AfterFunc(a.m.cfg.HeartbeatInterval, func() {
 		if !a.stopped.Load() {
 			root.Send(self, tick{})
 		}
@@ -304,9 +305,9 @@ func (a *memberActor) armTick(ctx actor.Context) {
 }
 
 func (a *memberActor) cancelTick() {
-	if a.stopTick != nil {
-		a.stopTick()
-		a.stopTick = nil
+	if a.tick != nil {
+		a.tick.Stop()
+		a.tick = nil
 	}
 }
 

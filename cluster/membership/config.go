@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/remotesec"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
@@ -23,21 +24,6 @@ const (
 	// minHeartbeatInterval keeps a typo from flooding the peers.
 	minHeartbeatInterval = 10 * time.Millisecond
 )
-
-// Clock is the time the membership uses. The zero Config uses the wall clock.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once after d unless the returned stop is called first.
-	AfterFunc(d time.Duration, f func()) (stop func())
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) func() {
-	t := time.AfterFunc(d, f)
-	return func() { t.Stop() }
-}
 
 // Config configures one cluster member.
 type Config struct {
@@ -63,8 +49,9 @@ type Config struct {
 	// Incarnation identifies this process among restarts at the same address: default its start
 	// time in Unix nanoseconds (a restart is newer).
 	Incarnation uint64
-	Clock       Clock
-	Logger      hclog.Logger
+	// Clock gives the time and the timers (default: the wall clock, clock.Real).
+	Clock  clock.Clock
+	Logger hclog.Logger
 	// Registerer, when set, gets probeactor_cluster_* metrics.
 	Registerer prometheus.Registerer
 
@@ -133,7 +120,7 @@ func (c *Config) validate() error {
 		c.Incarnation = uint64(time.Now().UnixNano())
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real()
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

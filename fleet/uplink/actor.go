@@ -9,27 +9,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 // ActorName is the uplink actor's default name (the node's remote guard must let the aggregator's
 // Terminated reach it: remotesec.Config.Targets).
 const ActorName = "uplink"
-
-// Clock is the time the uplink uses: timers and now. Real() is the default.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once after d unless the returned stop is called first.
-	AfterFunc(d time.Duration, f func()) (stop func())
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) func() {
-	t := time.AfterFunc(d, f)
-	return func() { t.Stop() }
-}
 
 // Config configures an uplink.
 type Config struct {
@@ -48,8 +34,9 @@ type Config struct {
 	Heartbeat time.Duration
 	// Backoff between reconnection attempts (default 200 ms doubling to 5 s, equal jitter).
 	Backoff Backoff
-	Clock   Clock
-	Logger  hclog.Logger
+	// Clock gives the time and the timers (default: the wall clock, clock.Real).
+	Clock  clock.Clock
+	Logger hclog.Logger
 }
 
 func (c *Config) defaults() error {
@@ -72,7 +59,7 @@ func (c *Config) defaults() error {
 		c.Backoff.Rand = rand.Float64
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real()
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -110,8 +97,8 @@ type uplinkActor struct {
 	core      *Core
 	agg       *actor.PID
 	cancelSub func()
-	stopRetry func()
-	stopBeat  func()
+	retry     clock.Timer // the pending reconnection, nil when none
+	beat      clock.Timer // the pending heartbeat check, nil when none
 	stopped   bool
 }
 
@@ -123,9 +110,9 @@ func (u *uplinkActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		u.stopped = true
 		u.unsubscribe()
-		for _, stop := range []func(){u.stopRetry, u.stopBeat} {
-			if stop != nil {
-				stop()
+		for _, t := range []clock.Timer{u.retry, u.beat} {
+			if t != nil {
+				t.Stop()
 			}
 		}
 	case sourceBatch:
@@ -186,11 +173,11 @@ func (u *uplinkActor) perform(ctx actor.Context, effects []Effect) {
 			}
 		case RetryAfter:
 			u.cfg.Logger.Warn("fleet aggregator unavailable; retrying", "aggregator", u.cfg.Aggregator, "in", e.Delay, "reason", e.Why)
-			if u.stopRetry != nil {
-				u.stopRetry()
+			if u.retry != nil {
+				u.retry.Stop()
 			}
 			token, self, root := e.Token, ctx.Self(), ctx.ActorSystem().Root
-			u.stopRetry = u.cfg.Clock.AfterFunc(e.Delay, func() { root.Send(self, retryTimer{token: token}) })
+			u.retry = u.cfg.Clock.AfterFunc(e.Delay, func() { root.Send(self, retryTimer{token: token}) })
 		default:
 			u.cfg.Logger.Error("uplink: unknown effect", "kind", e.Kind)
 		}
@@ -251,5 +238,5 @@ func (u *uplinkActor) armHeartbeat(ctx actor.Context) {
 		return
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	u.stopBeat = u.cfg.Clock.AfterFunc(u.cfg.Heartbeat/2, func() { root.Send(self, heartbeatTimer{}) })
+	u.beat = u.cfg.Clock.AfterFunc(u.cfg.Heartbeat/2, func() { root.Send(self, heartbeatTimer{}) })
 }
