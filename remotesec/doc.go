@@ -43,7 +43,9 @@
 // dials with a 2 s timeout (protoactor's endpoint writer replaces its connection on every failed
 // connect attempt without closing it: a non-blocking dial leaked a connection and its reconnect
 // loop per attempt while a peer was down; a failed blocking dial is closed by gRPC). Start also
-// turns remote.Start's panic on a busy address into an error.
+// turns remote.Start's panic on a busy address into an error, and Stop survives the graceful
+// shutdown's "send on closed channel" panic (an endpoint reader closing its disconnect channel as
+// the manager signals it, when peers stop together) by stopping the gRPC server hard.
 //
 // Config.Inspect lets the process add message-level identity checks with what the guard knows of
 // the peer (its verified certificate): the aggregator binds a node's name to its certificate there.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -192,10 +193,36 @@ func startRemote(r *remote.Remote) (err error) {
 
 // Stop shuts a started remote down: it tells connected peers it is leaving and closes every
 // endpoint, waiting at most protoactor's own 10 s for gRPC to drain.
+//
+// The pinned protoactor's graceful shutdown can panic with "send on closed channel": its
+// endpoint manager signals every endpoint reader on the reader's disconnect channel, which a
+// reader whose stream just ended has closed but not yet removed (endpoint_reader.go's deferred
+// close). Peers that stop together hit it (reproduced by cluster/membership's tests under load).
+// The panic leaves the endpoint manager stopped and the gRPC server running, so Stop recovers
+// exactly that panic and finishes with a hard stop of the server; any other panic propagates.
 func Stop(r *remote.Remote) {
 	if r != nil {
-		r.Shutdown(true)
+		stop(r.Shutdown, func() {
+			r.Logger().Warn("protoactor's graceful remote shutdown panicked (send on a closed endpoint reader channel); stopped the gRPC server hard")
+		})
 	}
+}
+
+// stop runs shutdown(true), falling back to shutdown(false) after protoactor's send on a closed
+// reader channel (see Stop), which it reports through recovered.
+func stop(shutdown func(graceful bool), recovered func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if e, ok := p.(runtime.Error); !ok || e.Error() != "send on closed channel" {
+			panic(p)
+		}
+		recovered()
+		shutdown(false)
+	}()
+	shutdown(true)
 }
 
 func newPolicy(cfg Config, self func() string) *policy {

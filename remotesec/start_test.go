@@ -110,3 +110,39 @@ func TestPeerAddressMustBeThePeers(t *testing.T) {
 	v6 := &net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 1}
 	assert.NoError(t, sameHost("127.0.0.1", v6), "an IPv4-mapped peer")
 }
+
+// protoactor's graceful shutdown panics when an endpoint reader closed its disconnect channel
+// just before the manager signals it; Stop must finish with a hard stop instead of crashing the
+// process, and must not hide any other panic.
+func TestStopSurvivesProtoactorsSendOnAClosedReaderChannel(t *testing.T) {
+	var calls []bool
+	recovered := 0
+	onRecover := func() { recovered++ }
+	require.NotPanics(t, func() {
+		stop(func(graceful bool) {
+			calls = append(calls, graceful)
+			if graceful {
+				ch := make(chan bool, 1)
+				close(ch)
+				ch <- true // the very panic protoactor's endpointManager.stop raises
+			}
+		}, onRecover)
+	})
+	assert.Equal(t, []bool{true, false}, calls, "a graceful attempt, then the hard stop of the gRPC server")
+	assert.Equal(t, 1, recovered, "the fallback is reported")
+
+	calls = nil
+	stop(func(graceful bool) { calls = append(calls, graceful) }, onRecover)
+	assert.Equal(t, []bool{true}, calls, "a graceful shutdown that succeeds is the only call")
+
+	assert.PanicsWithValue(t, "boom", func() { stop(func(bool) { panic("boom") }, onRecover) }, "other panics propagate")
+	var nilMap map[string]int
+	assert.Panics(t, func() {
+		stop(func(graceful bool) {
+			if graceful {
+				nilMap["x"] = 1 // a runtime error that is not the known one
+			}
+		}, onRecover)
+	})
+	assert.Equal(t, 1, recovered, "only the known panic is recovered")
+}

@@ -250,6 +250,9 @@ func TestAFalseSuspicionHeals(t *testing.T) {
 				}
 			}
 		}()
+		for i, m := range ms {
+			require.NotNil(t, m, "member %s started", addrs[i]) // startTestMember failed in its goroutine
+		}
 		all := func() bool { return ms[0].settled(addrs) && ms[1].settled(addrs) && ms[2].settled(addrs) }
 		require.Eventually(t, all, 20*time.Second, 10*time.Millisecond, "three members see each other")
 

@@ -95,6 +95,9 @@ func TestMembersShareThePodsAndHandThemOverWithoutRunningOneTwice(t *testing.T) 
 			wg.Go(func() { ms[i] = startMember(t, ledger, a, addrs, pods) })
 		}
 		wg.Wait()
+		for i, m := range ms {
+			require.NotNil(t, m, "member %s started", addrs[i]) // startMember failed in its goroutine
+		}
 		exactlyOnce := func(members []string, what string) {
 			var err error
 			require.Eventually(t, func() bool {
