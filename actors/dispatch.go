@@ -2,6 +2,7 @@ package actors
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,33 +92,39 @@ func (p *mailboxPool) Stop() {
 
 // attemptPool runs probe attempts, which may block for up to their timeout (real probes), on
 // long-lived goroutines, never holding one attempt behind another for more than backlogWait: Go
-// hands an attempt to an idle goroutine if one is free; else, while fewer than spare goroutines are
-// alive, it starts a new one; else it puts the attempt in the backlog, which goroutines take from
-// when they finish an attempt, and which starts a new goroutine per waiting attempt once one has
-// waited backlogWait (the busy ones may be blocked on slow probes). So the pool grows to the number
-// of attempts in flight when they are slow, but a burst of quick attempts on a machine that is
-// already busy does not start (and grow the stacks of) a goroutine each. A goroutine that finishes
-// an attempt stays for the next one only while fewer than maxIdle others are idle, and for at most
-// two attemptIdleTimeouts, so the pool shrinks back as soon as a burst of slow attempts ends and
-// holds nothing at rest.
+// hands an attempt to an idle goroutine if there is one; else, while fewer than spare goroutines
+// are alive, it starts a new one; else it puts the attempt in the backlog, which goroutines take
+// from when they finish an attempt, and which starts a new goroutine per waiting attempt once one
+// has waited backlogWait (the busy ones may be blocked on slow probes). So the pool grows to the
+// number of attempts in flight when they are slow, but a burst of quick attempts on a machine that
+// is already busy does not start (and grow the stacks of) a goroutine each. A goroutine that
+// finishes an attempt stays for the next one only while fewer than maxIdle others are idle, and
+// for at most two attemptIdleTimeouts, so the pool shrinks back as soon as a burst of slow attempts
+// ends and holds nothing at rest.
 //
-// Hand-off: an idle goroutine adds one to free and waits on work; Go takes one from free (so each
-// attempt it queues has an idle goroutine of its own) before it sends. At most maxIdle goroutines
-// are idle, so at most maxIdle attempts are ever queued on work and the send never blocks.
+// Hand-off is LIFO: idle goroutines wait on channels of their own, stacked in the order they went
+// idle, and Go hands an attempt to the most recently idle one. So the goroutines that keep working
+// are as few as the attempts in flight at the busiest moment of the last timeout, and the others
+// reach their retire timeout and end. (With one shared channel, receivers are served in FIFO
+// order: every idle goroutine got an attempt now and then, none ever timed out, and under steady
+// probing the pool filled up to maxIdle — the goroutine growth of the soak, ARCHITECTURE.md.)
 type attemptPool struct {
 	mu      sync.RWMutex // Go holds it shared; Stop exclusively, so no wg.Add races the Wait
 	closed  bool
-	work    chan job // capacity maxIdle
+	idleMu  sync.Mutex
+	stack   []*idler // idle goroutines, the most recently idle last; at most maxIdle
 	backlog chan job // capacity backlogCap
 	quit    chan struct{}
-	free    atomic.Int32 // idle goroutines no attempt has been promised to
-	idle    atomic.Int32 // goroutines waiting on work
 	live    atomic.Int32 // goroutines of the pool
 	rescue  atomic.Bool  // a backlog check is scheduled
-	maxIdle int32
+	maxIdle int
 	spare   int32
 	wg      sync.WaitGroup
 }
+
+// idler is one idle goroutine's hand-off: Go sends it one attempt after taking it off the stack,
+// so the send never blocks.
+type idler struct{ work chan job }
 
 const (
 	// backlogWait is the longest an attempt waits in the backlog before a goroutine is started for it.
@@ -131,15 +138,15 @@ const (
 const attemptIdleTimeout = time.Second
 
 func newAttemptPool(maxIdle int) *attemptPool {
-	return &attemptPool{work: make(chan job, maxIdle), backlog: make(chan job, backlogCap), quit: make(chan struct{}),
-		maxIdle: int32(maxIdle), spare: int32(2 * max(2, runtime.GOMAXPROCS(0)))}
+	return &attemptPool{backlog: make(chan job, backlogCap), quit: make(chan struct{}),
+		maxIdle: maxIdle, spare: int32(2 * max(2, runtime.GOMAXPROCS(0)))}
 }
 
-// defaultIdleAttemptGoroutines is how many idle attempt goroutines stay (256 on 2 cores, ~2 MB of
-// stacks). The scheduler wakes workers in bursts (every worker due in the same instant), and a
+// defaultIdleAttemptGoroutines is how many idle attempt goroutines may stay (256 on 2 cores, ~2 MB
+// of stacks). The scheduler wakes workers in bursts (every worker due in the same instant), and a
 // mailbox goroutine starts a burst's attempts faster than they finish: with 8 idle goroutines, most
 // attempts at 100,000 probes/s still started a goroutine and grew its stack (15 % of CPU); with 256,
-// under 2 %.
+// under 2 %. The LIFO hand-off keeps only as many as the bursts use.
 func defaultIdleAttemptGoroutines() int { return 128 * max(2, runtime.GOMAXPROCS(0)) }
 
 // Go runs the attempt of s on an idle pool goroutine, or a new one. It never blocks and never waits
@@ -152,8 +159,8 @@ func (p *attemptPool) Go(s job) {
 		go s.run()
 		return
 	}
-	if p.withdraw() { // an idle goroutine is ours
-		p.work <- s
+	if w := p.pop(); w != nil {
+		w.work <- s
 		return
 	}
 	if p.live.Load() >= p.spare {
@@ -186,8 +193,8 @@ func (p *attemptPool) rescueBacklog() {
 		case s := <-p.backlog:
 			if p.closed {
 				go s.run()
-			} else if p.withdraw() {
-				p.work <- s
+			} else if w := p.pop(); w != nil {
+				w.work <- s
 			} else {
 				p.start(s)
 			}
@@ -201,18 +208,61 @@ func (p *attemptPool) rescueBacklog() {
 func (p *attemptPool) TryGo(s job) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.closed || !p.withdraw() {
+	if p.closed {
 		return false
 	}
-	p.work <- s
+	w := p.pop()
+	if w == nil {
+		return false
+	}
+	w.work <- s
 	return true
 }
 
-// run ends when the goroutine has been idle for one to two attemptIdleTimeouts, when more than
-// maxIdle others are idle, or when the pool stops.
+// pop takes the most recently idle goroutine off the stack (nil when none is idle).
+func (p *attemptPool) pop() *idler {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	n := len(p.stack)
+	if n == 0 {
+		return nil
+	}
+	w := p.stack[n-1]
+	p.stack[n-1] = nil
+	p.stack = p.stack[:n-1]
+	return w
+}
+
+// push puts w on the stack; false when maxIdle goroutines are idle already (w ends instead).
+func (p *attemptPool) push(w *idler) bool {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	if len(p.stack) >= p.maxIdle {
+		return false
+	}
+	p.stack = append(p.stack, w)
+	return true
+}
+
+// remove takes w off the stack before it retires; false when Go has taken it already (an attempt
+// is on its way). Retiring goroutines are the least recently idle, near the bottom.
+func (p *attemptPool) remove(w *idler) bool {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	i := slices.Index(p.stack, w)
+	if i < 0 {
+		return false
+	}
+	p.stack = slices.Delete(p.stack, i, i+1)
+	return true
+}
+
+// run ends when the goroutine has been idle for one to two attemptIdleTimeouts, when maxIdle
+// others are idle, or when the pool stops.
 func (p *attemptPool) run(s job) {
 	defer p.wg.Done()
 	defer p.live.Add(-1)
+	me := &idler{work: make(chan job, 1)}
 	// The retire timer is armed once and re-armed only when it fires after the goroutine worked
 	// since (not per attempt: a Reset per attempt cost ~3 % of CPU at 100,000 probes/s), so an idle
 	// goroutine ends between one and two attemptIdleTimeouts after its last attempt.
@@ -229,71 +279,56 @@ func (p *attemptPool) run(s job) {
 			continue
 		default:
 		}
-		if p.idle.Add(1) > p.maxIdle {
-			p.idle.Add(-1)
+		if !p.push(me) {
 			return
 		}
-		p.free.Add(1)
 		worked := retire != nil
 		if retire == nil {
 			retire = time.NewTimer(attemptIdleTimeout)
 		}
 	wait:
 		select {
-		case s = <-p.work:
+		case s = <-me.work:
 		case <-retire.C:
 			if worked {
 				worked = false
 				retire.Reset(attemptIdleTimeout)
 				goto wait
 			}
-			if p.withdraw() {
-				p.idle.Add(-1)
+			if p.remove(me) {
 				return
 			}
-			// Every idle goroutine has been promised an attempt: one is on its way to us.
+			// Go took this goroutine off the stack: its attempt is on its way.
 			retire.Reset(attemptIdleTimeout)
 			select {
-			case s = <-p.work:
+			case s = <-me.work:
 			case <-p.quit:
-				p.drain()
+				p.drain(me)
 				return
 			}
 		case <-p.quit:
-			p.drain()
+			p.drain(me)
 			return
 		}
-		p.idle.Add(-1)
 	}
 }
 
-// withdraw takes back one idle goroutine's promise before it retires; false when every idle
-// goroutine has already been promised an attempt (free + queued attempts = idle goroutines).
-func (p *attemptPool) withdraw() bool {
-	for f := p.free.Load(); f > 0; f = p.free.Load() {
-		if p.free.CompareAndSwap(f, f-1) {
-			return true
-		}
-	}
-	return false
-}
-
-// drain runs what was promised before Stop (Stop holds the lock while it closes quit, so all of it
-// is queued; another idle goroutine may have taken this one's quit first) and leaves the pool.
-func (p *attemptPool) drain() {
-	for {
-		select {
-		case s := <-p.work:
-			s.run()
-		default:
-			p.idle.Add(-1)
-			return
-		}
+// drain runs the attempt handed to w before Stop, if any (Stop holds the lock while it closes quit,
+// so a goroutine taken off the stack has its attempt queued by then) and leaves the pool.
+func (p *attemptPool) drain(w *idler) {
+	select {
+	case s := <-w.work:
+		s.run()
+	default:
 	}
 }
 
 // Idle is the number of goroutines waiting for an attempt (tests).
-func (p *attemptPool) Idle() int { return int(p.idle.Load()) }
+func (p *attemptPool) Idle() int {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	return len(p.stack)
+}
 
 // Stop ends the idle goroutines and waits for the busy ones to finish their attempt. Idempotent.
 func (p *attemptPool) Stop() {

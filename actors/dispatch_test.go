@@ -130,6 +130,33 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 	})
 }
 
+// The hand-off is LIFO: after a burst of 32 slow attempts, a steady trickle of quick ones (one
+// every 10 ms, each done before the next) keeps one goroutine working while the 31 others reach
+// their retire timeout. (A FIFO hand-off would pass the trickle round all 32 and keep every one.)
+func TestAttemptPoolKeepsOnlyTheGoroutinesItUses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const burst = 32
+		p := newAttemptPool(64)
+		defer p.Stop()
+		release := make(chan struct{})
+		for range burst {
+			p.Go(jobFunc(func() { <-release }))
+		}
+		time.Sleep(backlogWait) // virtual time: the backlog's rescue starts the rest
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		require.Equal(t, burst, p.Idle(), "the burst's goroutines are idle")
+		for range 300 { // 3 s: past two attemptIdleTimeouts
+			p.Go(jobFunc(func() {}))
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		assert.Equal(t, 1, p.Idle(), "only the goroutine the trickle uses stays")
+		assert.Equal(t, int32(1), p.live.Load())
+	})
+}
+
 func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	inBubble(t, func(t *testing.T) { attemptPoolStopWaitsForBusyAttempts(t) })
 }
