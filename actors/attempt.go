@@ -23,7 +23,7 @@ import (
 // worker pointer, never the slot, which may already serve another worker.
 type attemptSlot struct {
 	w   *workerActor
-	ctx attemptCtx
+	ctx *attemptCtx // replaced, never revived, once cancelled (see attemptCtx)
 	wg  sync.WaitGroup
 
 	// inputs, written by the worker before the hand-over
@@ -91,7 +91,7 @@ func (s *attemptSlot) exec() (*workerActor, bool) {
 			}
 		}()
 		start := e.now()
-		rep.verdict = worker.RunProbe(&s.ctx, e.cfg.prober, w.typ, w.spec(), s.target)
+		rep.verdict = worker.RunProbe(s.ctx, e.cfg.prober, w.typ, w.spec(), s.target)
 		rep.duration = e.now().Sub(start)
 	}()
 	s.mu.Lock()
@@ -138,21 +138,27 @@ func (x *executors) releaseSlot(s *attemptSlot) {
 	s.finished, s.report = false, attemptReport{} // keep no verdict (an HTTP body) alive in the pool
 	s.mu.Unlock()
 	s.w, s.target = nil, probes.Target{}
-	s.ctx.reset()
+	if s.ctx.Err() != nil {
+		s.ctx = new(attemptCtx) // the cancelled one stays cancelled for whoever still watches it
+	}
 	x.slots.Put(s)
 }
 
 // attemptCtx is the context.Context of an attempt. It lives in a pooled slot and is reused from one
-// attempt to the next (a context.WithCancel per attempt costs two allocations), cancelled only when
-// a worker abandons its attempt, and made live again by reset when the slot is released. It has no deadline and
-// no values. Children (the prober's context.WithTimeout) register through AfterFunc, so the
-// context package starts no goroutine for them.
+// attempt to the next while it is live (a context.WithCancel per attempt costs two allocations); it
+// is cancelled only when a worker abandons its attempt, and a cancelled one is never made live
+// again: the slot gets a new one. Children derived through a wrapper (probes/exec.go's
+// context.WithTimeout(context.WithValue(ctx, …))) are watched by a goroutine of the context package
+// that selects on this context's done channel and then reads Err: a context made live again after
+// a cancel handed it nil, and the context package panics on that ("missing cancel error": it
+// crashed node in a soak under load). It has no deadline and no values. Children derived directly
+// (the prober's context.WithTimeout) register through AfterFunc, so the context package starts no
+// goroutine for them.
 type attemptCtx struct {
-	mu      sync.Mutex
-	done    chan struct{} // made by the first Done; closed by cancel
-	err     error
-	afters  []*afterFunc
-	pending sync.WaitGroup // AfterFunc callbacks still to run for a cancelled context
+	mu     sync.Mutex
+	done   chan struct{} // made by the first Done; closed by cancel
+	err    error
+	afters []*afterFunc
 }
 
 type afterFunc struct{ f func() }
@@ -189,17 +195,12 @@ func (c *attemptCtx) Value(any) any { return nil }
 // context.WithCancel and friends register their child's cancel through it, and f reads c.Err()).
 // stop reports whether it kept f from running. Registered callbacks run when cancel runs; for an
 // already cancelled context f runs in a goroutine of its own (the context package calls AfterFunc
-// holding the child's lock, which f takes), and reset waits for it, so f never sees the context
-// live again.
+// holding the child's lock, which f takes); c stays cancelled, so f sees its error.
 func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		c.pending.Add(1)
-		go func() {
-			defer c.pending.Done()
-			f()
-		}()
+		go f()
 		return func() bool { return false }
 	}
 	a := &afterFunc{f: f}
@@ -235,15 +236,5 @@ func (c *attemptCtx) cancel() {
 	c.mu.Unlock()
 	for _, a := range fs { // the context package's child cancellations: quick, and they read c.Err()
 		a.f()
-	}
-}
-
-// reset makes a cancelled context live again (a new done channel when one is asked for).
-func (c *attemptCtx) reset() {
-	c.pending.Wait()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		c.err, c.done = nil, nil
 	}
 }

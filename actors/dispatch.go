@@ -356,7 +356,7 @@ type executors struct {
 func newExecutors() *executors {
 	return &executors{mailboxes: newMailboxPool(defaultMailboxGoroutines()),
 		attempts: newAttemptPool(defaultIdleAttemptGoroutines()), quit: make(chan struct{}),
-		slots: sync.Pool{New: func() any { return new(attemptSlot) }}}
+		slots: sync.Pool{New: func() any { return &attemptSlot{ctx: new(attemptCtx)} }}}
 }
 
 // runner starts a goroutine of its own for the mailbox of one of the tree's actors (probeManager,
