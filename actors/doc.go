@@ -50,7 +50,8 @@
 //     pool. The worker's own signals (tick, attempt finished) skip protoactor's invoker.
 //   - Both pools are owned by the tree and stopped with it; scheduling never blocks (a full or
 //     stopped pool falls back to a new goroutine); the attempt pool keeps idle goroutines only up to
-//     a bound and for at most two idle seconds, and when all of its goroutines are busy an attempt
+//     a bound and for at most two idle seconds, hands work to the most recently idle one first (LIFO,
+//     so the goroutines a steady load does not need retire), and when all of its goroutines are busy an attempt
 //     waits at most 1 ms (backlogWait) for one before it gets a new one. Each of the tree's own
 //     actors (but the root) has a long-lived goroutine for its mailbox.
 //   - Workers are supervised with back-off and resumed, not re-created (supervision.Resume): their
