@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -78,6 +79,7 @@ type Core struct {
 	replacing    map[string]bool // names stopped because they changed: their next start is a change
 	clashes      []string        // pods refused by the last choose (name or UID taken)
 	reported     map[string]bool // problems reported and still present
+	cluster      string          // NewClusterCore's cluster name ("" = node alone)
 }
 
 // NewCore returns a core with no static pods. reserved are pods node runs from elsewhere (-f):
@@ -100,6 +102,17 @@ func NewCore(reserved []*v1.Pod, origin string) *Core {
 	return c
 }
 
+// NewClusterCore returns a core for a member of the cluster named cluster: it only reads (Read),
+// the cluster's sharder starts and stops the pods. A pod's UID derives from the cluster name, the
+// file's name (not its directory: members may keep their manifests at different paths) and the
+// pod's content, so every member reading the same file derives the same UID; a pod that sets
+// metadata.uid is refused (the sharder places pods by UID, and a changed pod must be a new pod).
+func NewClusterCore(reserved []*v1.Pod, origin, cluster string) *Core {
+	c := NewCore(reserved, origin)
+	c.cluster = cluster
+	return c
+}
+
 func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // ListFailed records that the manifest path could not be listed: nothing changes, the problem is
@@ -112,6 +125,27 @@ func (c *Core) ListFailed(err error) Plan {
 // Scan takes the complete listing of the manifest path (every file, in name order) at time now
 // (the creation time of pods it parses) and returns what to do.
 func (c *Core) Scan(files []File, now time.Time) Plan {
+	c.read(files, now)
+	plan := c.reconcile()
+	plan.Problems = c.newProblems()
+	return plan
+}
+
+// Read takes the complete listing of the manifest path, as Scan, and returns the pods that should
+// run (in namespace/name order) and the problems not reported yet, without starting or stopping
+// anything: a cluster's sharder runs the pods (NewClusterCore). The choice among clashing pods is
+// Scan's with nothing running: the first file in name order wins, so members reading the same
+// files choose alike.
+func (c *Core) Read(files []File, now time.Time) (pods []*v1.Pod, problems []string) {
+	c.read(files, now)
+	for _, key := range sortedKeys(c.desired) {
+		pods = append(pods, c.desired[key].pod)
+	}
+	return pods, c.newProblems()
+}
+
+// read parses the files that changed since the last read and chooses the desired pods.
+func (c *Core) read(files []File, now time.Time) {
 	c.dirProblem = ""
 	seen := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -134,7 +168,7 @@ func (c *Core) Scan(files []File, now time.Time) Plan {
 			continue
 		}
 		fs.sum, fs.parsed = sum, true
-		pods, problems := load(f.Path, f.Data, now)
+		pods, problems := load(f.Path, f.Data, now, c.cluster)
 		fs.problems = problems
 		switch {
 		case len(problems) == 0:
@@ -153,9 +187,6 @@ func (c *Core) Scan(files []File, now time.Time) Plan {
 		paths = append(paths, f.Path)
 	}
 	c.desired = c.choose(paths)
-	plan := c.reconcile()
-	plan.Problems = c.newProblems()
-	return plan
 }
 
 // keptNote follows the problems of a file whose last valid version runs.
@@ -310,8 +341,9 @@ func (c *Core) newProblems() []string {
 }
 
 // load decodes, defaults and validates one file. A pod without a UID gets one derived from the
-// path and its content, as kubelet derives it.
-func load(path string, data []byte, now time.Time) ([]candidate, []string) {
+// path and its content, as kubelet derives it; in a cluster, from the cluster name, the file's name
+// and its content (and a pod with a UID is refused, see NewClusterCore).
+func load(path string, data []byte, now time.Time, cluster string) ([]candidate, []string) {
 	decoded, errs := manifest.Decode(path, data)
 	if len(errs) > 0 {
 		var problems []string
@@ -332,11 +364,14 @@ func load(path string, data []byte, now time.Time) ([]candidate, []string) {
 			continue
 		}
 		content := sha256.Sum256(raw)
-		if d.Pod.UID == "" {
-			h := sha256.New()
-			fmt.Fprintf(h, "file:%s\n", path)
-			h.Write(raw)
-			d.Pod.UID = types.UID(hex.EncodeToString(h.Sum(nil))[:32])
+		switch {
+		case cluster != "" && d.Pod.UID != "":
+			problems = append(problems, fmt.Sprintf("%s: metadata.uid: Forbidden: with --cluster a static pod's UID derives from its file name and content, alike on every member (remove it)", d.Origin))
+			continue
+		case cluster != "":
+			d.Pod.UID = derivedUID(fmt.Sprintf("cluster:%s\nfile:%s\n", cluster, filepath.Base(path)), raw)
+		case d.Pod.UID == "":
+			d.Pod.UID = derivedUID(fmt.Sprintf("file:%s\n", path), raw)
 		}
 		for _, e := range proc.Prepare(d.Pod, now) {
 			problems = append(problems, manifest.OneLine(d.Origin+": "+e.Error()))
@@ -347,6 +382,14 @@ func load(path string, data []byte, now time.Time) ([]candidate, []string) {
 		return nil, problems
 	}
 	return pods, nil
+}
+
+// derivedUID is the UID of a pod whose content (JSON) is raw, read from the source that prefix names.
+func derivedUID(prefix string, raw []byte) types.UID {
+	h := sha256.New()
+	h.Write([]byte(prefix))
+	h.Write(raw)
+	return types.UID(hex.EncodeToString(h.Sum(nil))[:32])
 }
 
 func sortedKeys[K ~string, V any](m map[K]V) []K {

@@ -235,3 +235,62 @@ func TestUIDsAreDerivedFromPathAndContent(t *testing.T) {
 	assert.Equal(t, int32(10), p.Spec.Containers[0].ReadinessProbe.PeriodSeconds, "probe defaults")
 	assert.Equal(t, t0, p.CreationTimestamp.Time)
 }
+
+// TestClusterCoreReadsTheSameSetOnEveryMember: in a cluster the core only reads. Members keeping
+// the same files in different directories derive the same UIDs (the cluster name, the file's name
+// and the pod's content); another content, file name or cluster is another pod; metadata.uid and
+// clashes with -f pods are refused with the file and field path; a pod of a file that turns
+// invalid stays in the set.
+func TestClusterCoreReadsTheSameSetOnEveryMember(t *testing.T) {
+	fromF := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "f-uid"}}
+	web, db := podYAML("web", "    readinessProbe: {tcpSocket: {port: 80}}\n"), podYAML("db", "")
+	read := func(c *Core, dir string, files map[string]string) (map[string]types.UID, []string) {
+		var list []File
+		for _, name := range sortedKeys(files) {
+			list = append(list, file(dir+"/"+name, files[name]))
+		}
+		pods, problems := c.Read(list, t0)
+		uids := map[string]types.UID{}
+		for _, p := range pods {
+			uids[p.Name] = p.UID
+		}
+		return uids, problems
+	}
+	files := map[string]string{"web.yaml": web, "db.yaml": db}
+	m1, problems := read(NewClusterCore([]*v1.Pod{fromF}, "-f", "demo"), "/etc/m1/pods", files)
+	assert.Empty(t, problems)
+	m2, _ := read(NewClusterCore([]*v1.Pod{fromF}, "-f", "demo"), "/srv/m2", files)
+	assert.Equal(t, m1, m2, "the same files in other directories: the same pods")
+	require.Len(t, m1, 2)
+	assert.NotEqual(t, m1["web"], m1["db"])
+
+	other, _ := read(NewClusterCore(nil, "-f", "prod"), "/etc/m1/pods", files)
+	assert.NotEqual(t, m1["web"], other["web"], "another cluster")
+	moved, _ := read(NewClusterCore(nil, "-f", "demo"), "/etc/m1/pods", map[string]string{"www.yaml": web})
+	assert.NotEqual(t, m1["web"], moved["web"], "another file name")
+	alone, _ := read(NewCore(nil, "-f"), "/etc/m1/pods", files)
+	assert.NotEqual(t, m1["web"], alone["web"], "node alone derives from the path")
+
+	c := NewClusterCore([]*v1.Pod{fromF}, "-f", "demo")
+	uids, problems := read(c, "d", map[string]string{
+		"api.yaml":  podYAML("api", ""),
+		"uid.yaml":  strings.Replace(db, "metadata: {name: db}", "metadata: {name: db, uid: u1}", 1),
+		"web.yaml":  web,
+		"web2.yaml": podYAML("web", ""),
+	})
+	assert.Equal(t, map[string]types.UID{"web": m1["web"]}, uids, "only web.yaml is valid, and it is the same pod as in /etc/m1/pods")
+	assert.Equal(t, []string{
+		"d/uid.yaml: metadata.uid: Forbidden: with --cluster a static pod's UID derives from its file name and content, alike on every member (remove it)",
+		`d/api.yaml: metadata.name: Duplicate value: pod "default/api" is also run from -f`,
+		`d/web2.yaml: metadata.name: Duplicate value: pod "default/web" is also defined in d/web.yaml`,
+	}, problems)
+
+	changed, problems := read(c, "d", map[string]string{"web.yaml": podYAML("web", "    workingDir: /tmp\n")})
+	assert.Empty(t, problems)
+	assert.NotEqual(t, m1["web"], changed["web"], "a changed pod is a new pod")
+	kept, problems := read(c, "d", map[string]string{"web.yaml": "kind: Pod\n"})
+	assert.Equal(t, changed, kept, "an invalid file keeps its last valid pods in the set")
+	assert.Contains(t, problems, "d/web.yaml: not applied; the pods of its last valid version keep running")
+	none, _ := read(c, "d", nil)
+	assert.Empty(t, none, "a removed file leaves the set")
+}

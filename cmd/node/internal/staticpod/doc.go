@@ -29,6 +29,15 @@
 //     pod); a path naming one manifest file that is removed stops its pods, as a file removed from a
 //     directory does.
 //
+// In a cluster (`node run --cluster`; Options.Set and Cluster, NewClusterCore) the watcher only
+// reads: after every read it hands the whole set of valid static pods to the cluster's sharder,
+// which starts and stops this member's share. Parsing, problems and clashes are as above (nothing
+// runs here, so among clashing pods the first file in name order wins, alike on every member that
+// reads the same files). A pod's UID derives from the cluster name, the file's name (not its
+// directory, which may differ between members) and the pod's content, so members agree on it and
+// an edited pod is a new pod; metadata.uid is refused (Forbidden), since the sharder places and
+// replaces pods by UID only. An unreadable directory hands over nothing: the last set stands.
+//
 // Invariants: the core never starts a pod while another instance with its name or UID still runs
 // or stops; each distinct problem is reported once while it lasts (again if it recurs after it was
 // fixed); Watcher.Close stops scanning, waits for the pods it is stopping and returns the ones it

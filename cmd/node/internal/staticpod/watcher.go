@@ -39,6 +39,14 @@ type Options struct {
 	Logger   hclog.Logger
 	Reserved []*v1.Pod // pods node runs from -f: their names and UIDs are not available
 	Now      func() time.Time
+
+	// Set, when given, makes the watcher a reader for a member of the cluster named Cluster (see
+	// NewClusterCore): after every read of the path, Set gets the whole set of valid static pods
+	// (Core.Read) and the watcher starts and stops nothing (Runner is not used; the cluster's
+	// sharder runs this member's share). A path that cannot be listed calls nothing: the last set
+	// stands. Set is called on the watcher's goroutine, one read at a time.
+	Set     func(pods []*v1.Pod)
+	Cluster string
 }
 
 // Watcher runs the static pods of a manifest path. Start it once; Close ends it.
@@ -68,10 +76,14 @@ func New(opts Options) *Watcher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	core := NewCore(opts.Reserved, "-f")
+	if opts.Set != nil {
+		core = NewClusterCore(opts.Reserved, "-f", opts.Cluster)
+	}
 	return &Watcher{
 		opts:    opts,
 		log:     opts.Logger.Named("static-pods"),
-		core:    NewCore(opts.Reserved, "-f"),
+		core:    core,
 		stopped: make(chan types.UID),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -122,6 +134,12 @@ func (w *Watcher) scan() {
 	}
 	if len(files) == 1 && files[0].Path == w.opts.Path {
 		w.singleFile = true
+	}
+	if w.opts.Set != nil {
+		pods, problems := w.core.Read(files, w.opts.Now())
+		w.carryOut(Plan{Problems: problems})
+		w.opts.Set(pods)
+		return
 	}
 	w.carryOut(w.core.Scan(files, w.opts.Now()))
 }

@@ -222,3 +222,62 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		assert.Equal(t, []string{"a"}, names(w.Close()))
 	})
 }
+
+// TestWatcherInAClusterGivesTheWholeSet: with Set, every read hands over the whole set of valid
+// static pods (added, removed, changed files alike) and nothing is started or stopped here; a bad
+// file is logged with its field path and leaves the rest of the set alone; a directory that cannot
+// be read hands over nothing, so the last set stands.
+func TestWatcherInAClusterGivesTheWholeSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "pods")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+		log, logs := logtest.Capture(t)
+		var mu sync.Mutex
+		var sets [][]string
+		r := &fakeRunner{}
+		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log, Cluster: "demo", Set: func(pods []*v1.Pod) {
+			mu.Lock()
+			defer mu.Unlock()
+			sets = append(sets, names(pods))
+		}})
+		last := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, sets)
+			return sets[len(sets)-1]
+		}
+		reads := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(sets)
+		}
+		w.Start()
+		synctest.Wait()
+		assert.Equal(t, []string{"a"}, last(), "read at once")
+
+		write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
+		write(t, filepath.Join(dir, "bad.yaml"), podYAML("bad", "    livenessProbe: {tcpSocket: {port: 80}, periodSecond: 5}\n"))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, []string{"a", "b"}, last())
+		assert.Contains(t, logs.String(), filepath.Join(dir, "bad.yaml")+": spec.containers[0].livenessProbe.periodSecond: unknown field")
+
+		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, []string{"b"}, last())
+
+		require.NoError(t, os.RemoveAll(dir))
+		n := reads()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, n, reads(), "a directory that cannot be read changes nothing")
+		assert.Contains(t, logs.String(), "no such file or directory")
+
+		assert.Empty(t, w.Close(), "the cluster runs the pods, not the watcher")
+		started, stopped := r.seen()
+		assert.Empty(t, started)
+		assert.Empty(t, stopped)
+	})
+}
