@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,8 @@ import (
 )
 
 // `node run --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C -f pods.yaml`: several node
-// processes share one set of pods. Every member reads the same manifests; cluster/membership
+// processes share one set of pods. Every member reads the same manifests (-f, --pod-manifest-path
+// or both); cluster/membership
 // (protoactor's cluster with a static-peers provider, on a guarded remote) gives the live members,
 // cluster/sharder runs this member's share (rendezvous hashing of pod UIDs, break-before-make
 // handoffs) through clusterRunner, over node's own pod start/stop (StartPod, StopPod: the static
@@ -33,6 +35,18 @@ import (
 //
 // A pod without metadata.uid gets a UID derived from the cluster name, its namespace and name
 // (clusterUID), so every member places it alike (a random UID per process would not be one pod).
+//
+// --pod-manifest-path with --cluster: the static pod watcher only reads (staticpod's cluster mode)
+// and after every read hands the sharder the whole set, the -f pods and the directory's
+// (setStaticPods), so files added start pods on their owner, removed files stop them wherever they
+// run, changed files replace them. A static pod's UID derives from the cluster name, its file's
+// name and its content (a changed pod is a new pod, placed anew), alike on every member whatever
+// its directory; metadata.uid is refused there, and a static pod whose namespace/name or UID an -f
+// pod has is refused (the -f pod runs; the file and field are named, as without --cluster).
+// Members whose directories differ for a moment (a file copied to one before another) never run a
+// pod twice: each pod is placed by its UID over the live members, whatever the set it comes in. A
+// pod only some members know runs on its rendezvous owner among the live members if that member
+// knows it, else nowhere until it does; once the directories agree, so do the members.
 
 // clusterConfig is the cluster flags of `node run`.
 type clusterConfig struct {
@@ -43,7 +57,7 @@ type clusterConfig struct {
 }
 
 func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
-	fs.StringVar(&c.name, "cluster", "", "join the cluster of this name: the members share the -f pods, each pod runs on one live member")
+	fs.StringVar(&c.name, "cluster", "", "join the cluster of this name: the members share the -f pods and --pod-manifest-path's static pods, each pod runs on one live member")
 	fs.StringVar(&c.listen, "cluster-listen", "", "host:port of this member's remote (protoactor, gRPC), as its peers list it; a non-loopback address needs mutual TLS")
 	fs.StringVar(&c.peers, "cluster-peers", "", "every member's --cluster-listen address, this one's included, comma-separated (the same list on every member)")
 	fs.DurationVar(&c.failureTimeout, "cluster-failure-timeout", membership.DefaultFailureTimeout, "a member silent for this long is dropped and its pods start on the others (heartbeats every eighth of it)")
@@ -68,10 +82,8 @@ func (c *clusterConfig) validate(files int, manifestPath string) error {
 		return errors.New("--cluster-peers: required with --cluster (every member's address, this one's included)")
 	case c.failureTimeout <= 0:
 		return fmt.Errorf("--cluster-failure-timeout %v: must be a positive duration (e.g. 2s)", c.failureTimeout)
-	case files == 0:
-		return errors.New("--cluster needs -f manifests: every member reads the same pods")
-	case manifestPath != "":
-		return errors.New("--pod-manifest-path cannot be combined with --cluster: the cluster's pods come from -f, the same on every member")
+	case files == 0 && manifestPath == "":
+		return errors.New("--cluster needs -f manifests or --pod-manifest-path: every member reads the same pods")
 	}
 	if err := checkHostPort(c.listen, false); err != nil {
 		return fmt.Errorf("--cluster-listen %q: %w", c.listen, err)
@@ -94,14 +106,23 @@ func clusterUID(cluster string) func(*v1.Pod) {
 	}
 }
 
+// clusterPodSet is the cluster's pod set as every member gives it to its sharder: the -f pods, then
+// the static pods of --pod-manifest-path (the static pod watcher refuses those whose namespace/name
+// or UID an -f pod has, so every UID is there once).
+func clusterPodSet(files, static []*v1.Pod) []*v1.Pod {
+	return append(slices.Clip(files), static...)
+}
+
 // clusterLink is what node runs for the cluster.
 type clusterLink struct {
-	cfg     clusterConfig
-	member  *membership.Member
-	runner  *clusterRunner
-	reg     prometheus.Registerer
-	sharder *actor.PID
-	joined  bool
+	cfg      clusterConfig
+	member   *membership.Member
+	runner   *clusterRunner
+	reg      prometheus.Registerer
+	sharder  *actor.PID
+	joined   bool
+	filePods []*v1.Pod              // the -f pods
+	lastSet  map[types.UID]struct{} // the last set given to the sharder (owned by whoever sets it: joinCluster, then the static pod watcher)
 }
 
 // buildCluster prepares the membership on the node's actor system (nothing listens yet): its
@@ -134,12 +155,9 @@ func (n *node) joinCluster(pods []*v1.Pod) error {
 	if c.sharder, err = n.sys.Root.SpawnNamed(props, sharder.ActorName); err != nil {
 		return fmt.Errorf("start the sharder: %w", err)
 	}
-	res, err := n.sys.Root.RequestFuture(c.sharder, &sharder.SetPods{Pods: pods}, 10*time.Second).Result()
-	if err != nil {
-		return fmt.Errorf("give the pods to the sharder: %w", err)
-	}
-	if r, ok := res.(*sharder.SetPodsResult); !ok || r.Err != nil {
-		return fmt.Errorf("give the pods to the sharder: %v", res)
+	c.filePods = pods
+	if err := n.setClusterPods(pods); err != nil {
+		return err
 	}
 	n.housekeepingDone = make(chan struct{})
 	go n.housekeeping() // ends when shutdown closes housekeepingStop
@@ -152,6 +170,40 @@ func (n *node) joinCluster(pods []*v1.Pod) error {
 		return n.startUplink(f.cfg)
 	}
 	return nil
+}
+
+// setClusterPods gives the sharder the cluster's whole pod set.
+func (n *node) setClusterPods(pods []*v1.Pod) error {
+	c := n.cluster
+	res, err := n.sys.Root.RequestFuture(c.sharder, &sharder.SetPods{Pods: pods}, 10*time.Second).Result()
+	if err != nil {
+		return fmt.Errorf("give the pods to the sharder: %w", err)
+	}
+	if r, ok := res.(*sharder.SetPodsResult); !ok || r.Err != nil {
+		return fmt.Errorf("give the pods to the sharder: %v", res)
+	}
+	set := make(map[types.UID]struct{}, len(pods))
+	added := 0
+	for _, p := range pods {
+		set[p.UID] = struct{}{}
+		if _, ok := c.lastSet[p.UID]; !ok {
+			added++
+		}
+	}
+	if removed := len(c.lastSet) + added - len(set); c.lastSet != nil && added+removed > 0 {
+		n.log.Info("the cluster's pod set changed", "pods_in_set", len(set), "added", added, "removed", removed)
+	}
+	c.lastSet = set
+	return nil
+}
+
+// setStaticPods is the static pod watcher's Set with --cluster (called on its goroutine after every
+// read of --pod-manifest-path): the sharder gets the -f pods and these. A refusal leaves the
+// previous set in place.
+func (n *node) setStaticPods(static []*v1.Pod) {
+	if err := n.setClusterPods(clusterPodSet(n.cluster.filePods, static)); err != nil {
+		n.log.Error("the cluster's pod set was not updated; the previous one stands", "error", err)
+	}
 }
 
 // leaveCluster is the first step of shutdown in cluster mode: the sharder stops every pod here

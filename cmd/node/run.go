@@ -52,7 +52,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", proc.DefaultInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max)")
 	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", proc.DefaultMaxBackoff, "CrashLoopBackOff: longest delay between restarts (reset after a run of twice this)")
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
-	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file) read every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them")
+	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file) read every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read")
 	addFleetFlags(fs, &cfg.fleet)
 	addClusterFlags(fs, &cfg.cluster)

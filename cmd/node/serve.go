@@ -17,6 +17,7 @@ import (
 // (SIGINT/SIGTERM) or the API fails. It returns the pods it started.
 func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, err error) {
 	go func() { n.serveErr <- n.http.Serve(n.ln) }() // ends with shutdown's http.Shutdown
+	reserved := pods                                 // the -f pods: static pods may not take their names or UIDs
 	if n.cluster != nil {                            // the sharder runs this member's share of the pods (cluster.go)
 		if err := n.joinCluster(pods); err != nil {
 			return nil, err
@@ -35,10 +36,16 @@ func (n *node) serve(ctx context.Context, pods []*v1.Pod) (started []*v1.Pod, er
 		}
 	}
 	if n.manifestPath != "" {
-		n.static = staticpod.New(staticpod.Options{Path: n.manifestPath, Period: n.fileCheck, Runner: n, Logger: n.log, Reserved: pods})
-		n.static.Start() // reads the path at once; ended by shutdown
-		n.housekeepingDone = make(chan struct{})
-		go n.housekeeping() // ends when shutdown closes housekeepingStop
+		opts := staticpod.Options{Path: n.manifestPath, Period: n.fileCheck, Runner: n, Logger: n.log, Reserved: reserved}
+		if n.cluster != nil { // the watcher only reads; the sharder runs this member's share (cluster.go)
+			opts.Set, opts.Cluster = n.setStaticPods, n.cluster.cfg.name
+		}
+		n.static = staticpod.New(opts)
+		n.static.Start()               // reads the path at once; ended by shutdown
+		if n.housekeepingDone == nil { // joinCluster started it already
+			n.housekeepingDone = make(chan struct{})
+			go n.housekeeping() // ends when shutdown closes housekeepingStop
+		}
 	}
 	n.log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", n.rootDir, "pod_manifest_path", n.manifestPath)
 	select {

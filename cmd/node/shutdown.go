@@ -16,8 +16,9 @@ const httpShutdownTimeout = 5 * time.Second
 
 // shutdown takes the node down in dependency order, each step after the previous one finished:
 //
-//  0. the cluster (cluster.go): this member's pods stop, then it leaves; the static pod watcher: no more reads of --pod-manifest-path; the static pods it was stopping
-//     are gone, the ones it runs join the started pods; then housekeeping;
+//  0. the static pod watcher: no more reads of --pod-manifest-path; the static pods it was
+//     stopping are gone, the ones it runs join the started pods (none with --cluster); then the
+//     cluster (cluster.go): this member's pods stop, then it leaves; then housekeeping;
 //  1. the started pods: liveness and startup probes stop, every container is killed with its grace
 //     period (readiness goes on probing, and the API keeps answering meanwhile);
 //  2. the HTTP API (in-flight log follows end), then the fleet uplink, feed and remote (fleet.go);
@@ -27,10 +28,10 @@ const httpShutdownTimeout = 5 * time.Second
 //
 // It takes down only what was built, so buildNode uses it on failure too.
 func (n *node) shutdown(started []*v1.Pod) {
-	n.leaveCluster()
-	if n.static != nil {
+	if n.static != nil { // first: with --cluster it hands the sharder the pod set, which leaveCluster stops
 		started = append(started, n.static.Close()...)
 	}
+	n.leaveCluster()
 	if n.housekeepingDone != nil {
 		close(n.housekeepingStop)
 		<-n.housekeepingDone
