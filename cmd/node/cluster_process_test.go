@@ -57,7 +57,16 @@ type clusterOfNodes struct {
 
 func startClusterOfNodes(t testing.TB, n int, manifest, aggregator string, failureTimeout time.Duration, extra ...string) *clusterOfNodes {
 	t.Helper()
-	c := &clusterOfNodes{t: t, manifest: manifest}
+	c := startCluster(t, n, aggregator, failureTimeout, func(int) []string { return append([]string{"-f", manifest}, extra...) })
+	c.manifest = manifest
+	return c
+}
+
+// startCluster starts n members of the cluster "demo"; member i (0-based, in --cluster-listen
+// order) also gets args(i), its pod sources among them.
+func startCluster(t testing.TB, n int, aggregator string, failureTimeout time.Duration, args func(i int) []string) *clusterOfNodes {
+	t.Helper()
+	c := &clusterOfNodes{t: t}
 	for range n {
 		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
 	}
@@ -65,14 +74,14 @@ func startClusterOfNodes(t testing.TB, n int, manifest, aggregator string, failu
 	for i, addr := range c.addrs {
 		name := fmt.Sprintf("m%d", i+1)
 		api := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
-		args := []string{"-f", manifest, "--node-name", name, "--cluster", "demo", "--cluster-listen", addr, "--cluster-peers", strings.Join(c.addrs, ","),
-			"--cluster-failure-timeout", failureTimeout.String(), "--listen", api, "--root-dir", filepath.Join(t.TempDir(), "root")}
+		args := append([]string{"--node-name", name, "--cluster", "demo", "--cluster-listen", addr, "--cluster-peers", strings.Join(c.addrs, ","),
+			"--cluster-failure-timeout", failureTimeout.String(), "--listen", api, "--root-dir", filepath.Join(t.TempDir(), "root")}, args(i)...)
 		if aggregator != "" {
 			args = append(args, "--fleet", aggregator, "--node-status-update-frequency", "500ms")
 		}
 		c.names = append(c.names, name)
 		c.apis = append(c.apis, "http://"+api)
-		c.procs = append(c.procs, fleettest.StartRole(t, "node", append(args, extra...)...))
+		c.procs = append(c.procs, fleettest.StartRole(t, "node", args...))
 	}
 	return c
 }
