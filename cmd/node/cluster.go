@@ -46,7 +46,10 @@ import (
 // Members whose directories differ for a moment (a file copied to one before another) never run a
 // pod twice: each pod is placed by its UID over the live members, whatever the set it comes in. A
 // pod only some members know runs on its rendezvous owner among the live members if that member
-// knows it, else nowhere until it does; once the directories agree, so do the members.
+// knows it, else nowhere until it does; once the directories agree, so do the members. An edited
+// static pod's new instance starts on its own owner (perhaps another member) while the old one
+// stops with its grace period: two instances of one name may overlap that long (kubelet, on one
+// node, starts the new one after the old stopped).
 
 // clusterConfig is the cluster flags of `node run`.
 type clusterConfig struct {

@@ -6,7 +6,9 @@
 // (listener, runtime, probe tree, API; nothing runs yet), serve.go serves the API and starts the
 // pods (all or none), shutdown.go takes everything down in dependency order, and source.go is what
 // the API and the runtime ask the node. fleet.go reports the node to a fleet aggregator (--fleet);
-// cluster.go runs the node's share of a pod set shared by a cluster of nodes (--cluster).
+// cluster.go runs the node's share of a pod set shared by a cluster of nodes (--cluster; the -f
+// pods and the static pods of --pod-manifest-path, whose UIDs every member derives alike: see
+// cluster.go for what happens while the members' directories differ).
 //
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
