@@ -27,11 +27,11 @@ import (
 
 // `node run --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C -f pods.yaml`: several node
 // processes share one set of pods. Every member reads the same manifests (-f, --pod-manifest-path
-// or both); cluster/membership
-// (protoactor's cluster with a static-peers provider, on a guarded remote) gives the live members,
-// cluster/sharder runs this member's share (rendezvous hashing of pod UIDs, break-before-make
-// handoffs) through clusterRunner, over node's own pod start/stop (StartPod, StopPod: the static
-// pod path). The cluster's remote is the process's one remote: with --fleet the uplink uses it.
+// or both); cluster/membership (protoactor's cluster with a static-peers provider, on a guarded
+// remote) gives the live members, cluster/sharder runs this member's share (rendezvous hashing of
+// pod UIDs, break-before-make handoffs) through clusterRunner, over node's own pod start/stop
+// (StartPod, StopPod: the static pod path). The cluster's remote is the process's one remote: with
+// --fleet the uplink uses it.
 //
 // A pod without metadata.uid gets a UID derived from the cluster name, its namespace and name
 // (clusterUID), so every member places it alike (a random UID per process would not be one pod).
