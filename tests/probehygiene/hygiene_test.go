@@ -90,8 +90,9 @@ func runLoad(t *testing.T, p *probes.Prober, port, perSecond int, d time.Duratio
 
 func runSchemeLoad(t *testing.T, p *probes.Prober, scheme v1.URIScheme, port, perSecond int, d time.Duration) loadResult {
 	t.Helper()
-	// A generous timeout: a CPU stall on a busy machine must not pass for a spurious probe failure.
-	spec := &v1.Probe{TimeoutSeconds: 5, ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{
+	// A generous timeout: a CPU stall on a busy machine must not pass for a spurious probe failure
+	// (5 s was not enough for 600 race-instrumented TLS handshakes on both sides at load 57).
+	spec := &v1.Probe{TimeoutSeconds: 15, ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{
 		Host: "127.0.0.1", Port: intstr.FromInt(port), Path: "/healthz", Scheme: scheme}}}
 	total := int64(perSecond) * int64(d/time.Second)
 	interval := time.Second / time.Duration(perSecond)

@@ -40,7 +40,7 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 	require.Eventually(t, func() bool {
 		parent, child = pidIn(filepath.Join(dir, "parent")), pidIn(filepath.Join(dir, "child"))
 		return parent > 0 && child > 0
-	}, 10*time.Second, tick, "the exec probe never started")
+	}, settle, tick, "the exec probe never started")
 	require.True(t, alive(child), "the forked child runs while the probe does")
 
 	rt.Close()
@@ -50,7 +50,7 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
 		t.Fatal("the exec probe was not killed when the guard saw end-of-file")
 	}
-	require.Eventually(t, func() bool { return !alive(parent) && !alive(child) }, 10*time.Second, tick,
+	require.Eventually(t, func() bool { return !alive(parent) && !alive(child) }, settle, tick,
 		"pids %d/%d outlived the guard's end-of-file", parent, child)
 }
 

@@ -35,7 +35,7 @@ func TestLogThatCannotBeOpenedIsAStartError(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, phase := rec.container(pod.UID, "c")
 	require.NotNil(t, cs.LastTerminationState.Terminated)
 	assert.Equal(t, "StartError", cs.LastTerminationState.Terminated.Reason)
@@ -75,7 +75,7 @@ func TestRunningContainerSurvivesAnUnwritableLog(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(work, "wrote"))
 		return err == nil
-	}, 10*time.Second, tick, "the container's writes failed: %v", rec.reasons("c"))
+	}, settle, tick, "the container's writes failed: %v", rec.reasons("c"))
 	cs, _ := rec.container(pod.UID, "c")
 	require.NotNil(t, cs.State.Running, "%+v", cs.State)
 	assert.Equal(t, int32(0), cs.RestartCount)
@@ -91,7 +91,7 @@ func TestLogHasAllOutputWhenTheExitIsReported(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Terminated != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	path, err := rt.LogPath(pod.UID, "c", false)
 	require.NoError(t, err)
 	b, err := os.ReadFile(path)

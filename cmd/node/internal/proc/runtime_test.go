@@ -114,6 +114,11 @@ func shPod(name string, policy v1.RestartPolicy, script string) *v1.Pod {
 
 const tick = 10 * time.Millisecond
 
+// settle bounds how long a test waits for real processes (each a race-instrumented re-exec of the
+// test binary as the shim) to reach a state: a liveness bound, not a timing assertion — generous,
+// because a loaded CI machine (load 50+) once needed more than 10 s for two starts.
+const settle = 30 * time.Second
+
 // alive reports whether pid is a live process; a zombie (dead, not yet reaped by whoever inherited
 // it) is not.
 func alive(pid int) bool {
@@ -133,7 +138,7 @@ func waitRunning(t *testing.T, rec *recorder, uid types.UID, name string) v1.Con
 	require.Eventually(t, func() bool {
 		cs, _ = rec.container(uid, name)
 		return cs.State.Running != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	return cs
 }
 
@@ -149,7 +154,7 @@ func TestContainerRunsToCompletionWithItsLog(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Terminated != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, phase := rec.container(pod.UID, "c")
 	assert.Equal(t, int32(3), cs.State.Terminated.ExitCode)
 	assert.Equal(t, "Error", cs.State.Terminated.Reason)
@@ -174,7 +179,7 @@ func TestStartErrorIsReported(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Terminated != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, phase := rec.container(pod.UID, "c")
 	assert.Equal(t, "StartError", cs.State.Terminated.Reason)
 	assert.Contains(t, cs.State.Terminated.Message, "/no/such/binary")
@@ -190,7 +195,7 @@ func TestKillForLivenessRestartsWithANewID(t *testing.T) {
 	require.Eventually(t, func() bool {
 		first, _ = rec.container(pod.UID, "c")
 		return first.State.Running != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -201,7 +206,7 @@ func TestKillForLivenessRestartsWithANewID(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Running != nil && cs.RestartCount == 1
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, phase := rec.container(pod.UID, "c")
 	assert.NotEqual(t, first.ContainerID, cs.ContainerID)
 	require.NotNil(t, cs.LastTerminationState.Terminated)
@@ -235,7 +240,7 @@ func TestGracePeriodThenSIGKILLAndNothingForkedSurvives(t *testing.T) {
 			}
 		}
 		return len(pids) == 3
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs := waitRunning(t, rec, pod.UID, "c")
 
 	killed := make(chan error, 1)
@@ -257,7 +262,7 @@ func TestGracePeriodThenSIGKILLAndNothingForkedSurvives(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Terminated != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, _ = rec.container(pod.UID, "c")
 	assert.Equal(t, int32(137), cs.State.Terminated.ExitCode)
 }
@@ -272,7 +277,7 @@ func TestCrashLoopBackOffWithRealProcesses(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, phase := rec.container(pod.UID, "c")
 	assert.Equal(t, int32(1), cs.RestartCount)
 	assert.Equal(t, int32(1), cs.LastTerminationState.Terminated.ExitCode)
@@ -284,7 +289,7 @@ func TestCrashLoopBackOffWithRealProcesses(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(pod.UID, "c")
 		return cs.RestartCount == 2 && cs.State.Waiting != nil
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	cs, _ = rec.container(pod.UID, "c")
 	assert.Contains(t, cs.State.Waiting.Message, "back-off 20s")
 
@@ -307,7 +312,7 @@ func TestInitContainersThenApp(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, phase := rec.container(pod.UID, "c")
 		return phase == v1.PodSucceeded
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	path, err := rt.LogPath(pod.UID, "c", false)
 	require.NoError(t, err)
 	b, err := os.ReadFile(path)
@@ -350,7 +355,7 @@ func TestShutdownKillsEverything(t *testing.T) {
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
 		return len(strings.Fields(string(b))) == 2
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -386,7 +391,7 @@ func TestRemoveForgetsThePodAndItsLogs(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return pid > 0
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	logDir := filepath.Join(rt.opts.RootDir, "pods", PodDirName(gone))
 	require.DirExists(t, logDir)
 
@@ -407,7 +412,7 @@ func TestRemoveForgetsThePodAndItsLogs(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cs, _ := rec.container(gone.UID, "c")
 		return cs.State.Running != nil && cs.ContainerID != first.ContainerID
-	}, 10*time.Second, tick)
+	}, settle, tick)
 }
 
 // A sidecar with a startup probe has started only when the runtime is told its startup probe
@@ -461,7 +466,7 @@ func TestObserveSeesEveryStatus(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(pushed) > 0 && pushed[len(pushed)-1].Phase == v1.PodSucceeded
-	}, 10*time.Second, tick)
+	}, settle, tick)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, observed, pushed)
