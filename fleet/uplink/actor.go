@@ -32,6 +32,10 @@ type Config struct {
 	// Heartbeat is the idle time after which a heartbeat is sent (default 10 s, kubelet's
 	// node-status update frequency; keep it well under the aggregator's grace period).
 	Heartbeat time.Duration
+	// Window is the number of batches in flight at a time (default DefaultWindow): a change goes
+	// out at once instead of waiting for the round trip of the batch ahead; the source coalesces
+	// while the window is full.
+	Window int
 	// Backoff between reconnection attempts (default 200 ms doubling to 5 s, equal jitter).
 	Backoff Backoff
 	// Clock gives the time and the timers (default: the wall clock, clock.Real).
@@ -48,6 +52,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 10 * time.Second
+	}
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
 	}
 	if c.Backoff.Initial <= 0 {
 		c.Backoff.Initial = 200 * time.Millisecond
@@ -75,7 +82,7 @@ func Props(cfg Config) (*actor.Props, error) {
 		return nil, err
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &uplinkActor{cfg: cfg, core: NewCore(cfg.Backoff), agg: actor.NewPID(cfg.Aggregator, "fleet")}
+		return &uplinkActor{cfg: cfg, core: NewCore(cfg.Backoff, cfg.Window), agg: actor.NewPID(cfg.Aggregator, "fleet")}
 	}), nil
 }
 
@@ -157,7 +164,7 @@ func (u *uplinkActor) perform(ctx actor.Context, effects []Effect) {
 				u.cfg.Logger.Info("resending a snapshot", "reason", e.Why)
 			}
 			epoch, self, root := e.Epoch, ctx.Self(), ctx.ActorSystem().Root
-			u.cancelSub = u.cfg.Source.Subscribe(func(b Batch, ack func()) {
+			u.cancelSub = u.cfg.Source.Subscribe(e.Window, func(b Batch, ack func()) {
 				root.Send(self, sourceBatch{epoch: epoch, b: b, ack: ack})
 			})
 		case Unsubscribe:

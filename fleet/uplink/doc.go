@@ -5,10 +5,16 @@
 // The protocol (wire/fleetv1): Hello → Welcome opens a session, the uplink watches the
 // aggregator's fleet actor and subscribes to its Source, whose first batch is a snapshot; each
 // batch goes as Changes{seq} with RequestFuture + ReenterAfter and the Source is acknowledged only
-// when the aggregator answers APPLIED or DUPLICATE. One request is in flight at a time, so while
-// the aggregator is slow or down changes coalesce per key at the Source: memory is bounded by the
-// number of keys, never by time. A Heartbeat goes when idle (Config.Heartbeat) so the aggregator
-// keeps the node Ready, and so an idle node learns of a restarted aggregator (RESYNC).
+// when the aggregator answers APPLIED or DUPLICATE. Up to Config.Window batches (default
+// DefaultWindow) are in flight at a time, in seq order over the one stream to the aggregator, so
+// a change need not wait for the round trip of the batch ahead; while the window is full (the
+// aggregator slow or down) changes coalesce per key at the Source: memory is bounded by the number
+// of keys and the window, never by time. The aggregator applies a delta only on top of seq-1, so
+// an answer APPLIED or DUPLICATE for a batch acknowledges every batch before it in the window too
+// (cumulative, oldest first); a batch lost in transit makes it answer RESYNC to every later one,
+// and the first RESYNC drops the window and resubscribes (a snapshot, with a seq above every batch
+// before it). A Heartbeat goes when idle (Config.Heartbeat) so the aggregator keeps the node Ready,
+// and so an idle node learns of a restarted aggregator (RESYNC); batches do not wait for it.
 //
 // Recovery: a timeout, a dead letter, STALE/INVALID or the watch's Terminated drops the session
 // (the subscription is cancelled, the Source keeps coalescing) and a new Hello follows after a

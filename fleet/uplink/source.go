@@ -28,17 +28,18 @@ type PodUpdate struct {
 // Source is the node-local state an uplink mirrors to the aggregator.
 //
 // Subscribe starts a subscription: the source calls deliver with a snapshot first (Snapshot true,
-// every current result and pod, possibly none), then with changes. It calls deliver again only
-// after the previous batch's ack was called; changes that happen meanwhile coalesce per key (a
-// result per probe key, a pod per UID) to the latest value, so an unacknowledged subscription
-// costs memory bounded by the number of keys, never by time. deliver may be called from any
-// goroutine and must not block. cancel ends the subscription; an ack called after cancel is
-// ignored.
+// every current result and pod, possibly none), then with changes, one call at a time and in the
+// order the batches were made. At most window batches (at least 1) are unacknowledged at any
+// time; changes that happen while the window is full coalesce per key (a result per probe key, a
+// pod per UID) to the latest value, so an unacknowledged subscription costs memory bounded by the
+// number of keys and the window, never by time. Acks may come in any order; each frees one slot.
+// deliver may be called from any goroutine and must not block. cancel ends the subscription; an
+// ack called after cancel is ignored.
 //
 // Coalescer is an implementation fed by calls; an adapter over the probe tree's snapshot
 // subscription (issue 11's Tree.SubscribeFunc with a snapshot) is the other one node needs.
 type Source interface {
-	Subscribe(deliver func(b Batch, ack func())) (cancel func())
+	Subscribe(window int, deliver func(b Batch, ack func())) (cancel func())
 }
 
 // resultKey is a probe's identity: the latest result per probe is what a node reports.
@@ -64,7 +65,9 @@ type entry struct {
 // current value of every key (for snapshots) and the keys changed since the last delivery, in the
 // order they first changed: memory is bounded by the number of keys. It supports one subscription
 // at a time (a new Subscribe replaces the previous one). Delta batches carry at most MaxBatch
-// changes.
+// changes. Batches are made under the lock and handed to deliver through an outbox that one
+// caller at a time drains, so deliveries keep the order the batches were made in even when
+// changes come from many goroutines (a key's later value never goes out before its earlier one).
 type Coalescer struct {
 	// MaxBatch bounds the changes of one delta batch (default 1024); snapshots are whole.
 	MaxBatch int
@@ -74,12 +77,23 @@ type Coalescer struct {
 	pods    map[types.UID]*entry
 	dirty   []*entry
 	sub     *subscription
+	// outbox holds batches made and not yet handed to deliver; draining says a caller is
+	// handing them over (the others leave it to that caller).
+	outbox   []delivery
+	draining bool
 }
 
 type subscription struct {
 	deliver     func(Batch, func())
-	outstanding bool // a delivered batch awaits its ack
+	window      int
+	outstanding int // batches made (in the outbox or delivered) awaiting their ack
 	cancelled   bool
+}
+
+type delivery struct {
+	s   *subscription
+	b   Batch
+	ack func()
 }
 
 // NewCoalescer returns an empty Coalescer.
@@ -171,7 +185,7 @@ func (c *Coalescer) Idle() bool {
 	if c.sub == nil {
 		return true
 	}
-	if c.sub.outstanding {
+	if c.sub.outstanding > 0 {
 		return false
 	}
 	for _, e := range c.dirty {
@@ -194,12 +208,12 @@ func (c *Coalescer) Results() []messages.ResultChanged {
 }
 
 // Subscribe implements Source.
-func (c *Coalescer) Subscribe(deliver func(Batch, func())) func() {
+func (c *Coalescer) Subscribe(window int, deliver func(Batch, func())) func() {
 	c.mu.Lock()
 	if c.sub != nil {
 		c.sub.cancelled = true
 	}
-	s := &subscription{deliver: deliver}
+	s := &subscription{deliver: deliver, window: max(1, window)}
 	c.sub = s
 	// The snapshot covers every key: nothing is dirty after it.
 	b := Batch{Snapshot: true, Results: make([]messages.ResultChanged, 0, len(c.results))}
@@ -213,9 +227,9 @@ func (c *Coalescer) Subscribe(deliver func(Batch, func())) func() {
 		e.dirty = false
 	}
 	c.dirty = c.dirty[:0]
-	s.outstanding = true
-	c.mu.Unlock()
-	deliver(b, c.acker(s))
+	s.outstanding = 1
+	c.outbox = append(c.outbox, delivery{s: s, b: b, ack: c.acker(s)})
+	c.drainLocked()
 	return func() {
 		c.mu.Lock()
 		s.cancelled = true
@@ -226,7 +240,7 @@ func (c *Coalescer) Subscribe(deliver func(Batch, func())) func() {
 	}
 }
 
-// acker returns the ack of one delivered batch: it lets the next batch go (once).
+// acker returns the ack of one delivered batch: it frees one slot of the window (once).
 func (c *Coalescer) acker(s *subscription) func() {
 	var once sync.Once
 	return func() {
@@ -236,7 +250,7 @@ func (c *Coalescer) acker(s *subscription) func() {
 				c.mu.Unlock()
 				return
 			}
-			s.outstanding = false
+			s.outstanding--
 			c.flushLocked()
 		})
 	}
@@ -249,37 +263,60 @@ func (c *Coalescer) markLocked(e *entry) {
 	}
 }
 
-// flushLocked delivers the next delta batch if the subscription may take one, and unlocks c.
+// flushLocked makes delta batches while the subscription's window has room and changes are
+// pending, hands them over (drainLocked), and unlocks c.
 func (c *Coalescer) flushLocked() {
 	s := c.sub
-	if s == nil || s.outstanding || len(c.dirty) == 0 {
-		c.mu.Unlock()
-		return
-	}
 	limit := c.MaxBatch
 	if limit <= 0 {
 		limit = 1024
 	}
-	var b Batch
-	n := 0
-	for n < len(c.dirty) && len(b.Results)+len(b.Pods) < limit {
-		e := c.dirty[n]
-		n++
-		e.dirty = false
-		switch {
-		case e.gone:
-		case e.isResult:
-			b.Results = append(b.Results, e.result)
-		default:
-			b.Pods = append(b.Pods, PodUpdate{UID: e.uid, Pod: e.pod}) // nil Pod: removed
+	for s != nil && s.outstanding < s.window && len(c.dirty) > 0 {
+		var b Batch
+		n := 0
+		for n < len(c.dirty) && len(b.Results)+len(b.Pods) < limit {
+			e := c.dirty[n]
+			n++
+			e.dirty = false
+			switch {
+			case e.gone:
+			case e.isResult:
+				b.Results = append(b.Results, e.result)
+			default:
+				b.Pods = append(b.Pods, PodUpdate{UID: e.uid, Pod: e.pod}) // nil Pod: removed
+			}
 		}
+		c.dirty = append(c.dirty[:0], c.dirty[n:]...)
+		if len(b.Results)+len(b.Pods) == 0 {
+			continue // only keys gone since they changed
+		}
+		s.outstanding++
+		c.outbox = append(c.outbox, delivery{s: s, b: b, ack: c.acker(s)})
 	}
-	c.dirty = append(c.dirty[:0], c.dirty[n:]...)
-	if len(b.Results)+len(b.Pods) == 0 {
+	c.drainLocked()
+}
+
+// drainLocked hands the outbox's batches to their subscriptions' deliver, in order, unless
+// another caller is doing so (it will hand over these too), and unlocks c. deliver is called
+// without the lock, so it may call the ack (or anything else) at once.
+func (c *Coalescer) drainLocked() {
+	if c.draining {
 		c.mu.Unlock()
 		return
 	}
-	s.outstanding = true
+	c.draining = true
+	for len(c.outbox) > 0 {
+		d := c.outbox[0]
+		c.outbox[0] = delivery{}
+		c.outbox = c.outbox[1:]
+		if d.s.cancelled {
+			continue
+		}
+		c.mu.Unlock()
+		d.s.deliver(d.b, d.ack)
+		c.mu.Lock()
+	}
+	c.outbox = nil
+	c.draining = false
 	c.mu.Unlock()
-	s.deliver(b, c.acker(s))
 }

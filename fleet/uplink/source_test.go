@@ -2,6 +2,10 @@ package uplink
 
 import (
 	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +39,7 @@ func TestCoalescerSnapshotFirstThenOneBatchAtATime(t *testing.T) {
 	c.SetResult(res("p", "a", messages.Success))
 	c.SetPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "p"}})
 	var r recorder
-	cancel := c.Subscribe(r.deliver)
+	cancel := c.Subscribe(1, r.deliver)
 	require.Len(t, r.batches, 1)
 	assert.True(t, r.batches[0].Snapshot)
 	assert.Len(t, r.batches[0].Results, 1)
@@ -70,7 +74,7 @@ func TestCoalescerBoundsDeltaBatches(t *testing.T) {
 	c := NewCoalescer()
 	c.MaxBatch = 4
 	var r recorder
-	c.Subscribe(r.deliver)
+	c.Subscribe(1, r.deliver)
 	for i := range 10 {
 		c.SetResult(res("p", fmt.Sprint("k", i), messages.Success))
 	}
@@ -85,7 +89,7 @@ func TestCoalescerBoundsDeltaBatches(t *testing.T) {
 func TestCoalescerRemovePodDropsItsResults(t *testing.T) {
 	c := NewCoalescer()
 	var r recorder
-	c.Subscribe(r.deliver)
+	c.Subscribe(1, r.deliver)
 	c.SetPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "p"}})
 	c.SetResult(res("p", "a", messages.Success))
 	c.SetResult(res("q", "b", messages.Success))
@@ -105,11 +109,11 @@ func TestCoalescerRemovePodDropsItsResults(t *testing.T) {
 func TestCoalescerResubscribeStartsWithASnapshot(t *testing.T) {
 	c := NewCoalescer()
 	var first, second recorder
-	c.Subscribe(first.deliver)
+	c.Subscribe(1, first.deliver)
 	c.SetResult(res("p", "a", messages.Success))
 	c.SetResult(res("p", "b", messages.Failure))
 	assert.Len(t, first.batches, 1, "waiting for the snapshot's ack")
-	c.Subscribe(second.deliver)
+	c.Subscribe(1, second.deliver)
 	require.Len(t, second.batches, 1)
 	assert.True(t, second.batches[0].Snapshot)
 	assert.Len(t, second.batches[0].Results, 2, "the snapshot holds what the old subscription never delivered")
@@ -123,7 +127,7 @@ func TestCoalescerIdleOnceEverythingIsAcknowledged(t *testing.T) {
 	c.SetResult(res("p", "a", messages.Success))
 	assert.True(t, c.Idle(), "no subscription: nothing can be delivered")
 	var r recorder
-	cancel := c.Subscribe(r.deliver)
+	cancel := c.Subscribe(1, r.deliver)
 	assert.False(t, c.Idle(), "the snapshot awaits its ack")
 	r.ackLast()
 	assert.True(t, c.Idle())
@@ -137,4 +141,84 @@ func TestCoalescerIdleOnceEverythingIsAcknowledged(t *testing.T) {
 	cancel()
 	c.SetResult(res("p", "a", messages.Success))
 	assert.True(t, c.Idle(), "cancelled: nothing can be delivered")
+}
+
+func TestCoalescerWindowDeliversWithoutWaitingThenCoalesces(t *testing.T) {
+	c := NewCoalescer()
+	var r recorder
+	c.Subscribe(3, r.deliver)
+	c.SetResult(res("p", "a", messages.Success))
+	c.SetResult(res("p", "b", messages.Success))
+	require.Len(t, r.batches, 3, "the snapshot and two deltas are out unacknowledged")
+	assert.Equal(t, "a", r.batches[1].Results[0].Container)
+	assert.Equal(t, "b", r.batches[2].Results[0].Container)
+
+	for i := range 100 {
+		c.SetResult(res("p", fmt.Sprint("k", i%5), messages.Result(i%2)))
+	}
+	require.Len(t, r.batches, 3, "the window is full")
+	assert.Equal(t, 5, c.Pending(), "coalesced per key")
+	assert.False(t, c.Idle())
+
+	r.acks[1]() // acks may come in any order: each frees one slot
+	require.Len(t, r.batches, 4)
+	assert.Len(t, r.batches[3].Results, 5)
+	r.acks[1]() // twice: once
+	c.SetResult(res("p", "a", messages.Failure))
+	assert.Len(t, r.batches, 4, "still full: snapshot, b and the coalesced batch are out")
+	r.acks[0]()
+	require.Len(t, r.batches, 5)
+	for _, i := range []int{2, 3, 4} {
+		r.acks[i]()
+	}
+	assert.True(t, c.Idle())
+}
+
+// TestCoalescerKeepsOrderAcrossGoroutines: with a window, batches made by different goroutines
+// must reach deliver in the order they were made, or a key's older value could overtake its newer
+// one (and get the higher seq). The subscriber acks inside deliver, so a slot frees while another
+// goroutine is delivering.
+func TestCoalescerKeepsOrderAcrossGoroutines(t *testing.T) {
+	const goroutines, changes = 8, 2000
+	for round := range 5 { // the interleavings that would break it are rare: try several
+		t.Run(fmt.Sprint("round ", round), func(t *testing.T) { keepsOrder(t, goroutines, changes) })
+	}
+}
+
+func keepsOrder(t *testing.T, goroutines, changes int) {
+	c := NewCoalescer()
+	c.MaxBatch = 3
+	var mu sync.Mutex
+	last := map[string]int{}
+	var broken []string
+	c.Subscribe(4, func(b Batch, ack func()) {
+		runtime.Gosched() // widen the gap between making a batch and recording it
+		mu.Lock()
+		for _, r := range b.Results {
+			n, _ := strconv.Atoi(strings.TrimPrefix(string(r.ContainerID), "proc://"))
+			if n <= last[r.Container] && !b.Snapshot {
+				broken = append(broken, fmt.Sprintf("%s: %d after %d", r.Container, n, last[r.Container]))
+			}
+			last[r.Container] = n
+		}
+		mu.Unlock()
+		ack()
+	})
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := 1; i <= changes; i++ {
+				c.SetResult(messages.ResultChanged{PodUID: "p", Container: fmt.Sprint("g", g), Type: messages.Readiness,
+					ContainerID: messages.ContainerID(fmt.Sprint("proc://", i)), Result: messages.Result(i % 2)})
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, broken, "a key went backwards")
+	for g := range goroutines {
+		assert.Equal(t, changes, last[fmt.Sprint("g", g)], "every key's last value was delivered")
+	}
+	assert.True(t, c.Idle())
 }

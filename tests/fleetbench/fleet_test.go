@@ -101,8 +101,8 @@ type simNode struct {
 // measured wraps the Coalescer: every acknowledged batch records its changes' latencies.
 type measured struct{ n *simNode }
 
-func (m measured) Subscribe(deliver func(uplink.Batch, func())) func() {
-	return m.n.source.Subscribe(func(b uplink.Batch, ack func()) {
+func (m measured) Subscribe(window int, deliver func(uplink.Batch, func())) func() {
+	return m.n.source.Subscribe(window, func(b uplink.Batch, ack func()) {
 		deliver(b, func() {
 			now := time.Now().UnixNano()
 			m.n.mu.Lock()
