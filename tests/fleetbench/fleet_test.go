@@ -94,8 +94,12 @@ type simNode struct {
 
 	mu        sync.Mutex
 	latencies []time.Duration
-	delivered int
-	measuring bool
+	// waits[i] and trips[i] split latencies[i]: from the change to the Coalescer's delivery of
+	// the batch carrying it (waiting for the batches ahead), and from that delivery to the
+	// aggregator's acknowledgement at the node (the batch's round trip).
+	waits, trips []time.Duration
+	delivered    int
+	measuring    bool
 }
 
 // measured wraps the Coalescer: every acknowledged batch records its changes' latencies.
@@ -103,6 +107,7 @@ type measured struct{ n *simNode }
 
 func (m measured) Subscribe(window int, deliver func(uplink.Batch, func())) func() {
 	return m.n.source.Subscribe(window, func(b uplink.Batch, ack func()) {
+		sent := time.Now().UnixNano()
 		deliver(b, func() {
 			now := time.Now().UnixNano()
 			m.n.mu.Lock()
@@ -110,6 +115,8 @@ func (m measured) Subscribe(window int, deliver func(uplink.Batch, func())) func
 				for _, r := range b.Results {
 					if at, err := strconv.ParseInt(strings.TrimPrefix(string(r.ContainerID), "proc://"), 10, 64); err == nil {
 						m.n.latencies = append(m.n.latencies, time.Duration(now-at))
+						m.n.waits = append(m.n.waits, time.Duration(sent-at))
+						m.n.trips = append(m.n.trips, time.Duration(now-sent))
 					}
 				}
 				m.n.delivered += len(b.Results)
@@ -120,7 +127,7 @@ func (m measured) Subscribe(window int, deliver func(uplink.Batch, func())) func
 	})
 }
 
-func startSimNode(tb testing.TB, name, agg string, keys, pods int) *simNode {
+func startSimNode(tb testing.TB, name, agg string, keys, pods, window int) *simNode {
 	tb.Helper()
 	sys := actor.NewActorSystem(logging.SystemOption(hclog.NewNullLogger()), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
 	r, err := remotesec.Start(sys, remotesec.Config{Listen: "127.0.0.1:0", Accept: fleetv1.ToNode(), Targets: []string{uplink.ActorName}, Futures: true})
@@ -140,7 +147,7 @@ func startSimNode(tb testing.TB, name, agg string, keys, pods int) *simNode {
 		n.flip(k, 0)
 	}
 	props, err := uplink.Props(uplink.Config{Aggregator: agg, Node: name, Incarnation: uint64(now.UnixNano()), Source: measured{n},
-		RequestTimeout: 10 * time.Second, Heartbeat: 5 * time.Second})
+		RequestTimeout: 10 * time.Second, Heartbeat: 5 * time.Second, Window: window})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -177,14 +184,19 @@ func (n *simNode) stop() {
 type result struct {
 	offered, delivered float64 // changes/s made at the nodes, and acknowledged by the aggregator
 	p50, p99           time.Duration
-	bytesPerKey        float64
-	bytesPerNode       float64
-	keys               int
+	waitP99, tripP99   time.Duration // p99 of the two parts of the latency (see simNode.waits)
+	// CPU used while measuring, in cores: by the aggregator process, and by this process (the
+	// simulated nodes, their load generators and the measuring).
+	aggCores, nodeCores float64
+	bytesPerKey         float64
+	bytesPerNode        float64
+	keys                int
 }
 
 // runFleet runs nodes simulated nodes × keys flipping keys through one aggregator process for
-// measure (after warmup). Each node flips rate keys per second in bursts every 10 ms.
-func runFleet(tb testing.TB, nodes, keys, pods, rate int, warmup, measure time.Duration) result {
+// measure (after warmup). Each node flips rate keys per second in bursts every 10 ms; its uplink
+// has window batches in flight at most (0: uplink.DefaultWindow).
+func runFleet(tb testing.TB, nodes, keys, pods, rate, window int, warmup, measure time.Duration) result {
 	api := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(tb))
 	remote := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(tb))
 	agg := fleettest.StartRole(tb, "measured-aggregator", api, remote)
@@ -193,7 +205,7 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate int, warmup, measure time.D
 
 	sims := make([]*simNode, nodes)
 	for i := range sims {
-		sims[i] = startSimNode(tb, fmt.Sprintf("n%03d", i), remote, keys, pods)
+		sims[i] = startSimNode(tb, fmt.Sprintf("n%03d", i), remote, keys, pods, window)
 	}
 	defer func() {
 		for _, n := range sims {
@@ -229,21 +241,26 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate int, warmup, measure time.D
 	time.Sleep(warmup) // the benchmark's own pacing, not a wait for an actor
 	for _, n := range sims {
 		n.mu.Lock()
-		n.measuring, n.latencies, n.delivered = true, n.latencies[:0], 0
+		n.measuring, n.latencies, n.waits, n.trips, n.delivered = true, n.latencies[:0], n.waits[:0], n.trips[:0], 0
 		n.mu.Unlock()
 	}
+	aggCPU := func() float64 { return fleettest.Metric(tb, "http://"+api, "process_cpu_seconds_total", "") }
+	agg0, self0 := aggCPU(), selfCPU()
 	start := time.Now()
 	time.Sleep(measure)
-	var lat []time.Duration
+	var lat, waits, trips []time.Duration
 	delivered := 0
 	for _, n := range sims {
 		n.mu.Lock()
 		n.measuring = false
 		lat = append(lat, n.latencies...)
+		waits = append(waits, n.waits...)
+		trips = append(trips, n.trips...)
 		delivered += n.delivered
 		n.mu.Unlock()
 	}
 	elapsed := time.Since(start)
+	agg1, self1 := aggCPU(), selfCPU()
 	close(stop)
 	wg.Wait()
 	loaded := heap()
@@ -252,13 +269,27 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate int, warmup, measure time.D
 	res.offered /= (warmup + elapsed).Seconds()
 	res.delivered = float64(delivered) / elapsed.Seconds()
 	slices.Sort(lat)
+	slices.Sort(waits)
+	slices.Sort(trips)
 	if len(lat) > 0 {
 		res.p50, res.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+		res.waitP99, res.tripP99 = waits[len(waits)*99/100], trips[len(trips)*99/100]
 	}
+	res.aggCores = (agg1 - agg0) / elapsed.Seconds()
+	res.nodeCores = (self1 - self0).Seconds() / elapsed.Seconds()
 	res.keys = nodes * keys
 	res.bytesPerKey = float64(loaded-base) / float64(res.keys)
 	res.bytesPerNode = float64(loaded-base) / float64(nodes)
 	return res
+}
+
+// selfCPU returns the CPU time (user and system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapReader returns a function that makes the aggregator collect garbage and report its heap.
@@ -302,13 +333,21 @@ func heapReader(tb testing.TB, agg *fleettest.Proc) func() int64 {
 // aggregator's live heap per key and per node. Targets on 2 cores: ≥ 50,000 changes/s, p99 ≤
 // 100 ms, ≤ 2 KiB per key.
 func BenchmarkFleet(b *testing.B) {
-	for _, c := range []struct{ nodes, offered int }{{10, 100_000}, {50, 100_000}, {50, 50_000}} {
-		b.Run(fmt.Sprintf("nodes=%d/keys=1000/offered=%d", c.nodes, c.offered), func(b *testing.B) {
-			r := runFleet(b, c.nodes, 1000, 100, c.offered/c.nodes, 3*time.Second, 10*time.Second)
+	for _, c := range []struct{ nodes, offered, window int }{{10, 100_000, 0}, {50, 100_000, 0}, {50, 50_000, 0}, {50, 100_000, 4}} {
+		name := fmt.Sprintf("nodes=%d/keys=1000/offered=%d", c.nodes, c.offered)
+		if c.window != 0 {
+			name += fmt.Sprintf("/window=%d", c.window)
+		}
+		b.Run(name, func(b *testing.B) {
+			r := runFleet(b, c.nodes, 1000, 100, c.offered/c.nodes, c.window, 3*time.Second, 10*time.Second)
 			b.ReportMetric(r.offered, "offered-changes/s")
 			b.ReportMetric(r.delivered, "changes/s")
 			b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(r.waitP99.Microseconds())/1000, "wait-p99-ms")
+			b.ReportMetric(float64(r.tripP99.Microseconds())/1000, "trip-p99-ms")
+			b.ReportMetric(r.aggCores, "agg-cores")
+			b.ReportMetric(r.nodeCores, "nodes-cores")
 			b.ReportMetric(r.bytesPerKey, "B/key")
 			b.ReportMetric(r.bytesPerNode, "B/node")
 		})
@@ -319,7 +358,7 @@ func BenchmarkFleet(b *testing.B) {
 // detector; many remotes in one process hit protoactor's known races, hence the child process.
 func TestFleetHarness(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
-		r := runFleet(t, 3, 100, 10, 2000, time.Second, 2*time.Second)
+		r := runFleet(t, 3, 100, 10, 2000, 2, time.Second, 2*time.Second)
 		t.Logf("harness: %.0f changes/s offered, %.0f delivered, p50 %v, p99 %v, %.0f B/key", r.offered, r.delivered, r.p50, r.p99, r.bytesPerKey)
 		if r.delivered <= 0 || r.p99 <= 0 {
 			t.Fatalf("nothing went through the aggregator: %+v", r)
