@@ -11,7 +11,7 @@
 // aggregator's). The latency is split in two p99s: wait (from the change to the Coalescer's
 // delivery of the batch carrying it: the batches ahead in the window) and trip (from that delivery
 // to the acknowledgement: the round trip through both processes' mailboxes and endpoint writers).
-// agg-cores and nodes-cores are the CPU the aggregator process and this process (the simulated
+// changes/batch is the aggregator's changes applied per batch answered. agg-cores and nodes-cores are the CPU the aggregator process and this process (the simulated
 // nodes, their load generators and the measuring) used while measuring, in cores. The load
 // generators share the two cores with what they measure. The last case runs the uplinks with a
 // window of 4 batches in flight instead of uplink.DefaultWindow.

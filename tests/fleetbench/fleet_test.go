@@ -188,9 +188,11 @@ type result struct {
 	// CPU used while measuring, in cores: by the aggregator process, and by this process (the
 	// simulated nodes, their load generators and the measuring).
 	aggCores, nodeCores float64
-	bytesPerKey         float64
-	bytesPerNode        float64
-	keys                int
+	// perBatch is the changes the aggregator applied per batch it answered while measuring.
+	perBatch     float64
+	bytesPerKey  float64
+	bytesPerNode float64
+	keys         int
 }
 
 // runFleet runs nodes simulated nodes × keys flipping keys through one aggregator process for
@@ -245,6 +247,10 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate, window int, warmup, measur
 		n.mu.Unlock()
 	}
 	aggCPU := func() float64 { return fleettest.Metric(tb, "http://"+api, "process_cpu_seconds_total", "") }
+	batches := func() (changes, batches float64) {
+		return fleettest.Metric(tb, "http://"+api, "probeactor_fleet_changes_applied_total", ""), fleettest.Metric(tb, "http://"+api, "probeactor_fleet_batches_total", "")
+	}
+	changes0, batches0 := batches()
 	agg0, self0 := aggCPU(), selfCPU()
 	start := time.Now()
 	time.Sleep(measure)
@@ -261,6 +267,7 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate, window int, warmup, measur
 	}
 	elapsed := time.Since(start)
 	agg1, self1 := aggCPU(), selfCPU()
+	changes1, batches1 := batches()
 	close(stop)
 	wg.Wait()
 	loaded := heap()
@@ -276,6 +283,9 @@ func runFleet(tb testing.TB, nodes, keys, pods, rate, window int, warmup, measur
 		res.waitP99, res.tripP99 = waits[len(waits)*99/100], trips[len(trips)*99/100]
 	}
 	res.aggCores = (agg1 - agg0) / elapsed.Seconds()
+	if batches1 > batches0 {
+		res.perBatch = (changes1 - changes0) / (batches1 - batches0)
+	}
 	res.nodeCores = (self1 - self0).Seconds() / elapsed.Seconds()
 	res.keys = nodes * keys
 	res.bytesPerKey = float64(loaded-base) / float64(res.keys)
@@ -346,6 +356,7 @@ func BenchmarkFleet(b *testing.B) {
 			b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(r.waitP99.Microseconds())/1000, "wait-p99-ms")
 			b.ReportMetric(float64(r.tripP99.Microseconds())/1000, "trip-p99-ms")
+			b.ReportMetric(r.perBatch, "changes/batch")
 			b.ReportMetric(r.aggCores, "agg-cores")
 			b.ReportMetric(r.nodeCores, "nodes-cores")
 			b.ReportMetric(r.bytesPerKey, "B/key")
