@@ -92,6 +92,39 @@ func Growth(samples []Sample, warmup time.Duration, v func(Sample) float64) (pct
 	return (last - base) / base * 100, true
 }
 
+// Trend is the least-squares slope of the samples after the warm-up, as a percentage of the
+// baseline's value per 10 minutes; ok is false with fewer than three such samples or a zero or
+// unknown baseline (unknown samples are skipped). Growth compares two samples, each as noisy as
+// the probes in flight at its instant; the trend uses every sample, so a series that only
+// fluctuates shows a trend near zero where its growth may not. It is reported beside the growth,
+// never instead of it.
+func Trend(samples []Sample, warmup time.Duration, v func(Sample) float64) (pct float64, ok bool) {
+	b := Baseline(samples, warmup)
+	if b < 0 {
+		return 0, false
+	}
+	base := v(samples[b])
+	if math.IsNaN(base) || base == 0 {
+		return 0, false
+	}
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range samples[b:] {
+		y := v(s)
+		if math.IsNaN(y) {
+			continue
+		}
+		x := s.At.Minutes()
+		n++
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	den := n*sxx - sx*sx
+	if n < 3 || den == 0 {
+		return 0, false
+	}
+	slope := (n*sxy - sx*sy) / den // per minute
+	return slope * 10 / base * 100, true
+}
+
 // growthText is a growth as the final line prints it: "1.2%", "-0.4%" or "n/a".
 func growthText(pct float64, ok bool) string {
 	if !ok {
@@ -159,11 +192,11 @@ func (r Result) Missed() []string {
 	return out
 }
 
-// WriteTable prints, for every series, the baseline and last values and the minimum and maximum
-// after the warm-up ("n/a" for what node does not expose).
+// WriteTable prints, for every series, the baseline and last values, the minimum and maximum
+// after the warm-up, the growth and the trend ("n/a" for what node does not expose).
 func (r Result) WriteTable(w io.Writer) {
 	b := Baseline(r.Samples, Warmup(r.Duration))
-	fmt.Fprintf(w, "%-18s %12s %12s %12s %12s %8s\n", "series", "baseline", "last", "min", "max", "growth")
+	fmt.Fprintf(w, "%-18s %12s %12s %12s %12s %8s %10s\n", "series", "baseline", "last", "min", "max", "growth", "trend/10m")
 	for _, s := range AllSeries {
 		if b < 0 {
 			break
@@ -175,9 +208,10 @@ func (r Result) WriteTable(w io.Writer) {
 			}
 		}
 		pct, ok := Growth(r.Samples, Warmup(r.Duration), s.Value)
-		fmt.Fprintf(w, "%-18s %12s %12s %12s %12s %8s\n", s.Name,
+		trend, tok := Trend(r.Samples, Warmup(r.Duration), s.Value)
+		fmt.Fprintf(w, "%-18s %12s %12s %12s %12s %8s %10s\n", s.Name,
 			format(s, s.Value(r.Samples[b])), format(s, s.Value(r.Samples[len(r.Samples)-1])),
-			format(s, lo), format(s, hi), growthText(pct, ok))
+			format(s, lo), format(s, hi), growthText(pct, ok), growthText(trend, tok))
 	}
 }
 

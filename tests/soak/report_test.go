@@ -55,6 +55,46 @@ func TestGrowthIsLastAgainstTheFirstSampleAfterWarmup(t *testing.T) {
 	}
 }
 
+// fluctuating: a warm-up sample, a baseline of 100, then 110 and 90 in turn for 10 minutes, ending on 110.
+func fluctuating() []Sample {
+	v := []float64{0, 100}
+	for i := range 60 {
+		v = append(v, []float64{110, 90}[i%2])
+	}
+	return samples(append(v, 110)...)
+}
+
+func TestTrendIsTheSlopeAfterWarmupPerTenMinutes(t *testing.T) {
+	if g, _ := Growth(fluctuating(), 10*time.Second, func(s Sample) float64 { return s.RSS }); math.Abs(g-10) > 1e-9 {
+		t.Fatalf("the fluctuating fixture's growth is %.1f %%, want 10 %%", g)
+	}
+	rss := func(s Sample) float64 { return s.RSS }
+	cases := []struct {
+		name   string
+		s      []Sample
+		warmup time.Duration
+		want   float64
+		ok     bool
+	}{
+		// one sample per 10 s: +1 per sample after a baseline of 100 is +6 a minute, +60 % per 10 minutes
+		{"a steady climb", samples(50, 100, 101, 102, 103), 10 * time.Second, 60, true},
+		{"flat", samples(50, 100, 100, 100, 100), 10 * time.Second, 0, true},
+		{"fluctuating around a level for 10 minutes: last-vs-baseline says +10 %, the trend about zero", fluctuating(), 10 * time.Second, 0, true},
+		{"the warm-up excluded", samples(10, 20, 100, 100, 100), 20 * time.Second, 0, true},
+		{"unknown samples skipped", samples(50, 100, math.NaN(), 102, 103), 10 * time.Second, 60, true},
+		{"too few samples", samples(50, 100, 101), 10 * time.Second, 0, false},
+		{"a zero baseline", samples(50, 0, 1, 2), 10 * time.Second, 0, false},
+		{"no baseline", samples(50, 80), time.Minute, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Trend(tc.s, tc.warmup, rss)
+			assert.Equal(t, tc.ok, ok)
+			assert.InDelta(t, tc.want, got, 2, "got %.2f", got)
+		})
+	}
+}
+
 // TestTheFinalLine is the format exactly, growths with one decimal, n/a when unknown.
 func TestTheFinalLine(t *testing.T) {
 	s := samples(50, 80, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 102.5)
