@@ -28,15 +28,19 @@ func samples(rss ...float64) []Sample {
 	return out
 }
 
+// statCase is a row of the Growth and Trend tables: RSS samples, the warm-up, the expected value.
+type statCase struct {
+	name   string
+	s      []Sample
+	warmup time.Duration
+	want   float64
+	ok     bool
+}
+
+func rss(s Sample) float64 { return s.RSS }
+
 func TestGrowthIsLastAgainstTheFirstSampleAfterWarmup(t *testing.T) {
-	rss := func(s Sample) float64 { return s.RSS }
-	cases := []struct {
-		name   string
-		s      []Sample
-		warmup time.Duration
-		want   float64
-		ok     bool
-	}{
+	cases := []statCase{
 		{"growth", samples(50, 80, 100, 101, 104), 20 * time.Second, 4, true},
 		{"shrink", samples(50, 80, 100, 99, 90), 20 * time.Second, -10, true},
 		{"baseline between samples", samples(50, 80, 100, 101, 110), 15 * time.Second, 10, true},
@@ -65,17 +69,10 @@ func fluctuating() []Sample {
 }
 
 func TestTrendIsTheSlopeAfterWarmupPerTenMinutes(t *testing.T) {
-	if g, _ := Growth(fluctuating(), 10*time.Second, func(s Sample) float64 { return s.RSS }); math.Abs(g-10) > 1e-9 {
+	if g, _ := Growth(fluctuating(), 10*time.Second, rss); math.Abs(g-10) > 1e-9 {
 		t.Fatalf("the fluctuating fixture's growth is %.1f %%, want 10 %%", g)
 	}
-	rss := func(s Sample) float64 { return s.RSS }
-	cases := []struct {
-		name   string
-		s      []Sample
-		warmup time.Duration
-		want   float64
-		ok     bool
-	}{
+	cases := []statCase{
 		// one sample per 10 s: +1 per sample after a baseline of 100 is +6 a minute, +60 % per 10 minutes
 		{"a steady climb", samples(50, 100, 101, 102, 103), 10 * time.Second, 60, true},
 		{"flat", samples(50, 100, 100, 100, 100), 10 * time.Second, 0, true},
