@@ -11,7 +11,7 @@ import (
 )
 
 // attemptSlot is what one attempt needs (its number, target and cancellable context) and what it
-// reports (verdict, duration or panic). A worker holds a slot only while it has an attempt in
+// reports (verdict and when it ended, or a panic). A worker holds a slot only while it has an attempt in
 // flight; slots are pooled, so a probe allocates nothing and a worker at rest holds none.
 //
 // Hand-over: the worker fills the inputs and gives the slot to the goroutine that runs the attempt
@@ -38,7 +38,7 @@ type attemptSlot struct {
 type attemptReport struct {
 	num      uint32
 	verdict  worker.Verdict
-	duration time.Duration
+	end      time.Time // the clock read when the attempt ended: the worker handles it as of then
 	panicked bool
 	reason   any
 	stack    []byte
@@ -90,10 +90,11 @@ func (s *attemptSlot) exec() (*workerActor, bool) {
 				rep.panicked, rep.reason, rep.stack = true, r, debug.Stack()
 			}
 		}()
-		start := e.now()
 		rep.verdict = worker.RunProbe(s.ctx, e.cfg.prober, w.typ, w.spec(), s.target)
-		rep.duration = e.now().Sub(start)
 	}()
+	// The one clock read of an attempt (the worker's Machine knows when the run began): at
+	// 100,000 probes/s each time.Now cost ~3 % of the actor core's CPU.
+	rep.end = e.now()
 	s.mu.Lock()
 	s.finished, s.report = true, rep
 	s.mu.Unlock()

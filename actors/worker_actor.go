@@ -132,7 +132,7 @@ func (w *workerActor) signal(msg any) bool {
 	case *tick:
 		w.step(nil, &worker.Event{Kind: worker.Tick, Now: w.env.now()})
 	case *attemptFinished:
-		w.onFinished(nil, w.env.now())
+		w.onFinished(nil)
 	default:
 		return false
 	}
@@ -174,7 +174,8 @@ func (w *workerActor) Receive(ctx actor.Context) {
 
 // onFinished handles the attempt's report: a verdict, or a panic the worker re-raises here so that
 // probeManager's supervision handles it. The report is read in place; the slot is released after.
-func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
+// The Machine handles it as of the attempt's end (no clock read here).
+func (w *workerActor) onFinished(ctx actor.Context) {
 	s := w.att
 	if s == nil || !s.finishedReport() {
 		return // a stale notification (of an abandoned attempt), or the attempt is still running
@@ -182,7 +183,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 	rep := &s.report
 	if rep.panicked {
 		var r worker.Ready
-		w.m.Step(&worker.Event{Kind: worker.Panicked, Now: now, Attempt: rep.num}, &r)
+		w.m.Step(&worker.Event{Kind: worker.Panicked, Now: rep.end, Attempt: rep.num}, &r)
 		reason, stack := rep.reason, rep.stack
 		w.releaseSlot()
 		if r.Crash {
@@ -194,7 +195,7 @@ func (w *workerActor) onFinished(ctx actor.Context, now time.Time) {
 	if rep.verdict.Err != nil && w.env.log.IsDebug() {
 		w.logger().Debug("probe errored", "error", rep.verdict.Err, "tries", rep.verdict.Tries)
 	}
-	w.step(ctx, &worker.Event{Kind: worker.Done, Now: now, Attempt: rep.num, Verdict: &rep.verdict, Duration: rep.duration})
+	w.step(ctx, &worker.Event{Kind: worker.Done, Now: rep.end, Attempt: rep.num, Verdict: &rep.verdict})
 	if w.att == s {
 		w.releaseSlot()
 	} else {

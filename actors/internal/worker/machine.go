@@ -55,8 +55,10 @@ const (
 	Trigger
 	// View: statusManager pushed the container's view (kubelet's worker reads it at the next doProbe).
 	View
-	// Done: the attempt numbered Attempt finished at Now with Verdict after Duration. A verdict of
-	// any other attempt, or one that arrives while exiting, is stale and ignored.
+	// Done: the attempt numbered Attempt finished at Now with Verdict. Its duration is measured from
+	// the start of the doProbe run that started it, as kubelet's startTime (so the shell reads the
+	// clock once per attempt, when it ends). A verdict of any other attempt, or one that arrives
+	// while exiting, is stale and ignored.
 	Done
 	// Panicked: the attempt numbered Attempt panicked; Ready.Crash says whether to fail the actor.
 	Panicked
@@ -71,13 +73,12 @@ const (
 // Event is one input of a Machine. Only the fields of its Kind are read, and nothing it points to
 // is retained.
 type Event struct {
-	Kind     EventKind
-	Now      time.Time
-	Jitter   time.Duration           // Started
-	View     *protocol.ContainerView // View
-	Attempt  uint32                  // Done, Panicked
-	Verdict  *Verdict                // Done
-	Duration time.Duration           // Done: how long the attempt took
+	Kind    EventKind
+	Now     time.Time
+	Jitter  time.Duration           // Started
+	View    *protocol.ContainerView // View
+	Attempt uint32                  // Done, Panicked
+	Verdict *Verdict                // Done
 }
 
 // TimerOp is what a Ready asks of the worker's single timer.
@@ -186,8 +187,9 @@ type Machine struct {
 
 	// the attempt in flight (it runs against containerID: that changes only in doProbe, which does
 	// not run while an attempt is in flight)
-	attempt  uint32 // number of the latest attempt; other numbers are stale
-	inFlight bool   // an attempt is running (the run loop is busy)
+	attempt  uint32    // number of the latest attempt; other numbers are stale
+	inFlight bool      // an attempt is running (the run loop is busy)
+	runAt    time.Time // when the doProbe run that started it began (kubelet's startTime)
 }
 
 // none is the published value when the cache holds nothing for the tracked container.
@@ -450,6 +452,7 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	}
 	m.attempt++
 	m.inFlight = true
+	m.runAt = now
 	r.StartAttempt = true
 	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.podIP}
 	return true
@@ -475,7 +478,7 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 		r.Observation = Observation{Label: LabelUnknown}
 	} else {
 		label, timed := MetricResult(v.Result)
-		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Duration}
+		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Now.Sub(m.runAt)}
 	}
 	if errored || m.view.id != m.containerID || m.onHold {
 		return

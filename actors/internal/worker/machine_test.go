@@ -573,3 +573,42 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestObservedDurationRunsFromTheRunThatStartedTheAttempt: prober_probe_duration_seconds is
+// observed from the start of the doProbe run that started the attempt (kubelet's startTime) to the
+// Done event's Now, for whichever event started the run (a tick, a trigger, or the Done of the
+// attempt before it, when a tick or trigger arrived meanwhile); failed and errored attempts are
+// timed and untimed as kubelet's metric labels say.
+func TestObservedDurationRunsFromTheRunThatStartedTheAttempt(t *testing.T) {
+	ms := time.Millisecond
+	m := New(Config{Type: messages.Liveness, Spec: spec(1, 3, 0), Period: 10 * time.Second})
+	stepOf(m, Event{Kind: View, View: ptr(running(true))})
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	observed := func(ev Event) Observation {
+		t.Helper()
+		ev.Attempt = m.attempt
+		r := stepOf(m, ev)
+		require.True(t, r.Observed, "a completed attempt is observed")
+		return r.Observation
+	}
+	require.True(t, stepOf(m, Event{Kind: Started, Now: at(0)}).StartAttempt)
+	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 1500 * ms},
+		observed(Event{Kind: Done, Now: at(1500 * ms), Verdict: ok}), "started by Started at 0")
+
+	require.True(t, stepOf(m, Event{Kind: Tick, Now: at(10 * time.Second)}).StartAttempt)
+	assert.False(t, stepOf(m, Event{Kind: Trigger, Now: at(10*time.Second + 200*ms)}).StartAttempt, "busy: remembered")
+	done := stepOf(m, Event{Kind: Done, Now: at(10*time.Second + 700*ms), Attempt: m.attempt, Verdict: ok})
+	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 700 * ms}, done.Observation, "started by the tick at 10 s")
+	require.True(t, done.StartAttempt, "the remembered trigger runs at the Done")
+	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 50 * ms},
+		observed(Event{Kind: Done, Now: at(10*time.Second + 750*ms), Verdict: ok}), "started by the Done at 10.7 s")
+
+	require.True(t, stepOf(m, Event{Kind: Trigger, Now: at(11 * time.Second)}).StartAttempt)
+	f := observed(Event{Kind: Done, Now: at(11*time.Second + 10*ms), Verdict: failed})
+	assert.Equal(t, LabelFailed, f.Label)
+	assert.False(t, f.Timed, "a failure is counted, not timed (kubelet)")
+
+	require.True(t, stepOf(m, Event{Kind: Trigger, Now: at(12 * time.Second)}).StartAttempt)
+	assert.Equal(t, Observation{Label: LabelUnknown}, observed(Event{Kind: Done, Now: at(13 * time.Second), Verdict: boom}),
+		"an errored attempt is counted, not timed")
+}
