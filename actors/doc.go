@@ -51,8 +51,11 @@
 //   - Both pools are owned by the tree and stopped with it; scheduling never blocks (a full or
 //     stopped pool falls back to a new goroutine); the attempt pool keeps idle goroutines only up to
 //     a bound and for at most two idle seconds, hands work to the most recently idle one first (LIFO,
-//     so the goroutines a steady load does not need retire), and when all of its goroutines are busy an attempt
-//     waits at most 1 ms (backlogWait) for one before it gets a new one. Each of the tree's own
+//     so the goroutines a steady load does not need retire; an idle goroutine waits on its own channel
+//     only, and one sweep timer per pool retires the ones idle for one to two seconds), and when all of its
+//     goroutines are busy an attempt waits at most 1 ms (backlogWait) for one before it gets a new one.
+//   - An attempt reads the clock once, when it ends; the worker's Machine times it from the start of
+//     the doProbe run that started it (kubelet's startTime) and handles its verdict as of its end. Each of the tree's own
 //     actors (but the root) has a long-lived goroutine for its mailbox.
 //   - Workers are supervised with back-off and resumed, not re-created (supervision.Resume): their
 //     mailbox turns the resume into a restart of the worker's run loop before any queued message.
