@@ -195,7 +195,7 @@ func (w *workerActor) onFinished(ctx actor.Context) {
 	if rep.verdict.Err != nil && w.env.log.IsDebug() {
 		w.logger().Debug("probe errored", "error", rep.verdict.Err, "tries", rep.verdict.Tries)
 	}
-	w.step(ctx, &worker.Event{Kind: worker.Done, Now: rep.end, Attempt: rep.num, Verdict: &rep.verdict})
+	w.step(ctx, &worker.Event{Kind: worker.Done, Now: rep.end, Attempt: rep.num, Verdict: &rep.verdict, Duration: rep.duration})
 	if w.att == s {
 		w.releaseSlot()
 	} else {

@@ -55,10 +55,9 @@ const (
 	Trigger
 	// View: statusManager pushed the container's view (kubelet's worker reads it at the next doProbe).
 	View
-	// Done: the attempt numbered Attempt finished at Now with Verdict. Its duration is measured from
-	// the start of the doProbe run that started it, as kubelet's startTime (so the shell reads the
-	// clock once per attempt, when it ends). A verdict of any other attempt, or one that arrives
-	// while exiting, is stale and ignored.
+	// Done: the attempt numbered Attempt finished at Now with Verdict after Duration, measured from
+	// its AttemptStart.At (so the shell reads the clock once per attempt, when it ends). A verdict of
+	// any other attempt, or one that arrives while exiting, is stale and ignored.
 	Done
 	// Panicked: the attempt numbered Attempt panicked; Ready.Crash says whether to fail the actor.
 	Panicked
@@ -73,12 +72,13 @@ const (
 // Event is one input of a Machine. Only the fields of its Kind are read, and nothing it points to
 // is retained.
 type Event struct {
-	Kind    EventKind
-	Now     time.Time
-	Jitter  time.Duration           // Started
-	View    *protocol.ContainerView // View
-	Attempt uint32                  // Done, Panicked
-	Verdict *Verdict                // Done
+	Kind     EventKind
+	Now      time.Time
+	Jitter   time.Duration           // Started
+	View     *protocol.ContainerView // View
+	Attempt  uint32                  // Done, Panicked
+	Verdict  *Verdict                // Done
+	Duration time.Duration           // Done: Now minus the attempt's AttemptStart.At
 }
 
 // TimerOp is what a Ready asks of the worker's single timer.
@@ -117,11 +117,13 @@ const (
 )
 
 // AttemptStart describes the attempt a Ready asks the shell to start: its number (reported back in
-// Done or Panicked) and the container it targets.
+// Done or Panicked), the container it targets, and when the doProbe run that starts it began (At:
+// kubelet's startTime, from which prober_probe_duration_seconds is measured).
 type AttemptStart struct {
 	Attempt     uint32
 	ContainerID messages.ContainerID
 	PodIP       string
+	At          time.Time
 }
 
 // maxCacheOps bounds the cache writes of one Step: a completion (one Set) followed by at most one
@@ -187,9 +189,8 @@ type Machine struct {
 
 	// the attempt in flight (it runs against containerID: that changes only in doProbe, which does
 	// not run while an attempt is in flight)
-	attempt  uint32    // number of the latest attempt; other numbers are stale
-	inFlight bool      // an attempt is running (the run loop is busy)
-	runAt    time.Time // when the doProbe run that started it began (kubelet's startTime)
+	attempt  uint32 // number of the latest attempt; other numbers are stale
+	inFlight bool   // an attempt is running (the run loop is busy)
 }
 
 // none is the published value when the cache holds nothing for the tracked container.
@@ -452,9 +453,8 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	}
 	m.attempt++
 	m.inFlight = true
-	m.runAt = now
 	r.StartAttempt = true
-	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.podIP}
+	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.podIP, At: now}
 	return true
 }
 
@@ -478,7 +478,7 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 		r.Observation = Observation{Label: LabelUnknown}
 	} else {
 		label, timed := MetricResult(v.Result)
-		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Now.Sub(m.runAt)}
+		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Duration}
 	}
 	if errored || m.view.id != m.containerID || m.onHold {
 		return

@@ -574,41 +574,42 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, allocs)
 }
 
-// TestObservedDurationRunsFromTheRunThatStartedTheAttempt: prober_probe_duration_seconds is
-// observed from the start of the doProbe run that started the attempt (kubelet's startTime) to the
-// Done event's Now, for whichever event started the run (a tick, a trigger, or the Done of the
-// attempt before it, when a tick or trigger arrived meanwhile); failed and errored attempts are
-// timed and untimed as kubelet's metric labels say.
-func TestObservedDurationRunsFromTheRunThatStartedTheAttempt(t *testing.T) {
+// TestAttemptStartIsWhenItsRunBegan: an attempt's AttemptStart.At is the Now of the event whose
+// doProbe run started it (kubelet's startTime: a tick, a trigger, Started, or the Done of the
+// attempt before it when a trigger arrived meanwhile), which the shell times the attempt from; the
+// Done's Duration is what prober_probe_duration_seconds observes, for successes only among
+// completed verdicts (failures and errors are counted, not timed).
+func TestAttemptStartIsWhenItsRunBegan(t *testing.T) {
 	ms := time.Millisecond
 	m := New(Config{Type: messages.Liveness, Spec: spec(1, 3, 0), Period: 10 * time.Second})
 	stepOf(m, Event{Kind: View, View: ptr(running(true))})
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	observed := func(ev Event) Observation {
+	startedAt := func(ev Event) time.Time {
 		t.Helper()
-		ev.Attempt = m.attempt
 		r := stepOf(m, ev)
-		require.True(t, r.Observed, "a completed attempt is observed")
-		return r.Observation
+		require.True(t, r.StartAttempt, "%v starts an attempt", ev.Kind)
+		return r.Attempt.At
 	}
-	require.True(t, stepOf(m, Event{Kind: Started, Now: at(0)}).StartAttempt)
+	done := func(now time.Time, v *Verdict, took time.Duration) Ready {
+		return stepOf(m, Event{Kind: Done, Now: now, Attempt: m.attempt, Verdict: v, Duration: took})
+	}
+
+	assert.Equal(t, at(0), startedAt(Event{Kind: Started, Now: at(0)}))
 	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 1500 * ms},
-		observed(Event{Kind: Done, Now: at(1500 * ms), Verdict: ok}), "started by Started at 0")
+		done(at(1500*ms), ok, 1500*ms).Observation)
 
-	require.True(t, stepOf(m, Event{Kind: Tick, Now: at(10 * time.Second)}).StartAttempt)
+	assert.Equal(t, at(10*time.Second), startedAt(Event{Kind: Tick, Now: at(10 * time.Second)}))
 	assert.False(t, stepOf(m, Event{Kind: Trigger, Now: at(10*time.Second + 200*ms)}).StartAttempt, "busy: remembered")
-	done := stepOf(m, Event{Kind: Done, Now: at(10*time.Second + 700*ms), Attempt: m.attempt, Verdict: ok})
-	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 700 * ms}, done.Observation, "started by the tick at 10 s")
-	require.True(t, done.StartAttempt, "the remembered trigger runs at the Done")
-	assert.Equal(t, Observation{Label: LabelSuccessful, Timed: true, Duration: 50 * ms},
-		observed(Event{Kind: Done, Now: at(10*time.Second + 750*ms), Verdict: ok}), "started by the Done at 10.7 s")
+	r := done(at(10*time.Second+700*ms), ok, 700*ms)
+	require.True(t, r.StartAttempt, "the remembered trigger runs at the Done")
+	assert.Equal(t, at(10*time.Second+700*ms), r.Attempt.At)
 
-	require.True(t, stepOf(m, Event{Kind: Trigger, Now: at(11 * time.Second)}).StartAttempt)
-	f := observed(Event{Kind: Done, Now: at(11*time.Second + 10*ms), Verdict: failed})
+	assert.Equal(t, LabelSuccessful, done(at(10*time.Second+750*ms), ok, 50*ms).Observation.Label)
+	assert.Equal(t, at(11*time.Second), startedAt(Event{Kind: Trigger, Now: at(11 * time.Second)}))
+	f := done(at(11*time.Second+10*ms), failed, 10*ms).Observation
 	assert.Equal(t, LabelFailed, f.Label)
 	assert.False(t, f.Timed, "a failure is counted, not timed (kubelet)")
-
-	require.True(t, stepOf(m, Event{Kind: Trigger, Now: at(12 * time.Second)}).StartAttempt)
-	assert.Equal(t, Observation{Label: LabelUnknown}, observed(Event{Kind: Done, Now: at(13 * time.Second), Verdict: boom}),
+	assert.Equal(t, at(12*time.Second), startedAt(Event{Kind: Trigger, Now: at(12 * time.Second)}))
+	assert.Equal(t, Observation{Label: LabelUnknown}, done(at(13*time.Second), boom, time.Second).Observation,
 		"an errored attempt is counted, not timed")
 }
