@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,11 +59,20 @@ type Watcher struct {
 	// singleFile: the path was a manifest file when last read (owned by the loop). Its removal then
 	// stops its pods; a directory that cannot be read changes nothing.
 	singleFile bool
-	quit       chan struct{}
-	done       chan struct{} // closed when the loop has ended
-	stops      sync.WaitGroup
-	start      sync.Once
-	close      sync.Once
+
+	// The watch (owned by the loop): notes is nil until a notifier could be made, watched the
+	// directory it watches ("" while none), watchProblem the last watch problem logged.
+	newNotifier  func() (notifier, error)
+	notes        notifier
+	watched      string
+	watchProblem string
+	ticks        <-chan time.Time // tests' periodic reads; nil: a ticker of Period
+
+	quit  chan struct{}
+	done  chan struct{} // closed when the loop has ended
+	stops sync.WaitGroup
+	start sync.Once
+	close sync.Once
 }
 
 // New returns a watcher that has not read anything yet.
@@ -81,17 +91,18 @@ func New(opts Options) *Watcher {
 		core = NewClusterCore(opts.Reserved, "-f", opts.Cluster)
 	}
 	return &Watcher{
-		opts:    opts,
-		log:     opts.Logger.Named("static-pods"),
-		core:    core,
-		stopped: make(chan types.UID),
-		quit:    make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger.Named("static-pods"),
+		core:        core,
+		stopped:     make(chan types.UID),
+		newNotifier: newFSNotifier,
+		quit:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 }
 
-// Start reads the manifest path at once and then every period, on a goroutine of its own that ends
-// with Close.
+// Start reads the manifest path at once and then every period, and soon after a change is seen
+// through inotify, on a goroutine of its own that ends with Close.
 func (w *Watcher) Start() {
 	w.start.Do(func() { go w.loop() })
 }
@@ -106,20 +117,138 @@ func (w *Watcher) Close() []*v1.Pod {
 	return w.core.Running()
 }
 
+// loop reads the path at every tick of Period (first setting the watch up if there is none) and
+// settleDelay after the first event of a burst, carries out the plans and hears of stopped pods.
+// It ends at Close, and closes the notifier as it ends.
 func (w *Watcher) loop() {
 	defer close(w.done)
-	t := time.NewTicker(w.opts.Period)
-	defer t.Stop()
+	defer w.closeNotifier()
+	ticks := w.ticks
+	if ticks == nil {
+		t := time.NewTicker(w.opts.Period)
+		defer t.Stop()
+		ticks = t.C
+	}
+	settle := time.NewTimer(settleDelay) // armed by the first event of a burst; stopped as the loop ends
+	settle.Stop()
+	defer settle.Stop()
+	settling := false
+	soon := func() {
+		if !settling {
+			settle.Reset(settleDelay)
+			settling = true
+		}
+	}
+	w.watch()
 	w.scan()
 	for {
+		var events <-chan fsnotify.Event
+		var errs <-chan error
+		if w.notes != nil {
+			events, errs = w.notes.Events(), w.notes.Errors()
+		}
 		select {
 		case <-w.quit:
 			return
-		case <-t.C:
+		case <-ticks:
+			settle.Stop() // this read covers the burst's events
+			settling = false
+			w.watch()
 			w.scan()
+		case <-settle.C:
+			settling = false
+			w.scan()
+		case ev, ok := <-events:
+			if !ok {
+				w.notifierStopped()
+				continue
+			}
+			switch classify(filepath.Clean(w.opts.Path), w.watched, ev) {
+			case changed:
+				soon()
+			case watchGone:
+				w.watchFailed(fmt.Errorf("%s was removed or moved", w.watched))
+				w.unwatch()
+				soon()
+			case unrelated:
+			default:
+			}
+		case err, ok := <-errs:
+			if !ok {
+				w.notifierStopped()
+				continue
+			}
+			w.watchFailed(fmt.Errorf("inotify: %w", err))
+			w.unwatch() // events may have been lost: read soon, watch again at the next periodic read
+			soon()
 		case uid := <-w.stopped:
 			w.carryOut(w.core.Stopped(uid))
 		}
+	}
+}
+
+// watch sets the watch on the manifest path up if there is none. A failure (no such path yet,
+// inotify's limits) is logged once while it lasts, and the watcher keeps polling.
+func (w *Watcher) watch() {
+	if w.watched != "" {
+		return
+	}
+	if w.notes == nil {
+		n, err := w.newNotifier()
+		if err != nil {
+			w.watchFailed(fmt.Errorf("start inotify: %w", explainWatchError(err)))
+			return
+		}
+		w.notes = n
+	}
+	dir, err := watchDir(w.opts.Path)
+	if err == nil {
+		dir = filepath.Clean(dir)
+		err = w.notes.Add(dir)
+		if err != nil {
+			err = fmt.Errorf("watch %s: %w", dir, explainWatchError(err))
+		}
+	}
+	if err != nil {
+		w.watchFailed(err)
+		return
+	}
+	w.watched = dir
+	if w.watchProblem != "" {
+		w.log.Info("watching the static pod manifest path again", "path", w.opts.Path, "dir", dir)
+		w.watchProblem = ""
+	}
+}
+
+// watchFailed logs a watch problem unless it is the one logged last.
+func (w *Watcher) watchFailed(err error) {
+	if msg := err.Error(); msg != w.watchProblem {
+		w.watchProblem = msg
+		w.log.Warn("static pod manifest path not watched; reading it every --file-check-frequency and watching again then", "path", w.opts.Path, "period", w.opts.Period, "error", err)
+	}
+}
+
+// unwatch drops the watch on the directory (gone, moved, or its events lost).
+func (w *Watcher) unwatch() {
+	if w.watched != "" {
+		_ = w.notes.Remove(w.watched) // an error means inotify dropped it already
+		w.watched = ""
+	}
+}
+
+// notifierStopped forgets a notifier whose channels closed: a new one is made at the next
+// periodic read.
+func (w *Watcher) notifierStopped() {
+	w.watchFailed(errors.New("inotify stopped"))
+	w.closeNotifier()
+}
+
+func (w *Watcher) closeNotifier() {
+	if w.notes != nil {
+		if err := w.notes.Close(); err != nil {
+			w.log.Debug("closing inotify", "error", err)
+		}
+		w.notes, w.watched = nil, ""
 	}
 }
 

@@ -24,12 +24,14 @@ type fakeRunner struct {
 	started []string
 	stopped []string
 	gate    chan struct{}
+	change  chan struct{} // closed (and forgotten) at the next start or stop; see waitFor
 }
 
 func (r *fakeRunner) StartPod(pod *v1.Pod) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started = append(r.started, pod.Name)
+	r.changed()
 	return nil
 }
 
@@ -40,12 +42,50 @@ func (r *fakeRunner) StopPod(pod *v1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = append(r.stopped, pod.Name)
+	r.changed()
+}
+
+// changed wakes waitFor; r.mu is held.
+func (r *fakeRunner) changed() {
+	if r.change != nil {
+		close(r.change)
+		r.change = nil
+	}
 }
 
 func (r *fakeRunner) seen() (started, stopped []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.started...), append([]string(nil), r.stopped...)
+}
+
+// patience bounds how long a test outside a synctest bubble waits for the watcher (real inotify,
+// real clock, a busy machine): a bound for a hang, not a measure of speed.
+const patience = 60 * time.Second
+
+// waitFor waits until ok holds for what the runner has started and stopped, and fails the test
+// if it does not within patience.
+func (r *fakeRunner) waitFor(t *testing.T, what string, ok func(started, stopped []string) bool) {
+	t.Helper()
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		if r.change == nil {
+			r.change = make(chan struct{})
+		}
+		change := r.change
+		started, stopped := append([]string(nil), r.started...), append([]string(nil), r.stopped...)
+		r.mu.Unlock()
+		if ok(started, stopped) {
+			return
+		}
+		select {
+		case <-change:
+		case <-deadline.C:
+			t.Fatalf("%s: not within %v (started %v, stopped %v)", what, patience, started, stopped)
+		}
+	}
 }
 
 func write(t *testing.T, path, content string) {
@@ -72,7 +112,7 @@ func TestWatcherFollowsTheDirectory(t *testing.T) {
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
 		log, logs := logtest.Capture(t)
 		r := &fakeRunner{}
-		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log})
+		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log}))
 		w.Start()
 		synctest.Wait()
 		started, _ := r.seen()
@@ -104,7 +144,7 @@ func TestWatcherReplacesAChangedPodAfterTheOldOneStopped(t *testing.T) {
 		path := filepath.Join(dir, "web.yaml")
 		write(t, path, podYAML("web", ""))
 		r := &fakeRunner{gate: make(chan struct{})}
-		w := New(Options{Path: dir, Period: 20 * time.Second, Runner: r, Logger: logtest.New(t)})
+		w := polling(New(Options{Path: dir, Period: 20 * time.Second, Runner: r, Logger: logtest.New(t)}))
 		w.Start()
 		synctest.Wait()
 		write(t, path, podYAML("web", "    workingDir: /tmp\n"))
@@ -131,7 +171,7 @@ func TestCloseWaitsForPodsBeingStopped(t *testing.T) {
 		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
 		write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
 		r := &fakeRunner{gate: make(chan struct{})}
-		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: logtest.New(t)})
+		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: logtest.New(t)}))
 		w.Start()
 		synctest.Wait()
 		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
@@ -193,7 +233,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		write(t, path, podYAML("web", ""))
 		log, logs := logtest.Capture(t)
 		r := &fakeRunner{}
-		w := New(Options{Path: path, Period: time.Second, Runner: r, Logger: log})
+		w := polling(New(Options{Path: path, Period: time.Second, Runner: r, Logger: log}))
 		w.Start()
 		synctest.Wait()
 		require.NoError(t, os.Remove(path))
@@ -209,7 +249,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		require.NoError(t, os.Mkdir(sub, 0o755))
 		write(t, filepath.Join(sub, "a.yaml"), podYAML("a", ""))
 		r = &fakeRunner{}
-		w = New(Options{Path: sub, Period: time.Second, Runner: r, Logger: log})
+		w = polling(New(Options{Path: sub, Period: time.Second, Runner: r, Logger: log}))
 		w.Start()
 		synctest.Wait()
 		require.NoError(t, os.RemoveAll(sub))
@@ -236,11 +276,11 @@ func TestWatcherInAClusterGivesTheWholeSet(t *testing.T) {
 		var mu sync.Mutex
 		var sets [][]string
 		r := &fakeRunner{}
-		w := New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log, Cluster: "demo", Set: func(pods []*v1.Pod) {
+		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log, Cluster: "demo", Set: func(pods []*v1.Pod) {
 			mu.Lock()
 			defer mu.Unlock()
 			sets = append(sets, names(pods))
-		}})
+		}}))
 		last := func() []string {
 			mu.Lock()
 			defer mu.Unlock()
