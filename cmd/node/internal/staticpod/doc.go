@@ -1,19 +1,37 @@
 // Package staticpod is node's static pod path (`node run --pod-manifest-path DIR`): kubelet's file
-// source. Every regular file in DIR whose name does not start with "." is read once per
-// --file-check-frequency; a file that appears starts its pods, a file that disappears stops them
-// (each container with its grace period), a file whose pods change replaces them (the old instance
-// is stopped first, then the new one starts).
+// source. Every regular file in DIR whose name does not start with "." is read when inotify reports
+// a change and once per --file-check-frequency; a file that appears starts its pods, a file that
+// disappears stops them (each container with its grace period), a file whose pods change replaces
+// them (the old instance is stopped first, then the new one starts).
 //
 // It is a pure core (Core: files in, a Plan of pods to start and stop and problems to report out,
-// table-tested) in a thin shell (Watcher: one goroutine that lists the directory on a ticker, carries
+// table-tested) in a thin shell (Watcher: one goroutine that decides when to list the path, carries
 // out the plan through a Runner and hears back when a stopped pod is gone).
+//
+// When: as kubelet (pkg/kubelet/config/file_linux.go), the path is watched with fsnotify (inotify) —
+// a directory itself, a path naming one file through its parent directory (events for other names
+// are ignored) — and a create, write, remove, rename or mode change of a manifest (names starting
+// with "." ignored) makes the watcher read the whole path 100 ms after the first event of a burst
+// (settleDelay: a burst is one read, and a file written in steps is usually read complete; kubelet
+// handles each event at once). Without it, every pod added after start-up would start at one tick of one
+// ticker, and the workers of all of them would probe in phase. The periodic read stays as the
+// safety net, in a cluster too. A watch that cannot be set up or is lost — the path does not exist
+// yet, inotify's limits (EMFILE, ENOSPC: the log says which sysctl to raise), the watched directory
+// removed or moved, an error event (an overflow: events lost), inotify's reader ending — is
+// logged once as a warning with the path and the error; the watcher keeps reading every period and
+// tries to watch again at each periodic read until it works (an error event also reads soon;
+// kubelet retries every 1 s, backing off to 20 s on errors other than a missing path; node at
+// each read of the period). A
+// symbolic link's target is not watched (only the name in the directory): its edits are seen by the
+// periodic read. The decisions (classify: what an event means; watchDir: what to watch) are pure
+// and table-tested.
 //
 // As kubelet: files starting with "." and subdirectories are ignored; files are read in name
 // order; a pod without metadata.uid gets a UID derived from the file's path and the pod's content
 // (so the same file gives the same UID after a restart of node, and an edited pod is a new pod);
 // a pod with an unchanged content (comments and formatting do not count) is left alone; two pods
 // with one namespace/name never run at once — a replacement starts only after the pod it replaces
-// has stopped; directory changes are seen by polling (kubelet also uses inotify).
+// has stopped; changes are seen through inotify, with a periodic full read as the safety net.
 //
 // Deliberate differences from kubelet, each so that a mistake in one file cannot disturb running
 // pods:
@@ -40,6 +58,7 @@
 //
 // Invariants: the core never starts a pod while another instance with its name or UID still runs
 // or stops; each distinct problem is reported once while it lasts (again if it recurs after it was
-// fixed); Watcher.Close stops scanning, waits for the pods it is stopping and returns the ones it
-// runs, so node's shutdown takes them down with the rest.
+// fixed); Watcher.Close stops scanning, closes the inotify watcher (its reader goroutine ends),
+// waits for the pods it is stopping and returns the ones it runs, so node's shutdown takes them
+// down with the rest.
 package staticpod
