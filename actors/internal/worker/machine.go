@@ -233,6 +233,9 @@ func (m *Machine) Init(cfg Config) {
 // Period returns the probe period.
 func (m *Machine) Period() time.Duration { return m.cfg.Period }
 
+// Spec returns the probe the Machine runs (Config.Spec).
+func (m *Machine) Spec() *v1.Probe { return m.cfg.Spec }
+
 // ViewedContainer returns the container ID of the latest pushed view and whether it names one.
 func (m *Machine) ViewedContainer() (messages.ContainerID, bool) { return m.view.id, m.view.found }
 
