@@ -5,6 +5,9 @@ import (
 	"net"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -25,6 +28,13 @@ func BenchmarkTCPProbe(b *testing.B) {
 	addr := s.ln.Addr().(*net.TCPAddr)
 	spec := tcpProbe("127.0.0.1", addr.Port, 1)
 	benchProbe(b, spec)
+}
+
+// BenchmarkGRPCProbe: one gRPC health check attempt (fresh connection, Check, close) against a
+// local grpc.health.v1 server.
+func BenchmarkGRPCProbe(b *testing.B) {
+	port := startGRPC(b, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, health.NewServer()) })
+	benchProbe(b, grpcProbe(port, nil, 1))
 }
 
 // BenchmarkExecProbe: one exec attempt of `true` as a local process in its own process group.

@@ -21,7 +21,7 @@ import (
 )
 
 // startGRPC serves register's services on 127.0.0.1:0 until the test ends; it returns the port.
-func startGRPC(t *testing.T, register func(*grpc.Server)) int {
+func startGRPC(t testing.TB, register func(*grpc.Server)) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
