@@ -7,7 +7,8 @@
 // continuously through node's static pod path (a generation's manifest removed, the next one
 // written, one slot in three edited half-way through a generation's life). It starts
 // `node run --pod-manifest-path DIR`, carries the schedule out, and every --interval samples node's
-// own RSS and open descriptors (/proc/<pid>; the processes below node — container shims, containers,
+// own RSS (split into anonymous and executable pages), CPU use since the last sample and open
+// descriptors (/proc/<pid>; the processes below node — container shims, containers,
 // exec probes, the guard — are counted separately and are not in those figures), its live heap
 // (HeapAlloc right after a forced GC, /debug/pprof/heap?debug=1&gc=1) and goroutines (/metrics:
 // go_goroutines; heap, descriptors and goroutines are the least of three reads 300 ms apart, so
@@ -254,8 +255,8 @@ func soak(ctx context.Context, cfg config, stdout io.Writer) (Result, error) {
 			at := min(nextSample, cfg.duration)
 			s := n.sample(ctx, at, at%PodsEvery == 0)
 			res.Samples = append(res.Samples, s)
-			fmt.Fprintf(stdout, "%6s rss=%.1fMiB heap-live=%.1fMiB goroutines=%.0f(..%.0f) fds=%.0f(..%.0f) scheduler=%s mailbox=%s children=%.0f pods=%s ready=%s load=%.2f\n",
-				at.Round(time.Second), s.RSS/(1<<20), s.HeapLive/(1<<20), s.Goroutines, s.GoroutinesPeak, s.FDs, s.FDsPeak,
+			fmt.Fprintf(stdout, "%6s rss=%.1fMiB (anon %.1f) cpu=%.2f heap-live=%.1fMiB goroutines=%.0f(..%.0f) fds=%.0f(..%.0f) scheduler=%s mailbox=%s children=%.0f pods=%s ready=%s load=%.2f\n",
+				at.Round(time.Second), s.RSS/(1<<20), s.RSSAnon/(1<<20), s.CPU, s.HeapLive/(1<<20), s.Goroutines, s.GoroutinesPeak, s.FDs, s.FDsPeak,
 				orNA(s.SchedulerEntries), orNA(s.MailboxMessages), s.Children, orNA(s.Pods), orNA(s.ReadyPods), s.Load1)
 			if at >= warmup && !profiledWarm {
 				profiledWarm = true
@@ -345,6 +346,9 @@ type nodeProc struct {
 	done   chan struct{} // closed when node has exited (and was reaped)
 	stdout *os.File
 	stderr *os.File
+
+	cpu     float64   // node's CPU seconds at the previous sample
+	cpuWall time.Time // when they were read
 }
 
 func startNode(ctx context.Context, bin string, cfg config, dirs map[string]string, out string) (*nodeProc, error) {
@@ -478,11 +482,20 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 	s := Combine(reads)
 	s.At = at
 	nan := math.NaN()
-	s.RSS, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan
-	if v, err := RSS(pid); err == nil {
-		s.RSS = v
+	s.RSS, s.RSSAnon, s.RSSFile, s.CPU, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan, nan, nan, nan
+	if m, err := ReadMemory(pid); err == nil {
+		s.RSS, s.RSSAnon, s.RSSFile = m.RSS, m.Anon, m.File
 	}
 	if all, err := Processes(); err == nil {
+		for _, p := range all {
+			if p.PID == pid {
+				now := time.Now()
+				if !n.cpuWall.IsZero() {
+					s.CPU = (p.CPU - n.cpu) / now.Sub(n.cpuWall).Seconds()
+				}
+				n.cpu, n.cpuWall = p.CPU, now
+			}
+		}
 		below := Descendants(all, pid)
 		s.Children, s.ChildRSS = float64(len(below)), 0
 		for _, p := range below {

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -12,11 +12,16 @@ import (
 // pageSize converts /proc/<pid>/stat's rss (pages) to bytes.
 var pageSize = float64(os.Getpagesize())
 
+// ClockTicks is the unit of /proc/<pid>/stat's utime and stime: USER_HZ, which Linux fixes at 100
+// for everything it reports to user space.
+const ClockTicks = 100
+
 // ProcStat is what the soak needs of /proc/<pid>/stat.
 type ProcStat struct {
 	PID, PPID int
 	State     byte    // 'R', 'S', 'Z', ...
 	RSS       float64 // bytes
+	CPU       float64 // seconds of CPU used so far, user and system (utime + stime)
 }
 
 // ParseStat parses one /proc/<pid>/stat line; the command name (in parentheses) may itself hold
@@ -31,7 +36,8 @@ func ParseStat(line string) (ProcStat, error) {
 		return ProcStat{}, fmt.Errorf("stat %q: pid: %w", line, err)
 	}
 	f := strings.Fields(line[end+1:])
-	// After the name: state(3) ppid(4) ... rss(24): indexes 0, 1 and 21 here.
+	// After the name: state(3) ppid(4) ... utime(14) stime(15) ... rss(24): indexes 0, 1, 11, 12
+	// and 21 here.
 	if len(f) < 22 || len(f[0]) != 1 {
 		return ProcStat{}, fmt.Errorf("stat %q: too few fields", line)
 	}
@@ -43,7 +49,15 @@ func ParseStat(line string) (ProcStat, error) {
 	if err != nil {
 		return ProcStat{}, fmt.Errorf("stat %q: rss: %w", line, err)
 	}
-	return ProcStat{PID: pid, PPID: ppid, State: f[0][0], RSS: rss * pageSize}, nil
+	utime, err := strconv.ParseFloat(f[11], 64)
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("stat %q: utime: %w", line, err)
+	}
+	stime, err := strconv.ParseFloat(f[12], 64)
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("stat %q: stime: %w", line, err)
+	}
+	return ProcStat{PID: pid, PPID: ppid, State: f[0][0], RSS: rss * pageSize, CPU: (utime + stime) / ClockTicks}, nil
 }
 
 // Processes reads every process' stat (processes that end meanwhile are skipped).
@@ -89,27 +103,46 @@ func Descendants(all []ProcStat, root int) []ProcStat {
 	return out
 }
 
-// RSS returns a process' resident set in bytes (VmRSS in /proc/<pid>/status).
-func RSS(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+// Memory is a process' resident set from /proc/<pid>/status, in bytes: VmRSS = RssAnon (heap,
+// stacks, the Go runtime's own memory) + RssFile (the executable's pages read so far) + RssShmem.
+type Memory struct {
+	RSS, Anon, File float64
+}
+
+// ReadMemory reads a process' resident set (VmRSS, RssAnon and RssFile in /proc/<pid>/status).
+func ReadMemory(pid int) (Memory, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return Memory{}, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", rest, err)
-			}
-			return kb * 1024, nil
+	return ParseStatusMemory(string(b))
+}
+
+// ParseStatusMemory reads VmRSS, RssAnon and RssFile out of a /proc/<pid>/status text; VmRSS must
+// be there (the other two are NaN on a kernel without them).
+func ParseStatusMemory(status string) (Memory, error) {
+	m := Memory{RSS: math.NaN(), Anon: math.NaN(), File: math.NaN()}
+	fields := map[string]*float64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
+	for line := range strings.Lines(status) {
+		key, rest, ok := strings.Cut(line, "\t")
+		if !ok {
+			key, rest, _ = strings.Cut(line, " ")
 		}
+		dst, ok := fields[strings.TrimSpace(key)]
+		if !ok {
+			continue
+		}
+		v := strings.TrimSuffix(strings.TrimSpace(rest), " kB")
+		kb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return Memory{}, fmt.Errorf("%s %q: %w", strings.TrimSpace(key), strings.TrimSpace(rest), err)
+		}
+		*dst = kb * 1024
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
+	if math.IsNaN(m.RSS) {
+		return Memory{}, fmt.Errorf("no VmRSS line")
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+	return m, nil
 }
 
 // FDs counts a process' open descriptors.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"testing"
 
@@ -12,7 +13,7 @@ func TestParseStat(t *testing.T) {
 	line := "4242 (node (x) y) S 4200 4242 4200 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 12 0 1000 700000 2560 18446744073709551615"
 	st, err := ParseStat(line)
 	require.NoError(t, err)
-	assert.Equal(t, ProcStat{PID: 4242, PPID: 4200, State: 'S', RSS: 2560 * pageSize}, st)
+	assert.Equal(t, ProcStat{PID: 4242, PPID: 4200, State: 'S', RSS: 2560 * pageSize, CPU: 0.07}, st)
 
 	for _, bad := range []string{"", "12 no-paren S 1", "x (a) S 1 2 3", "12 (a) S 1"} {
 		_, err := ParseStat(bad)
@@ -37,11 +38,37 @@ func TestDescendantsSkipZombiesButFollowTheirChildren(t *testing.T) {
 	assert.ElementsMatch(t, []int{11, 12, 14}, pids)
 }
 
+func TestParseStatusMemory(t *testing.T) {
+	status := "Name:\tnode\nVmPeak:\t  900 kB\nVmRSS:\t   64040 kB\nRssAnon:\t   41428 kB\nRssFile:\t   22612 kB\nRssShmem:\t       0 kB\n"
+	m, err := ParseStatusMemory(status)
+	require.NoError(t, err)
+	assert.Equal(t, Memory{RSS: 64040 * 1024, Anon: 41428 * 1024, File: 22612 * 1024}, m)
+
+	m, err = ParseStatusMemory("VmRSS:\t 10 kB\n") // an old kernel: no split
+	require.NoError(t, err)
+	assert.Equal(t, float64(10*1024), m.RSS)
+	assert.True(t, math.IsNaN(m.Anon) && math.IsNaN(m.File))
+
+	_, err = ParseStatusMemory("Name:\tnode\n")
+	assert.ErrorContains(t, err, "no VmRSS")
+	_, err = ParseStatusMemory("VmRSS:\t many kB\n")
+	assert.ErrorContains(t, err, `VmRSS: "many kB"`)
+}
+
 // TestOwnProcess reads this test process as the sampler reads node.
 func TestOwnProcess(t *testing.T) {
-	rss, err := RSS(os.Getpid())
+	mem, err := ReadMemory(os.Getpid())
 	require.NoError(t, err)
-	assert.Greater(t, rss, float64(1<<20))
+	assert.Greater(t, mem.RSS, float64(1<<20))
+	assert.Greater(t, mem.File, float64(1<<20), "the test binary's pages")
+	assert.InDelta(t, mem.RSS, mem.Anon+mem.File, float64(1<<20), "VmRSS = RssAnon + RssFile (+ RssShmem)")
+	self, err := Processes()
+	require.NoError(t, err)
+	for _, p := range self {
+		if p.PID == os.Getpid() {
+			assert.GreaterOrEqual(t, p.CPU, 0.0)
+		}
+	}
 	fds, err := FDs(os.Getpid())
 	require.NoError(t, err)
 	assert.Greater(t, fds, 2)

@@ -14,6 +14,9 @@ type Sample struct {
 	At time.Duration // since the start of the run
 
 	RSS            float64 // node's own resident set (bytes), /proc/<pid>/status VmRSS
+	RSSAnon        float64 // of which anonymous (RssAnon: heap, stacks, the runtime's own memory)
+	RSSFile        float64 // of which the executable's pages (RssFile)
+	CPU            float64 // node's own CPU use since the previous sample, in cores (utime + stime)
 	FDs            float64 // node's own open descriptors, /proc/<pid>/fd: the least of a sample's reads
 	FDsPeak        float64 // the most of them
 	HeapLive       float64 // HeapAlloc right after a forced GC (HeapAfterGC): what node keeps
@@ -45,6 +48,8 @@ type Series struct {
 // AllSeries are the columns, in CSV order.
 var AllSeries = []Series{
 	{"rss", "B", func(s Sample) float64 { return s.RSS }},
+	{"rss-anon", "B", func(s Sample) float64 { return s.RSSAnon }},
+	{"rss-file", "B", func(s Sample) float64 { return s.RSSFile }},
 	{"heap-live", "B", func(s Sample) float64 { return s.HeapLive }},
 	{"heap-alloc", "B", func(s Sample) float64 { return s.HeapAlloc }},
 	{"heap-retained", "B", func(s Sample) float64 { return s.HeapRetained }},
@@ -56,6 +61,7 @@ var AllSeries = []Series{
 	{"scheduler-entries", "", func(s Sample) float64 { return s.SchedulerEntries }},
 	{"mailbox-messages", "", func(s Sample) float64 { return s.MailboxMessages }},
 	{"mailbox-max", "", func(s Sample) float64 { return s.MailboxMax }},
+	{"cpu", "", func(s Sample) float64 { return s.CPU }},
 	{"children", "", func(s Sample) float64 { return s.Children }},
 	{"children-rss", "B", func(s Sample) float64 { return s.ChildRSS }},
 	{"pods", "", func(s Sample) float64 { return s.Pods }},
