@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,11 +17,14 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 )
 
-// File is one manifest file as listed: its content, or why it could not be read.
+// File is one manifest file as listed: its content, or why it could not be read. Unread marks a
+// file the core was given before and that was not read again since (no event named it): the core
+// keeps what it knew of it, and Data and Err are not looked at.
 type File struct {
-	Path string
-	Data []byte
-	Err  error
+	Path   string
+	Data   []byte
+	Err    error
+	Unread bool
 }
 
 // Why a pod is started or stopped.
@@ -154,6 +158,11 @@ func (c *Core) read(files []File, now time.Time) {
 		if fs == nil {
 			fs = &fileState{}
 			c.files[f.Path] = fs
+			if f.Unread { // the shell's mistake: a file never read is not kept as if it were
+				f.Err = errors.New("not read")
+			}
+		} else if f.Unread {
+			continue
 		}
 		if f.Err != nil {
 			fs.sum, fs.parsed = [sha256.Size]byte{}, false

@@ -294,3 +294,21 @@ func TestClusterCoreReadsTheSameSetOnEveryMember(t *testing.T) {
 	none, _ := read(c, "d", nil)
 	assert.Empty(t, none, "a removed file leaves the set")
 }
+
+// TestUnreadFilesKeepWhatTheCoreKnew: a file passed as Unread (not read again since the last Scan)
+// keeps its pods, and its problems, as last read; a file never read is not taken on trust.
+func TestUnreadFilesKeepWhatTheCoreKnew(t *testing.T) {
+	c := NewCore(nil, "-f")
+	p := c.Scan([]File{file("/m/a.yaml", podYAML("a", "")), file("/m/bad.yaml", "kind: Pod\n"), file("/m/b.yaml", podYAML("b", ""))}, t0)
+	assert.Equal(t, []string{"start a (added)", "start b (added)"}, summary(p)[:2])
+	require.Len(t, p.Problems, 1)
+
+	p = c.Scan([]File{{Path: "/m/a.yaml", Unread: true}, {Path: "/m/bad.yaml", Unread: true}, file("/m/b.yaml", podYAML("b", "    workingDir: /tmp\n"))}, t0)
+	assert.Equal(t, []string{"stop b (changed)"}, summary(p), "only the file read again changes; a's pod stays, bad.yaml's problem is not reported again")
+	assert.Len(t, c.files["/m/bad.yaml"].problems, 1, "bad.yaml's problem lasts")
+
+	p = c.Scan([]File{{Path: "/m/a.yaml", Unread: true}, {Path: "/m/new.yaml", Unread: true}}, t0)
+	assert.Contains(t, summary(p), "/m/new.yaml: not read", "a file the core never saw is a problem, not a pod")
+	assert.NotContains(t, strings.Join(summary(p), "\n"), "stop a", "a is unread and unchanged")
+	assert.Equal(t, []string{"a"}, names(c.Running()), "b (stopping to be replaced) left the listing, so nothing replaces it")
+}

@@ -11,9 +11,13 @@
 // When: as kubelet (pkg/kubelet/config/file_linux.go), the path is watched with fsnotify (inotify) —
 // a directory itself, a path naming one file through its parent directory (events for other names
 // are ignored) — and a create, write, remove, rename or mode change of a manifest (names starting
-// with "." ignored) makes the watcher read the whole path 100 ms after the first event of a burst
-// (settleDelay: a burst is one read, and a file written in steps is usually read complete; kubelet
-// handles each event at once). Without it, every pod added after start-up would start at one tick of one
+// with "." ignored) makes the watcher read that file 100 ms after the first event of a burst
+// (settleDelay: a burst is one read of the files it named, and a file written in steps is usually
+// read complete; kubelet handles each event at once, reading the file it names). The other files
+// are not read again: the core keeps what it last read of them (File.Unread), so a directory of
+// 300 manifests with a pod replaced every second costs a read of one file a second, not of 300. An
+// event on the directory itself (its mode; a single manifest file's path), lost events and the
+// periodic read read the whole path. Without it, every pod added after start-up would start at one tick of one
 // ticker, and the workers of all of them would probe in phase. The periodic read stays as the
 // safety net, in a cluster too. A watch that cannot be set up or is lost — the path does not exist
 // yet, inotify's limits (EMFILE, ENOSPC: the log says which sysctl to raise), the watched directory

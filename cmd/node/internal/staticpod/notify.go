@@ -62,7 +62,8 @@ type change int
 
 const (
 	unrelated change = iota // another name, or a hidden file: nothing to do
-	changed                 // a manifest may have changed: read the path soon
+	changed                 // the manifest file, or the directory itself (its mode): read the whole path soon
+	named                   // one manifest of a directory: read that file soon
 	watchGone               // the watched directory itself was removed or moved away: read soon, watch again
 )
 
@@ -84,7 +85,7 @@ func classify(path, dir string, ev fsnotify.Event) change {
 	case filepath.Dir(name) != dir || strings.HasPrefix(filepath.Base(name), "."):
 		return unrelated
 	default:
-		return changed
+		return named
 	}
 }
 

@@ -133,19 +133,19 @@ func TestClassify(t *testing.T) {
 		ev        fsnotify.Event
 		want      change
 	}{
-		{"a manifest created", dir, dir, ev(dir+"/a.yaml", fsnotify.Create), changed},
-		{"a manifest written", dir, dir, ev(dir+"/a.yaml", fsnotify.Write), changed},
-		{"a manifest removed", dir, dir, ev(dir+"/a.yaml", fsnotify.Remove), changed},
-		{"a manifest renamed away", dir, dir, ev(dir+"/a.yaml", fsnotify.Rename), changed},
-		{"a manifest's mode changed", dir, dir, ev(dir+"/a.yaml", fsnotify.Chmod), changed},
-		{"a name without an extension", dir, dir, ev(dir+"/pod", fsnotify.Create), changed},
+		{"a manifest created", dir, dir, ev(dir+"/a.yaml", fsnotify.Create), named},
+		{"a manifest written", dir, dir, ev(dir+"/a.yaml", fsnotify.Write), named},
+		{"a manifest removed", dir, dir, ev(dir+"/a.yaml", fsnotify.Remove), named},
+		{"a manifest renamed away", dir, dir, ev(dir+"/a.yaml", fsnotify.Rename), named},
+		{"a manifest's mode changed", dir, dir, ev(dir+"/a.yaml", fsnotify.Chmod), named},
+		{"a name without an extension", dir, dir, ev(dir+"/pod", fsnotify.Create), named},
 		{"a hidden file (an editor's or the soak's temporary)", dir, dir, ev(dir+"/.a.yaml.tmp", fsnotify.Write), unrelated},
 		{"the directory's mode changed", dir, dir, ev(dir, fsnotify.Chmod), changed},
 		{"the directory removed", dir, dir, ev(dir, fsnotify.Remove), watchGone},
 		{"the directory moved away", dir, dir, ev(dir, fsnotify.Rename), watchGone},
-		{"an unclean name", dir, dir, ev(dir+"//a.yaml", fsnotify.Create), changed},
+		{"an unclean name", dir, dir, ev(dir+"//a.yaml", fsnotify.Create), named},
 		{"somewhere else", dir, dir, ev("/etc/other/a.yaml", fsnotify.Create), unrelated},
-		{"a relative path", "manifests", "manifests", ev("manifests/a.yaml", fsnotify.Write), changed},
+		{"a relative path", "manifests", "manifests", ev("manifests/a.yaml", fsnotify.Write), named},
 		{"one file: written", file, dir, ev(file, fsnotify.Write), changed},
 		{"one file: renamed in place", file, dir, ev(file, fsnotify.Create), changed},
 		{"one file: removed", file, dir, ev(file, fsnotify.Remove), changed},
@@ -489,5 +489,88 @@ func TestWatchProblemsAreLoggedOnceAndRetriedAtPeriodicReads(t *testing.T) {
 		assert.Equal(t, reads, c.reads())
 		_, _, closed = notifiers[1].state()
 		assert.True(t, closed, "Close closes the notifier")
+	})
+}
+
+// TestABurstRereadsOnlyTheManifestsItNamed: as kubelet, events make the watcher read the files
+// they name, not the whole directory; what it then applies is what a full read would find (files
+// added, edited, removed and renamed, in name order). An event on the directory itself, lost events
+// and the periodic read read everything.
+func TestABurstRereadsOnlyTheManifestsItNamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		for _, name := range []string{"b", "d", "f"} {
+			write(t, filepath.Join(dir, name+".yaml"), podYAML(name, ""))
+		}
+		f := newFakeNotifier()
+		c := &readCounter{}
+		ticks := make(chan time.Time)
+		w := New(Options{Path: dir, Period: time.Hour, Logger: logtest.New(t), Cluster: "demo", Set: c.set})
+		w.newNotifier = func() (notifier, error) { return f, nil }
+		w.ticks = ticks
+		var readMu sync.Mutex
+		var read []string
+		w.readOne = func(path string) (File, bool) {
+			readMu.Lock()
+			read = append(read, filepath.Base(path))
+			readMu.Unlock()
+			return readFile(path)
+		}
+		reads := func() []string {
+			readMu.Lock()
+			defer readMu.Unlock()
+			out := slices.Clone(read)
+			slices.Sort(out)
+			read = nil
+			return out
+		}
+		burst := func(evs ...fsnotify.Event) {
+			for _, ev := range evs {
+				f.events <- ev
+			}
+			time.Sleep(settleDelay)
+			synctest.Wait()
+		}
+		ev := func(name string, op fsnotify.Op) fsnotify.Event {
+			return fsnotify.Event{Name: filepath.Join(dir, name), Op: op}
+		}
+		w.Start()
+		synctest.Wait()
+		require.Equal(t, []string{"b", "d", "f"}, c.last())
+		assert.Empty(t, reads(), "the first read is a full one")
+
+		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+		write(t, filepath.Join(dir, "e.yaml"), podYAML("e", ""))
+		require.NoError(t, os.Remove(filepath.Join(dir, "d.yaml")))
+		require.NoError(t, os.Rename(filepath.Join(dir, "f.yaml"), filepath.Join(dir, "c.yaml")))
+		burst(ev("a.yaml", fsnotify.Create), ev("a.yaml", fsnotify.Write), ev("e.yaml", fsnotify.Create),
+			ev("d.yaml", fsnotify.Remove), ev("f.yaml", fsnotify.Rename), ev("c.yaml", fsnotify.Create))
+		assert.Equal(t, []string{"a", "b", "e", "f"}, c.last(), "c.yaml holds pod f now; d is gone")
+		assert.Equal(t, []string{"a.yaml", "c.yaml", "d.yaml", "e.yaml", "f.yaml"}, reads(), "each named file once; b.yaml not read")
+
+		write(t, filepath.Join(dir, "b.yaml"), podYAML("b2", ""))
+		burst(ev("b.yaml", fsnotify.Write))
+		assert.Equal(t, []string{"a", "b2", "e", "f"}, c.last())
+		assert.Equal(t, []string{"b.yaml"}, reads())
+
+		list, err := List(dir)
+		require.NoError(t, err)
+		var paths []string
+		for _, f := range list {
+			paths = append(paths, f.Path)
+		}
+		assert.Equal(t, paths, w.listed, "what the watcher keeps is what a full read lists")
+
+		n := c.reads()
+		burst(fsnotify.Event{Name: dir, Op: fsnotify.Chmod})
+		assert.Equal(t, n+1, c.reads(), "the directory's own event is one read ...")
+		assert.Empty(t, reads(), "... of the whole directory")
+		f.errs <- errors.New("queue overflow")
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		assert.Equal(t, n+2, c.reads())
+		assert.Empty(t, reads(), "events lost: the whole directory")
+
+		assert.Empty(t, w.Close())
 	})
 }

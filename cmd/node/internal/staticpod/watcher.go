@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +69,19 @@ type Watcher struct {
 	watchProblem string
 	ticks        <-chan time.Time // tests' periodic reads; nil: a ticker of Period
 
+	// What a burst of events needs read (owned by the loop). As kubelet reads only the file an
+	// event names, a burst that names manifests of a directory re-reads only those: listed are the
+	// paths of the directory's files as the last full read found them, in name order, kept up to
+	// date by the partial reads (their contents are the core's: only paths are kept here);
+	// listedOK is false until a full read of a directory succeeded, and after one failed. pending
+	// are the manifests the burst named; whole is set when the burst concerned the path itself (a
+	// single manifest file, the directory's mode or removal) or events were lost.
+	listed   []string
+	listedOK bool
+	pending  map[string]bool
+	whole    bool
+	readOne  func(path string) (File, bool) // readFile; tests count the files read
+
 	quit  chan struct{}
 	done  chan struct{} // closed when the loop has ended
 	stops sync.WaitGroup
@@ -96,6 +110,8 @@ func New(opts Options) *Watcher {
 		core:        core,
 		stopped:     make(chan types.UID),
 		newNotifier: newFSNotifier,
+		pending:     map[string]bool{},
+		readOne:     readFile,
 		quit:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
@@ -157,18 +173,27 @@ func (w *Watcher) loop() {
 			w.scan()
 		case <-settle.C:
 			settling = false
-			w.scan()
+			if w.whole || !w.listedOK {
+				w.scan()
+			} else {
+				w.reread()
+			}
 		case ev, ok := <-events:
 			if !ok {
 				w.notifierStopped()
 				continue
 			}
 			switch classify(filepath.Clean(w.opts.Path), w.watched, ev) {
+			case named:
+				w.pending[filepath.Clean(ev.Name)] = true
+				soon()
 			case changed:
+				w.whole = true
 				soon()
 			case watchGone:
 				w.watchFailed(fmt.Errorf("%s was removed or moved", w.watched))
 				w.unwatch()
+				w.whole = true
 				soon()
 			case unrelated:
 			default:
@@ -179,7 +204,8 @@ func (w *Watcher) loop() {
 				continue
 			}
 			w.watchFailed(fmt.Errorf("inotify: %w", err))
-			w.unwatch() // events may have been lost: read soon, watch again at the next periodic read
+			w.unwatch() // events may have been lost: read all soon, watch again at the next periodic read
+			w.whole = true
 			soon()
 		case uid := <-w.stopped:
 			w.carryOut(w.core.Stopped(uid))
@@ -252,18 +278,64 @@ func (w *Watcher) closeNotifier() {
 	}
 }
 
+// scan reads the whole path (List) and applies it.
 func (w *Watcher) scan() {
+	clear(w.pending)
+	w.whole = false
 	files, err := List(w.opts.Path)
 	if errors.Is(err, fs.ErrNotExist) && w.singleFile {
 		files, err = nil, nil // the one manifest was removed: its pods stop, as a file removed from a directory
 	}
 	if err != nil {
+		w.listed, w.listedOK = nil, false
 		w.carryOut(w.core.ListFailed(err))
 		return
 	}
 	if len(files) == 1 && files[0].Path == w.opts.Path {
 		w.singleFile = true
 	}
+	// Only a directory's files are kept for partial reads: a path naming one file is read whole.
+	w.listed = w.listed[:0]
+	for _, f := range files {
+		w.listed = append(w.listed, f.Path)
+	}
+	w.listedOK = w.watched != "" && w.watched == filepath.Clean(w.opts.Path)
+	w.apply(files)
+}
+
+// reread reads again only the manifests the burst's events named, and applies the directory's
+// files as the last full read found them with those changes: the same files a full read would
+// list now (a name not starting with "." in the directory, in name order; one that no longer
+// exists is gone), without reading the others again.
+func (w *Watcher) reread() {
+	read := make(map[string]File, len(w.pending))
+	for path := range w.pending {
+		f, ok := w.readOne(path)
+		i, found := slices.BinarySearch(w.listed, path)
+		switch {
+		case ok && !found:
+			w.listed = slices.Insert(w.listed, i, path)
+		case !ok && found:
+			w.listed = slices.Delete(w.listed, i, i+1)
+		}
+		if ok {
+			read[path] = f
+		}
+	}
+	clear(w.pending)
+	files := make([]File, len(w.listed))
+	for i, path := range w.listed {
+		if f, ok := read[path]; ok {
+			files[i] = f
+		} else {
+			files[i] = File{Path: path, Unread: true}
+		}
+	}
+	w.apply(files)
+}
+
+// apply hands the files read to the core and carries out its plan.
+func (w *Watcher) apply(files []File) {
 	if w.opts.Set != nil {
 		pods, problems := w.core.Read(files, w.opts.Now())
 		w.carryOut(Plan{Problems: problems})
