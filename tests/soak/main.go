@@ -467,10 +467,10 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 		} else {
 			r = Combine(nil) // all NaN
 		}
-		r.HeapLive, r.FDs = math.NaN(), math.NaN()
+		r.HeapLive, r.HeapSpans, r.HeapFree, r.FDs = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		if resp, err := n.get(ctx, "/debug/pprof/heap?debug=1&gc=1"); err == nil {
 			if v, err := HeapAfterGC(resp.Body); err == nil {
-				r.HeapLive = v
+				r.HeapLive, r.HeapSpans, r.HeapFree = v.Live, v.Spans, v.Free
 			}
 			resp.Body.Close()
 		}

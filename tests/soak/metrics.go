@@ -109,21 +109,37 @@ func sum(v []float64) float64 {
 	return t
 }
 
+// AfterGC is node's heap right after a forced garbage collection, in bytes.
+type AfterGC struct {
+	Live  float64 // HeapAlloc: what node keeps (plus what it allocated during those milliseconds)
+	Spans float64 // HeapInuse: the spans holding it; above Live by the free slots between live objects
+	Free  float64 // HeapIdle − HeapReleased: free pages still mapped (resident until the scavenger returns them)
+}
+
 // HeapAfterGC reads the heap profile node serves at /debug/pprof/heap?debug=1&gc=1: Go forces a
-// garbage collection, writes the profile, then runtime.MemStats, whose HeapAlloc is then the live
-// heap (plus what node allocated during those milliseconds). It returns that HeapAlloc.
-func HeapAfterGC(r io.Reader) (float64, error) {
+// garbage collection, writes the profile, then runtime.MemStats, read here.
+func HeapAfterGC(r io.Reader) (AfterGC, error) {
+	want := map[string]float64{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		for _, key := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased"} {
+			if v, ok := strings.CutPrefix(sc.Text(), "# "+key+" = "); ok {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return AfterGC{}, fmt.Errorf("heap profile: %s: %w", key, err)
+				}
+				want[key] = f
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return AfterGC{}, err
 	}
-	return 0, fmt.Errorf("heap profile has no \"# HeapAlloc = \" line (not debug=1?)")
+	if len(want) < 4 {
+		return AfterGC{}, fmt.Errorf("heap profile lacks one of the \"# HeapAlloc = \", HeapInuse, HeapIdle, HeapReleased lines (not debug=1?)")
+	}
+	return AfterGC{Live: want["HeapAlloc"], Spans: want["HeapInuse"], Free: want["HeapIdle"] - want["HeapReleased"]}, nil
 }
 
 // Reads is how many times a sample reads /metrics and node's descriptors, ReadGap apart.
@@ -132,15 +148,16 @@ const (
 	ReadGap = 300 * time.Millisecond
 )
 
-// Combine folds a sample's reads (FromMetrics, HeapAfterGC and FDs of each) into one: the live heap,
-// goroutines, descriptors, scheduler entries and mailbox messages are the least of the reads — a
-// probe in flight at one instant, or what node allocated between its forced GC and the report, is
-// not growth; a leak raises the floor — with the most of goroutines and descriptors kept as peaks
-// and the largest single mailbox over all reads; heap-alloc, heap-retained and stacks are the first
-// read's. NaN reads are skipped; all NaN stays NaN.
+// Combine folds a sample's reads (FromMetrics, HeapAfterGC and FDs of each) into one: the live heap
+// (and its spans and free pages), goroutines, descriptors, scheduler entries and mailbox messages
+// are the least of the reads — a probe in flight at one instant, or what node allocated between
+// its forced GC and the report, is not growth; a leak raises the floor — with the most of
+// goroutines and descriptors kept as peaks and the largest single mailbox over all reads;
+// heap-alloc, heap-retained and stacks are the first read's. NaN reads are skipped; all NaN stays
+// NaN.
 func Combine(reads []Sample) Sample {
 	nan := math.NaN()
-	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapAlloc: nan, HeapRetained: nan, Stacks: nan, Goroutines: nan, GoroutinesPeak: nan,
+	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapSpans: nan, HeapFree: nan, HeapAlloc: nan, HeapRetained: nan, Stacks: nan, Goroutines: nan, GoroutinesPeak: nan,
 		SchedulerEntries: nan, MailboxMessages: nan, MailboxMax: nan}
 	least := func(acc *float64, v float64) {
 		if !math.IsNaN(v) && (math.IsNaN(*acc) || v < *acc) {
@@ -161,6 +178,8 @@ func Combine(reads []Sample) Sample {
 		least(&out.FDs, r.FDs)
 		most(&out.FDsPeak, r.FDs)
 		least(&out.HeapLive, r.HeapLive)
+		least(&out.HeapSpans, r.HeapSpans)
+		least(&out.HeapFree, r.HeapFree)
 		least(&out.SchedulerEntries, r.SchedulerEntries)
 		least(&out.MailboxMessages, r.MailboxMessages)
 		most(&out.MailboxMax, r.MailboxMax)

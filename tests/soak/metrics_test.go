@@ -94,10 +94,15 @@ func TestHeapAfterGC(t *testing.T) {
 # TotalAlloc = 9000000
 # HeapAlloc = 4234096
 # HeapSys = 7798784
+# HeapIdle = 2000000
+# HeapInuse = 5798784
+# HeapReleased = 1500000
 `
 	v, err := HeapAfterGC(strings.NewReader(profile))
 	require.NoError(t, err)
-	assert.Equal(t, 4234096.0, v)
+	assert.Equal(t, AfterGC{Live: 4234096, Spans: 5798784, Free: 500000}, v)
+	_, err = HeapAfterGC(strings.NewReader("# HeapAlloc = 1\n# HeapInuse = 2\n"))
+	assert.ErrorContains(t, err, "HeapIdle")
 	_, err = HeapAfterGC(strings.NewReader("binary profile"))
 	assert.ErrorContains(t, err, "HeapAlloc")
 }

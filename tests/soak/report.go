@@ -20,6 +20,8 @@ type Sample struct {
 	FDs            float64 // node's own open descriptors, /proc/<pid>/fd: the least of a sample's reads
 	FDsPeak        float64 // the most of them
 	HeapLive       float64 // HeapAlloc right after a forced GC (HeapAfterGC): what node keeps
+	HeapSpans      float64 // HeapInuse then: the spans that hold it (fragmentation is Spans − Live)
+	HeapFree       float64 // HeapIdle − HeapReleased then: free heap pages still mapped
 	HeapAlloc      float64 // go_memstats_heap_alloc_bytes: live + not yet collected (swings with GC)
 	HeapRetained   float64 // go_memstats_heap_idle_bytes − heap_released: free heap not yet returned to the OS
 	Stacks         float64 // go_memstats_stack_inuse_bytes
@@ -51,6 +53,8 @@ var AllSeries = []Series{
 	{"rss-anon", "B", func(s Sample) float64 { return s.RSSAnon }},
 	{"rss-file", "B", func(s Sample) float64 { return s.RSSFile }},
 	{"heap-live", "B", func(s Sample) float64 { return s.HeapLive }},
+	{"heap-spans", "B", func(s Sample) float64 { return s.HeapSpans }},
+	{"heap-free", "B", func(s Sample) float64 { return s.HeapFree }},
 	{"heap-alloc", "B", func(s Sample) float64 { return s.HeapAlloc }},
 	{"heap-retained", "B", func(s Sample) float64 { return s.HeapRetained }},
 	{"stacks", "B", func(s Sample) float64 { return s.Stacks }},

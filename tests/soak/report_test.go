@@ -119,8 +119,8 @@ func TestTableAndCSV(t *testing.T) {
 	require.NoError(t, WriteCSV(&b, r.Samples[:2]))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 3)
-	assert.True(t, strings.HasPrefix(lines[0], "seconds,rss,rss-anon,rss-file,heap-live,heap-alloc,heap-retained,stacks,goroutines,goroutines-peak,fds,fds-peak,scheduler-entries,"), lines[0])
-	assert.True(t, strings.HasPrefix(lines[2], "10.0,2.097152e+06,0,0,100,0,0,0,50,0,20,0,,,,"), lines[2])
+	assert.True(t, strings.HasPrefix(lines[0], "seconds,rss,rss-anon,rss-file,heap-live,heap-spans,heap-free,heap-alloc,heap-retained,stacks,goroutines,goroutines-peak,fds,fds-peak,scheduler-entries,"), lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "10.0,2.097152e+06,0,0,100,0,0,0,0,0,50,0,20,0,,,,"), lines[2])
 }
 
 // TestPlotIsAPNG draws the plot of a short run, a series missing entirely included.
