@@ -26,7 +26,8 @@
 //
 // where a growth is the last sample against the first one after the warm-up (2 minutes, or a fifth
 // of a shorter run). The exit code is 1 when a target is missed (a growth of 5 % or more, a lost
-// pod) or the run could not be done, 0 otherwise.
+// pod) or the run could not be done, 0 otherwise. `soak -replot DIR [-title LINE]` only draws
+// DIR/soak.png again from DIR/samples.csv (after a change to the plot).
 //
 // Nothing is left behind: node runs in its own process group, this tool is the child subreaper of
 // everything below it, and on the end of the run or SIGINT/SIGTERM node is stopped (SIGTERM, then
@@ -81,6 +82,8 @@ type config struct {
 	settle    time.Duration
 	fileCheck time.Duration
 	registry  bool
+	replot    string // a run's output directory: draw its soak.png again from its samples.csv
+	title     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -115,6 +118,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// from before node followed the path with inotify).
 	fs.DurationVar(&c.fileCheck, "file-check-frequency", 20*time.Second, "node's --file-check-frequency")
 	fs.BoolVar(&c.registry, "registry-fill", false, "only measure how protoactor's process registry grows with the futures it has seen, and exit")
+	fs.StringVar(&c.replot, "replot", "", "only draw DIR/soak.png again from DIR/samples.csv (after a change to the plot), and exit")
+	fs.StringVar(&c.title, "title", "", "with -replot: the plot's title (the run's last line)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -138,6 +143,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "soak: %v\n", err)
 		return 2
+	}
+	if cfg.replot != "" {
+		if err := replot(cfg.replot, cfg.title); err != nil {
+			fmt.Fprintf(stderr, "soak: -replot %s: %v\n", cfg.replot, err)
+			return 1
+		}
+		return 0
 	}
 	if cfg.registry {
 		if err := registryFill(stdout); err != nil {
@@ -588,4 +600,25 @@ func (n *nodeProc) profiles(ctx context.Context, tag string) {
 			fmt.Fprintf(os.Stderr, "soak: profile %s: %v\n", path, err)
 		}
 	}
+}
+
+// replot draws dir/soak.png again from dir/samples.csv, titled title (default: the directory).
+func replot(dir, title string) error {
+	f, err := os.Open(filepath.Join(dir, "samples.csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	samples, err := ReadCSV(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if len(samples) == 0 {
+		return fmt.Errorf("%s has no samples", f.Name())
+	}
+	if title == "" {
+		title = "soak: " + dir
+	}
+	warmup := Warmup(samples[len(samples)-1].At)
+	return writeFile(filepath.Join(dir, "soak.png"), func(w io.Writer) error { return WritePlot(w, title, samples, warmup) })
 }

@@ -24,7 +24,8 @@ type panel struct {
 }
 
 var panels = []panel{
-	{"node's memory", "MiB", 1 << 20, []string{"rss", "rss-anon", "rss-file", "heap-live", "heap-spans", "heap-free", "heap-alloc", "heap-retained", "stacks"}},
+	{"node's resident memory", "MiB", 1 << 20, []string{"rss", "rss-anon", "rss-file"}},
+	{"node's heap (live, spans and free: right after a forced GC)", "MiB", 1 << 20, []string{"heap-live", "heap-spans", "heap-free", "heap-alloc", "heap-retained", "stacks"}},
 	{"node's CPU", "cores", 1, []string{"cpu"}},
 	{"node's goroutines (least and most of each sample's reads)", "goroutines", 1, []string{"goroutines", "goroutines-peak"}},
 	{"node's open descriptors (least and most)", "fds", 1, []string{"fds", "fds-peak"}},

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,34 +46,37 @@ type Sample struct {
 type Series struct {
 	Name  string
 	Unit  string // "B" values print in MiB
-	Value func(Sample) float64
+	Field func(*Sample) *float64
 }
+
+// Value is the series' value in smp.
+func (s Series) Value(smp Sample) float64 { return *s.Field(&smp) }
 
 // AllSeries are the columns, in CSV order.
 var AllSeries = []Series{
-	{"rss", "B", func(s Sample) float64 { return s.RSS }},
-	{"rss-anon", "B", func(s Sample) float64 { return s.RSSAnon }},
-	{"rss-file", "B", func(s Sample) float64 { return s.RSSFile }},
-	{"heap-live", "B", func(s Sample) float64 { return s.HeapLive }},
-	{"heap-spans", "B", func(s Sample) float64 { return s.HeapSpans }},
-	{"heap-free", "B", func(s Sample) float64 { return s.HeapFree }},
-	{"heap-alloc", "B", func(s Sample) float64 { return s.HeapAlloc }},
-	{"heap-retained", "B", func(s Sample) float64 { return s.HeapRetained }},
-	{"stacks", "B", func(s Sample) float64 { return s.Stacks }},
-	{"goroutines", "", func(s Sample) float64 { return s.Goroutines }},
-	{"goroutines-peak", "", func(s Sample) float64 { return s.GoroutinesPeak }},
-	{"fds", "", func(s Sample) float64 { return s.FDs }},
-	{"fds-peak", "", func(s Sample) float64 { return s.FDsPeak }},
-	{"scheduler-entries", "", func(s Sample) float64 { return s.SchedulerEntries }},
-	{"mailbox-messages", "", func(s Sample) float64 { return s.MailboxMessages }},
-	{"mailbox-max", "", func(s Sample) float64 { return s.MailboxMax }},
-	{"cpu", "", func(s Sample) float64 { return s.CPU }},
-	{"children", "", func(s Sample) float64 { return s.Children }},
-	{"children-rss", "B", func(s Sample) float64 { return s.ChildRSS }},
-	{"pods", "", func(s Sample) float64 { return s.Pods }},
-	{"ready-pods", "", func(s Sample) float64 { return s.ReadyPods }},
-	{"load1", "", func(s Sample) float64 { return s.Load1 }},
-	{"sample-seconds", "", func(s Sample) float64 { return s.SampleTook }},
+	{"rss", "B", func(s *Sample) *float64 { return &s.RSS }},
+	{"rss-anon", "B", func(s *Sample) *float64 { return &s.RSSAnon }},
+	{"rss-file", "B", func(s *Sample) *float64 { return &s.RSSFile }},
+	{"heap-live", "B", func(s *Sample) *float64 { return &s.HeapLive }},
+	{"heap-spans", "B", func(s *Sample) *float64 { return &s.HeapSpans }},
+	{"heap-free", "B", func(s *Sample) *float64 { return &s.HeapFree }},
+	{"heap-alloc", "B", func(s *Sample) *float64 { return &s.HeapAlloc }},
+	{"heap-retained", "B", func(s *Sample) *float64 { return &s.HeapRetained }},
+	{"stacks", "B", func(s *Sample) *float64 { return &s.Stacks }},
+	{"goroutines", "", func(s *Sample) *float64 { return &s.Goroutines }},
+	{"goroutines-peak", "", func(s *Sample) *float64 { return &s.GoroutinesPeak }},
+	{"fds", "", func(s *Sample) *float64 { return &s.FDs }},
+	{"fds-peak", "", func(s *Sample) *float64 { return &s.FDsPeak }},
+	{"scheduler-entries", "", func(s *Sample) *float64 { return &s.SchedulerEntries }},
+	{"mailbox-messages", "", func(s *Sample) *float64 { return &s.MailboxMessages }},
+	{"mailbox-max", "", func(s *Sample) *float64 { return &s.MailboxMax }},
+	{"cpu", "", func(s *Sample) *float64 { return &s.CPU }},
+	{"children", "", func(s *Sample) *float64 { return &s.Children }},
+	{"children-rss", "B", func(s *Sample) *float64 { return &s.ChildRSS }},
+	{"pods", "", func(s *Sample) *float64 { return &s.Pods }},
+	{"ready-pods", "", func(s *Sample) *float64 { return &s.ReadyPods }},
+	{"load1", "", func(s *Sample) *float64 { return &s.Load1 }},
+	{"sample-seconds", "", func(s *Sample) *float64 { return &s.SampleTook }},
 }
 
 // Warmup is when the baseline sample is taken: 2 minutes, or a fifth of a shorter run (the issue's
@@ -262,4 +267,50 @@ func WriteCSV(w io.Writer, samples []Sample) error {
 		}
 	}
 	return nil
+}
+
+// ReadCSV reads what WriteCSV wrote (soak -replot): columns are found by name, a column it does
+// not know is an error, a missing one stays NaN, an empty cell is NaN.
+func ReadCSV(r io.Reader) ([]Sample, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 || len(rows[0]) == 0 || rows[0][0] != "seconds" {
+		return nil, fmt.Errorf("not a soak samples.csv: the first column is not \"seconds\"")
+	}
+	byName := map[string]Series{}
+	for _, s := range AllSeries {
+		byName[s.Name] = s
+	}
+	cols := make([]Series, len(rows[0]))
+	for i, name := range rows[0][1:] {
+		s, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("column %d: unknown series %q", i+2, name)
+		}
+		cols[i+1] = s
+	}
+	out := make([]Sample, 0, len(rows)-1)
+	for n, row := range rows[1:] {
+		var smp Sample
+		for _, s := range AllSeries {
+			*s.Field(&smp) = math.NaN()
+		}
+		for i, cell := range row {
+			v := math.NaN()
+			if cell != "" {
+				if v, err = strconv.ParseFloat(cell, 64); err != nil {
+					return nil, fmt.Errorf("row %d, column %q: %w", n+2, rows[0][i], err)
+				}
+			}
+			if i == 0 {
+				smp.At = time.Duration(v * float64(time.Second))
+				continue
+			}
+			*cols[i].Field(&smp) = v
+		}
+		out = append(out, smp)
+	}
+	return out, nil
 }

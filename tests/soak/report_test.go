@@ -132,3 +132,33 @@ func TestPlotIsAPNG(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, img.Bounds().Dx(), 1000)
 }
+
+// TestCSVRoundTrip: ReadCSV gives back what WriteCSV wrote (soak -replot draws from it), unknown
+// values as NaN; a file that is not a soak's samples.csv is an error that says why.
+func TestCSVRoundTrip(t *testing.T) {
+	in := samples(1<<20, 2<<20, 3.5*(1<<20))
+	in[1].CPU, in[2].HeapSpans = 0.25, 7e6
+	var b strings.Builder
+	require.NoError(t, WriteCSV(&b, in))
+	out, err := ReadCSV(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	require.Len(t, out, len(in))
+	for i := range in {
+		assert.Equal(t, in[i].At, out[i].At)
+		for _, s := range AllSeries {
+			want, got := s.Value(in[i]), s.Value(out[i])
+			if math.IsNaN(want) {
+				assert.True(t, math.IsNaN(got), "sample %d %s: want NaN, got %v", i, s.Name, got)
+			} else {
+				assert.Equal(t, want, got, "sample %d %s", i, s.Name)
+			}
+		}
+	}
+
+	_, err = ReadCSV(strings.NewReader("minutes,rss\n1,2\n"))
+	assert.ErrorContains(t, err, `first column is not "seconds"`)
+	_, err = ReadCSV(strings.NewReader("seconds,rss,weight\n1,2,3\n"))
+	assert.ErrorContains(t, err, `column 3: unknown series "weight"`)
+	_, err = ReadCSV(strings.NewReader("seconds,rss\n1,lots\n"))
+	assert.ErrorContains(t, err, `row 2, column "rss"`)
+}
