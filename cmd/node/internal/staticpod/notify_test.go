@@ -356,17 +356,22 @@ func TestCloseWithEventsInFlightLeaksNothing(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
+// readerWithFakes is a cluster member's watcher (it only reads, into c) of dir, on a fake
+// notifier f, whose periodic reads are what the test sends on ticks; not started.
+func readerWithFakes(t *testing.T, dir string) (w *Watcher, f *fakeNotifier, c *readCounter, ticks chan time.Time) {
+	f, c, ticks = newFakeNotifier(), &readCounter{}, make(chan time.Time)
+	w = New(Options{Path: dir, Period: time.Hour, Logger: logtest.New(t), Cluster: "demo", Set: c.set})
+	w.newNotifier = func() (notifier, error) { return f, nil }
+	w.ticks = ticks
+	return w, f, c, ticks
+}
+
 // TestABurstOfEventsIsOneRead: events of one burst fold into one read settleDelay after the first;
 // events of hidden files read nothing; a periodic read covers the events before it.
 func TestABurstOfEventsIsOneRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		f := newFakeNotifier()
-		c := &readCounter{}
-		ticks := make(chan time.Time)
-		w := New(Options{Path: dir, Period: time.Hour, Logger: logtest.New(t), Cluster: "demo", Set: c.set})
-		w.newNotifier = func() (notifier, error) { return f, nil }
-		w.ticks = ticks
+		w, f, c, ticks := readerWithFakes(t, dir)
 		w.Start()
 		synctest.Wait()
 		require.Equal(t, 1, c.reads(), "read at once")
@@ -502,12 +507,7 @@ func TestABurstRereadsOnlyTheManifestsItNamed(t *testing.T) {
 		for _, name := range []string{"b", "d", "f"} {
 			write(t, filepath.Join(dir, name+".yaml"), podYAML(name, ""))
 		}
-		f := newFakeNotifier()
-		c := &readCounter{}
-		ticks := make(chan time.Time)
-		w := New(Options{Path: dir, Period: time.Hour, Logger: logtest.New(t), Cluster: "demo", Set: c.set})
-		w.newNotifier = func() (notifier, error) { return f, nil }
-		w.ticks = ticks
+		w, f, c, _ := readerWithFakes(t, dir)
 		var readMu sync.Mutex
 		var read []string
 		w.readOne = func(path string) (File, bool) {
