@@ -61,7 +61,10 @@
 //   - gRPC: grpc.health.v1.Health/Check{service}, insecure, user agent kube-probe/1.33, one deadline
 //     over connect and RPC, kubelet's output strings ("service healthy", "service unhealthy
 //     (responded with \"NOT_SERVING\")", "timeout: failed to connect service \"addr\" within 1s: …",
-//     "timeout: health rpc did not complete within 1s", "error: …").
+//     "timeout: health rpc did not complete within 1s", "error: …"). A fresh connection per attempt,
+//     as kubelet's, with 4 KiB read and write buffers (gRPC's default 32 KiB each were most of an
+//     attempt's allocations; a health exchange fits in one read and one write) and responses
+//     capped at 64 KiB.
 //
 // # Deliberate differences from kubelet
 //
