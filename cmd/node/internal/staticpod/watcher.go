@@ -304,34 +304,48 @@ func (w *Watcher) scan() {
 }
 
 // reread reads again only the manifests the burst's events named, and applies the directory's
-// files as the last full read found them with those changes: the same files a full read would
-// list now (a name not starting with "." in the directory, in name order; one that no longer
-// exists is gone), without reading the others again.
+// files as the last full read found them with those changes (relist), without reading the others
+// again.
 func (w *Watcher) reread() {
 	read := make(map[string]File, len(w.pending))
+	gone := map[string]bool{}
 	for path := range w.pending {
-		f, ok := w.readOne(path)
-		i, found := slices.BinarySearch(w.listed, path)
-		switch {
-		case ok && !found:
-			w.listed = slices.Insert(w.listed, i, path)
-		case !ok && found:
-			w.listed = slices.Delete(w.listed, i, i+1)
-		}
-		if ok {
+		if f, ok := w.readOne(path); ok {
 			read[path] = f
+		} else {
+			gone[path] = true
 		}
 	}
 	clear(w.pending)
-	files := make([]File, len(w.listed))
-	for i, path := range w.listed {
+	var files []File
+	w.listed, files = relist(w.listed, read, gone)
+	w.apply(files)
+}
+
+// relist is a directory's listing after a partial read: listed (paths in name order, as List
+// gives them) with the files read again (read: in the listing now, in name order) and those no
+// longer there (gone) taken out. It returns the new listing and the files for the core: the ones
+// read with their contents, the others Unread. A full read would list the same paths.
+func relist(listed []string, read map[string]File, gone map[string]bool) ([]string, []File) {
+	out := make([]string, 0, len(listed)+len(read))
+	for _, path := range listed {
+		if _, ok := read[path]; !ok && !gone[path] {
+			out = append(out, path)
+		}
+	}
+	for path := range read {
+		out = append(out, path)
+	}
+	slices.Sort(out)
+	files := make([]File, len(out))
+	for i, path := range out {
 		if f, ok := read[path]; ok {
 			files[i] = f
 		} else {
 			files[i] = File{Path: path, Unread: true}
 		}
 	}
-	w.apply(files)
+	return out, files
 }
 
 // apply hands the files read to the core and carries out its plan.

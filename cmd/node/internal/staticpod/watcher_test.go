@@ -3,6 +3,7 @@ package staticpod
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -320,4 +321,54 @@ func TestWatcherInAClusterGivesTheWholeSet(t *testing.T) {
 		assert.Empty(t, started)
 		assert.Empty(t, stopped)
 	})
+}
+
+func TestRelist(t *testing.T) {
+	read := func(paths ...string) map[string]File {
+		m := map[string]File{}
+		for _, p := range paths {
+			m[p] = File{Path: p, Data: []byte(p)}
+		}
+		return m
+	}
+	gone := func(paths ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range paths {
+			m[p] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		listed   []string
+		read     map[string]File
+		gone     map[string]bool
+		want     []string // the new listing
+		wantRead []string // of which read again (the others Unread)
+	}{
+		{"nothing named", []string{"d/a", "d/b"}, nil, nil, []string{"d/a", "d/b"}, nil},
+		{"an edit", []string{"d/a", "d/b"}, read("d/b"), nil, []string{"d/a", "d/b"}, []string{"d/b"}},
+		{"a new file, in name order", []string{"d/a", "d/c"}, read("d/b"), nil, []string{"d/a", "d/b", "d/c"}, []string{"d/b"}},
+		{"a file gone", []string{"d/a", "d/b", "d/c"}, nil, gone("d/b"), []string{"d/a", "d/c"}, nil},
+		{"gone before it was listed", []string{"d/a"}, nil, gone("d/z"), []string{"d/a"}, nil},
+		{"a rename", []string{"d/a", "d/f"}, read("d/c"), gone("d/f"), []string{"d/a", "d/c"}, []string{"d/c"}},
+		{"into an empty directory", nil, read("d/b", "d/a"), nil, []string{"d/a", "d/b"}, []string{"d/a", "d/b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			listed := slices.Clone(tc.listed)
+			got, files := relist(listed, tc.read, tc.gone)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.listed, listed, "the old listing is not changed")
+			var paths, reread []string
+			for _, f := range files {
+				paths = append(paths, f.Path)
+				if !f.Unread {
+					reread = append(reread, f.Path)
+					assert.Equal(t, f.Path, string(f.Data))
+				}
+			}
+			assert.Equal(t, got, paths, "a file per path, in the listing's order")
+			assert.Equal(t, tc.wantRead, reread)
+		})
+	}
 }
