@@ -52,5 +52,10 @@
 //
 // Deliberate limits: the guard validates envelopes, not message contents (fleet/aggregator
 // validates its messages: fleetv1 Validate); remote.Start replaces gRPC's process-wide logger
-// (protoactor's behaviour; two remotes in one process race on it, see internal/racecheck).
+// (protoactor's behaviour; two remotes in one process race on it, see internal/racecheck). One
+// shutdown race Stop cannot prevent from outside protoactor: its endpoint manager sets its
+// connection map to nil after unsubscribing from the event stream, while an endpoint writer whose
+// peer stopped first may still deliver an EndpointTerminatedEvent to it from a subscriber list it
+// copied earlier. Seen once (the read came first: a race report, nothing else); had the read come
+// after the nil, that writer's goroutine would have panicked on the nil map as the process exits.
 package remotesec

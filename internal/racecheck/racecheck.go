@@ -18,6 +18,11 @@
 //   - remote.(*Remote).Shutdown sets endpointReader.suspended, a plain bool the reader loops read;
 //   - remote.(*endpointManager).stop writes the plain bool endpointManager.stopped that senders read
 //     (remote.Shutdown while another member still sends to this one);
+//   - remote.(*endpointManager).stop sets its plain connections field to nil after unsubscribing
+//     from the event stream, while an endpoint writer whose stream broke (a peer that stopped
+//     first) publishes EndpointTerminatedEvent to a subscriber list it copied before the
+//     unsubscribe, so removeEndpoint reads connections (cluster members stopping together; CI hit
+//     it once, 2026-11-24, in cluster/internal/testmember's graceful leave);
 //   - remote.(*endpointManager).stop sends "leaving" on every endpoint reader's disconnect channel
 //     while a reader whose stream just ended closes its own (endpointReader.Receive's deferred
 //     close): a send racing a close, hit by cluster members shutting down while a peer's stream
@@ -61,6 +66,8 @@ var KnownProtoactorRaces = []Rule{
 		Frames: []string{"google.golang.org/grpc/grpclog.NewLoggerV2", "github.com/asynkron/protoactor-go/remote.(*Remote).Start"}},
 	{Name: "protoactor endpointReader.suspended is a plain bool (Remote.Shutdown)",
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend", "github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive"}},
+	{Name: "protoactor endpointManager.stop clears its connections while a lost connection's event reads them",
+		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop", "github.com/asynkron/protoactor-go/remote.(*endpointManager).removeEndpoint"}},
 	{Name: "protoactor endpointManager.stopped is a plain bool",
 		Frames: []string{"github.com/asynkron/protoactor-go/remote.(*endpointManager).stop"}},
 	{Name: "protoactor BlockList.IsBlocked reads the set Block swaps without the lock",

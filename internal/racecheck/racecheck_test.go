@@ -76,3 +76,13 @@ func TestTheBlockListRaceNeedsBothAccesses(t *testing.T) {
 	ours := report("github.com/asynkron/protoactor-go/remote.(*BlockList).Block", "x.y", "github.com/probeactor/probeactor/cluster/membership.(*memberActor).apply")
 	assert.Len(t, Unexpected([]byte(ours), KnownProtoactorRaces), 1, "Block racing probeactor code is not tolerated")
 }
+
+func TestTheConnectionsRaceNeedsBothEndpointManagerFrames(t *testing.T) {
+	r := report("github.com/asynkron/protoactor-go/remote.(*endpointManager).stop", "github.com/asynkron/protoactor-go/remote.(*Remote).Shutdown",
+		"github.com/asynkron/protoactor-go/remote.(*endpointManager).removeEndpoint")
+	rs := Parse([]byte(r))
+	require.Len(t, rs, 1)
+	assert.Equal(t, "protoactor endpointManager.stop clears its connections while a lost connection's event reads them", rs[0].Match(KnownProtoactorRaces))
+	ours := report("github.com/asynkron/protoactor-go/remote.(*endpointManager).stop", "x.y", "github.com/probeactor/probeactor/remotesec.Stop")
+	assert.Len(t, Unexpected([]byte(ours), KnownProtoactorRaces), 1, "stop racing probeactor code is not tolerated")
+}
