@@ -49,7 +49,8 @@ func TestAggregatesCountsAndPrintsEveryOccurrence(t *testing.T) {
 }
 
 func TestEventNeverBlocksAndKeepsABoundedSet(t *testing.T) {
-	r := New(blockingWriter{})
+	unblock := make(chan struct{})
+	r := New(blockingWriter{unblock})
 	t0 := time.Now()
 	for i := range MaxEvents + queueLen + 10 {
 		r.Event(ev(t0.Add(time.Duration(i)*time.Millisecond), "R", strings.Repeat("x", i%50)+string(rune('a'+i%26))+time.Duration(i).String()))
@@ -60,11 +61,10 @@ func TestEventNeverBlocksAndKeepsABoundedSet(t *testing.T) {
 	r.Close()
 }
 
-var unblock = make(chan struct{})
+// blockingWriter blocks every Write until unblock is closed (after one more send).
+type blockingWriter struct{ unblock chan struct{} }
 
-type blockingWriter struct{}
-
-func (blockingWriter) Write(p []byte) (int, error) {
-	<-unblock
+func (w blockingWriter) Write(p []byte) (int, error) {
+	<-w.unblock
 	return len(p), nil
 }
