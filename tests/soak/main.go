@@ -7,8 +7,8 @@
 // continuously through node's static pod path (a generation's manifest removed, the next one
 // written, one slot in three edited half-way through a generation's life). It starts
 // `node run --pod-manifest-path DIR`, carries the schedule out, and every --interval samples node's
-// own RSS (split into anonymous and executable pages), CPU use since the last sample and open
-// descriptors (/proc/<pid>; the processes below node — container shims, containers,
+// own RSS (split into anonymous and executable pages), OS threads, CPU use since the last sample
+// and open descriptors (/proc/<pid>; the processes below node — container shims, containers,
 // exec probes, the guard — are counted separately and are not in those figures), its live heap
 // (HeapAlloc right after a forced GC, /debug/pprof/heap?debug=1&gc=1) and goroutines (/metrics:
 // go_goroutines; heap, descriptors and goroutines are the least of three reads 300 ms apart, so
@@ -20,7 +20,9 @@
 // changes), node gets --settle to catch up, and every pod is checked against what the schedule
 // implies (expect.go). The output directory gets samples.csv, soak.png, node's stdout and stderr,
 // and heap and goroutine profiles of node after the warm-up and at the end (compare with
-// `go tool pprof -base heap-warmup.pb.gz heap-end.pb.gz`). The last line printed is
+// `go tool pprof -base heap-warmup.pb.gz heap-end.pb.gz`; node inherits the environment, so
+// GODEBUG=memprofilerate=16384 makes those profiles fine enough to name a growth of a few hundred
+// KB, at some CPU cost). The last line printed is
 //
 //	soak: pods=N duration=D rss-growth=X% heap-growth=X% goroutine-growth=X% fd-growth=X% lost=N
 //
@@ -503,9 +505,9 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 	s := Combine(reads)
 	s.At = at
 	nan := math.NaN()
-	s.RSS, s.RSSAnon, s.RSSFile, s.CPU, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan, nan, nan, nan
-	if m, err := ReadMemory(pid); err == nil {
-		s.RSS, s.RSSAnon, s.RSSFile = m.RSS, m.Anon, m.File
+	s.RSS, s.RSSAnon, s.RSSFile, s.Threads, s.CPU, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan, nan, nan, nan, nan
+	if m, err := ReadStatus(pid); err == nil {
+		s.RSS, s.RSSAnon, s.RSSFile, s.Threads = m.RSS, m.Anon, m.File, m.Threads
 	}
 	if all, err := Processes(); err == nil {
 		for _, p := range all {

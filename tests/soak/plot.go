@@ -27,6 +27,7 @@ var panels = []panel{
 	{"node's resident memory", "MiB", 1 << 20, []string{"rss", "rss-anon", "rss-file"}},
 	{"node's heap (live, spans and free: right after a forced GC)", "MiB", 1 << 20, []string{"heap-live", "heap-spans", "heap-free", "heap-alloc", "heap-retained", "stacks"}},
 	{"node's CPU", "cores", 1, []string{"cpu"}},
+	{"node's OS threads", "threads", 1, []string{"threads"}},
 	{"node's goroutines (least and most of each sample's reads)", "goroutines", 1, []string{"goroutines", "goroutines-peak"}},
 	{"node's open descriptors (least and most)", "fds", 1, []string{"fds", "fds-peak"}},
 	{"actor tree", "entries / messages", 1, []string{"scheduler-entries", "mailbox-messages", "mailbox-max"}},

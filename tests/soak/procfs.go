@@ -103,26 +103,29 @@ func Descendants(all []ProcStat, root int) []ProcStat {
 	return out
 }
 
-// Memory is a process' resident set from /proc/<pid>/status, in bytes: VmRSS = RssAnon (heap,
-// stacks, the Go runtime's own memory) + RssFile (the executable's pages read so far) + RssShmem.
-type Memory struct {
+// Status is what the sampler reads of a process' /proc/<pid>/status: its resident set in bytes,
+// VmRSS = RssAnon (heap, stacks, the Go runtime's own memory) + RssFile (the executable's pages
+// read so far) + RssShmem, and its OS threads (Go keeps a thread it created for good, so their
+// count is the most ever needed at once: goroutines locked to a thread, blocking system calls).
+type Status struct {
 	RSS, Anon, File float64
+	Threads         float64
 }
 
-// ReadMemory reads a process' resident set (VmRSS, RssAnon and RssFile in /proc/<pid>/status).
-func ReadMemory(pid int) (Memory, error) {
+// ReadStatus reads a process' VmRSS, RssAnon, RssFile and Threads in /proc/<pid>/status.
+func ReadStatus(pid int) (Status, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return Memory{}, err
+		return Status{}, err
 	}
-	return ParseStatusMemory(string(b))
+	return ParseStatus(string(b))
 }
 
-// ParseStatusMemory reads VmRSS, RssAnon and RssFile out of a /proc/<pid>/status text; VmRSS must
-// be there (the other two are NaN on a kernel without them).
-func ParseStatusMemory(status string) (Memory, error) {
-	m := Memory{RSS: math.NaN(), Anon: math.NaN(), File: math.NaN()}
-	fields := map[string]*float64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
+// ParseStatus reads VmRSS, RssAnon, RssFile and Threads out of a /proc/<pid>/status text; VmRSS
+// must be there (the others are NaN when missing: RssAnon and RssFile on an old kernel).
+func ParseStatus(status string) (Status, error) {
+	m := Status{RSS: math.NaN(), Anon: math.NaN(), File: math.NaN(), Threads: math.NaN()}
+	fields := map[string]*float64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File, "Threads:": &m.Threads}
 	for line := range strings.Lines(status) {
 		key, rest, ok := strings.Cut(line, "\t")
 		if !ok {
@@ -132,15 +135,18 @@ func ParseStatusMemory(status string) (Memory, error) {
 		if !ok {
 			continue
 		}
-		v := strings.TrimSuffix(strings.TrimSpace(rest), " kB")
-		kb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		v, kB := strings.CutSuffix(strings.TrimSpace(rest), " kB")
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
-			return Memory{}, fmt.Errorf("%s %q: %w", strings.TrimSpace(key), strings.TrimSpace(rest), err)
+			return Status{}, fmt.Errorf("%s %q: %w", strings.TrimSpace(key), strings.TrimSpace(rest), err)
 		}
-		*dst = kb * 1024
+		if kB {
+			n *= 1024
+		}
+		*dst = n
 	}
 	if math.IsNaN(m.RSS) {
-		return Memory{}, fmt.Errorf("no VmRSS line")
+		return Status{}, fmt.Errorf("no VmRSS line")
 	}
 	return m, nil
 }

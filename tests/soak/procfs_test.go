@@ -38,27 +38,28 @@ func TestDescendantsSkipZombiesButFollowTheirChildren(t *testing.T) {
 	assert.ElementsMatch(t, []int{11, 12, 14}, pids)
 }
 
-func TestParseStatusMemory(t *testing.T) {
-	status := "Name:\tnode\nVmPeak:\t  900 kB\nVmRSS:\t   64040 kB\nRssAnon:\t   41428 kB\nRssFile:\t   22612 kB\nRssShmem:\t       0 kB\n"
-	m, err := ParseStatusMemory(status)
+func TestParseStatus(t *testing.T) {
+	status := "Name:\tnode\nVmPeak:\t  900 kB\nVmRSS:\t   64040 kB\nRssAnon:\t   41428 kB\nRssFile:\t   22612 kB\nRssShmem:\t       0 kB\nThreads:\t15\n"
+	m, err := ParseStatus(status)
 	require.NoError(t, err)
-	assert.Equal(t, Memory{RSS: 64040 * 1024, Anon: 41428 * 1024, File: 22612 * 1024}, m)
+	assert.Equal(t, Status{RSS: 64040 * 1024, Anon: 41428 * 1024, File: 22612 * 1024, Threads: 15}, m, "sizes in kB, the thread count as it is")
 
-	m, err = ParseStatusMemory("VmRSS:\t 10 kB\n") // an old kernel: no split
+	m, err = ParseStatus("VmRSS:\t 10 kB\n") // an old kernel: no split
 	require.NoError(t, err)
 	assert.Equal(t, float64(10*1024), m.RSS)
-	assert.True(t, math.IsNaN(m.Anon) && math.IsNaN(m.File))
+	assert.True(t, math.IsNaN(m.Anon) && math.IsNaN(m.File) && math.IsNaN(m.Threads))
 
-	_, err = ParseStatusMemory("Name:\tnode\n")
+	_, err = ParseStatus("Name:\tnode\n")
 	assert.ErrorContains(t, err, "no VmRSS")
-	_, err = ParseStatusMemory("VmRSS:\t many kB\n")
+	_, err = ParseStatus("VmRSS:\t many kB\n")
 	assert.ErrorContains(t, err, `VmRSS: "many kB"`)
 }
 
 // TestOwnProcess reads this test process as the sampler reads node.
 func TestOwnProcess(t *testing.T) {
-	mem, err := ReadMemory(os.Getpid())
+	mem, err := ReadStatus(os.Getpid())
 	require.NoError(t, err)
+	assert.GreaterOrEqual(t, mem.Threads, 1.0)
 	assert.Greater(t, mem.RSS, float64(1<<20))
 	assert.Greater(t, mem.File, float64(1<<20), "the test binary's pages")
 	assert.InDelta(t, mem.RSS, mem.Anon+mem.File, float64(1<<20), "VmRSS = RssAnon + RssFile (+ RssShmem)")

@@ -18,6 +18,7 @@ type Sample struct {
 	RSS            float64 // node's own resident set (bytes), /proc/<pid>/status VmRSS
 	RSSAnon        float64 // of which anonymous (RssAnon: heap, stacks, the runtime's own memory)
 	RSSFile        float64 // of which the executable's pages (RssFile)
+	Threads        float64 // node's OS threads (/proc/<pid>/status Threads)
 	CPU            float64 // node's own CPU use since the previous sample, in cores (utime + stime)
 	FDs            float64 // node's own open descriptors, /proc/<pid>/fd: the least of a sample's reads
 	FDsPeak        float64 // the most of them
@@ -71,6 +72,7 @@ var AllSeries = []Series{
 	{"mailbox-messages", "", func(s *Sample) *float64 { return &s.MailboxMessages }},
 	{"mailbox-max", "", func(s *Sample) *float64 { return &s.MailboxMax }},
 	{"cpu", "", func(s *Sample) *float64 { return &s.CPU }},
+	{"threads", "", func(s *Sample) *float64 { return &s.Threads }},
 	{"children", "", func(s *Sample) *float64 { return &s.Children }},
 	{"children-rss", "B", func(s *Sample) *float64 { return &s.ChildRSS }},
 	{"pods", "", func(s *Sample) *float64 { return &s.Pods }},
