@@ -77,7 +77,7 @@ func TestTheBlockListRaceNeedsBothAccesses(t *testing.T) {
 	assert.Len(t, Unexpected([]byte(ours), KnownProtoactorRaces), 1, "Block racing probeactor code is not tolerated")
 }
 
-func TestTheConnectionsRaceNeedsBothEndpointManagerFrames(t *testing.T) {
+func TestTheConnectionsRaceHasItsOwnRuleAndOursIsNeverTolerated(t *testing.T) {
 	r := report("github.com/asynkron/protoactor-go/remote.(*endpointManager).stop", "github.com/asynkron/protoactor-go/remote.(*Remote).Shutdown",
 		"github.com/asynkron/protoactor-go/remote.(*endpointManager).removeEndpoint")
 	rs := Parse([]byte(r))
