@@ -488,7 +488,7 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 		if m, err := n.metrics(ctx); err == nil {
 			FromMetrics(m, &r)
 		} else {
-			r = Combine(nil) // all NaN
+			r = NaNSample()
 		}
 		r.HeapLive, r.HeapSpans, r.HeapFree, r.FDs = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		if resp, err := n.get(ctx, "/debug/pprof/heap?debug=1&gc=1"); err == nil {
@@ -502,10 +502,8 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 		}
 		reads = append(reads, r)
 	}
-	s := Combine(reads)
+	s := Combine(reads) // what is read below stays NaN when its read fails
 	s.At = at
-	nan := math.NaN()
-	s.RSS, s.RSSAnon, s.RSSFile, s.Threads, s.CPU, s.Children, s.ChildRSS, s.Pods, s.ReadyPods, s.Load1 = nan, nan, nan, nan, nan, nan, nan, nan, nan, nan
 	if m, err := ReadStatus(pid); err == nil {
 		s.RSS, s.RSSAnon, s.RSSFile, s.Threads = m.RSS, m.Anon, m.File, m.Threads
 	}

@@ -154,11 +154,9 @@ const (
 // its forced GC and the report, is not growth; a leak raises the floor — with the most of
 // goroutines and descriptors kept as peaks and the largest single mailbox over all reads;
 // heap-alloc, heap-retained and stacks are the first read's. NaN reads are skipped; all NaN stays
-// NaN.
+// NaN, as does every series a read does not carry (RSS, CPU, pods: the sampler's own reads).
 func Combine(reads []Sample) Sample {
-	nan := math.NaN()
-	out := Sample{FDs: nan, FDsPeak: nan, HeapLive: nan, HeapSpans: nan, HeapFree: nan, HeapAlloc: nan, HeapRetained: nan, Stacks: nan, Goroutines: nan, GoroutinesPeak: nan,
-		SchedulerEntries: nan, MailboxMessages: nan, MailboxMax: nan}
+	out := NaNSample()
 	least := func(acc *float64, v float64) {
 		if !math.IsNaN(v) && (math.IsNaN(*acc) || v < *acc) {
 			*acc = v

@@ -82,6 +82,7 @@ func TestCombineTakesTheFloor(t *testing.T) {
 
 	none := Combine([]Sample{{Goroutines: nan, FDs: nan, HeapLive: nan, HeapAlloc: nan, SchedulerEntries: nan, MailboxMessages: nan, MailboxMax: nan}})
 	assert.True(t, math.IsNaN(none.Goroutines) && math.IsNaN(none.SchedulerEntries) && math.IsNaN(none.MailboxMax))
+	assert.True(t, math.IsNaN(none.RSS) && math.IsNaN(none.CPU), "series the reads do not carry stay NaN for the sampler to fill")
 }
 
 func TestHeapAfterGC(t *testing.T) {

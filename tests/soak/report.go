@@ -53,6 +53,15 @@ type Series struct {
 // Value is the series' value in smp.
 func (s Series) Value(smp Sample) float64 { return *s.Field(&smp) }
 
+// NaNSample is a sample in which nothing was read: every series NaN.
+func NaNSample() Sample {
+	var smp Sample
+	for _, s := range AllSeries {
+		*s.Field(&smp) = math.NaN()
+	}
+	return smp
+}
+
 // AllSeries are the columns, in CSV order.
 var AllSeries = []Series{
 	{"rss", "B", func(s *Sample) *float64 { return &s.RSS }},
@@ -295,10 +304,7 @@ func ReadCSV(r io.Reader) ([]Sample, error) {
 	}
 	out := make([]Sample, 0, len(rows)-1)
 	for n, row := range rows[1:] {
-		var smp Sample
-		for _, s := range AllSeries {
-			*s.Field(&smp) = math.NaN()
-		}
+		smp := NaNSample()
 		for i, cell := range row {
 			v := math.NaN()
 			if cell != "" {
