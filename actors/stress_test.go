@@ -65,6 +65,15 @@ import (
 // must have been killed, and nothing else. Default size: a few seconds under -race; STRESS_SCALE=N
 // multiplies goroutines and operations, STRESS_SEED=S replays a seed (printed on failure; the
 // interleaving is the scheduler's, so a replay repeats each goroutine's operations, not their order).
+//
+// Known failure, open (2026-11-24, issue 10 §4): about 1 run in 40 fails "before re-adding: results"
+// (`go test -race -count=100 -run TestTreeStress ./actors/`: 7 failures in 260 runs at a4ecf7a, 4 in
+// 160 at four earlier commits back to 7c79a31, before the attempt pool's and the worker's last
+// changes). In every failure a
+// pod's history since the last check has AddPod, RemovePod and AddPod with SetPodStatus between
+// them. One of its workers is live, not stopping, and at rest, but it holds the result of an
+// earlier container ID or none for the current one. Not yet known: whether the tree delivers a
+// stale view to a re-created worker or the model is wrong about which worker survives.
 func TestTreeStress(t *testing.T) {
 	scale := envInt(t, "STRESS_SCALE", 1)
 	seed := uint64(time.Now().UnixNano())
