@@ -29,6 +29,9 @@
 // helper process, the node binary re-executed with GuardArg and started with the first exec probe,
 // told each running probe's process group on its stdin; at end-of-file (Close, or node's death) it
 // SIGKILLs the groups still listed, so what a probe command forked dies with node as well.
+// A group is told only once its command has started, so node's death in that instant (between the
+// fork and one pipe write) leaves what the command forks to Pdeathsig's limit: the command dies,
+// its children do not.
 //
 // Invariants: only a pod's own goroutine touches its podState, processes and timers; status is pushed
 // (to the function ReportStatus gave it: the tree's SetPodStatus) only when it changed; a sidecar with

@@ -59,7 +59,8 @@ type guard struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	w      io.WriteCloser
-	broken bool // failed or closed: watch is a no-op
+	live   map[int]bool // the groups the helper was told of and not yet released
+	broken bool         // failed or closed: watch is a no-op
 }
 
 // watch registers an exec probe's process group; the returned release unregisters it.
@@ -79,13 +80,26 @@ func (g *guard) watch(pgid int) (release func()) {
 	if !g.send('+', pgid) {
 		return func() {}
 	}
+	if g.live == nil {
+		g.live = map[int]bool{}
+	}
+	g.live[pgid] = true
 	return func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		delete(g.live, pgid)
 		if !g.broken {
 			g.send('-', pgid)
 		}
 	}
+}
+
+// watching reports whether the helper was told of pgid and it was not released since: a group
+// registered before close is killed by it; one that starts after close runs unguarded.
+func (g *guard) watching(pgid int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.live[pgid]
 }
 
 // start runs the helper in its own process group (a terminal's Ctrl-C must not end it before

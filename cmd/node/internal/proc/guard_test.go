@@ -42,6 +42,10 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 		return parent > 0 && child > 0
 	}, settle, tick, "the exec probe never started")
 	require.True(t, alive(child), "the forked child runs while the probe does")
+	// The command runs (and wrote its pids) a moment before RunLocal registers its group; a Close
+	// in that window would leave the probe unguarded, as Close's contract says, and prove nothing.
+	require.Eventually(t, func() bool { return rt.guard.watching(parent) }, settle, tick,
+		"the exec probe's group was never registered with the guard")
 
 	rt.Close()
 	select {
