@@ -62,6 +62,9 @@
 //     The root supervises its four children with the same back-off but never gives up on them: a
 //     tree whose cache or status manager was stopped would accept pods and publish nothing.
 //   - Workers learn container state by push (statusManager → probeManager → worker), never by query.
+//     Every live worker holds its container's latest view at rest: a new worker starts with the view
+//     attached to its AddPod, and every later change is pushed for every probed container of the pod,
+//     whatever statusManager's count of workers says at that moment (that count can lag: see below).
 //   - statusManager's count of workers matches probeManager's at rest: it counts an AddPod's keys
 //     before forwarding it, and probeManager's reports of its worker keys (ProbeWorkers) go through
 //     resultsCache, behind the last results of the workers they remove, and again after an AddPod

@@ -66,14 +66,12 @@ import (
 // multiplies goroutines and operations, STRESS_SEED=S replays a seed (printed on failure; the
 // interleaving is the scheduler's, so a replay repeats each goroutine's operations, not their order).
 //
-// Known failure, open (2026-11-24, issue 10 §4): about 1 run in 40 fails "before re-adding: results"
-// (`go test -race -count=100 -run TestTreeStress ./actors/`: 7 failures in 260 runs at a4ecf7a, 4 in
-// 160 at four earlier commits back to 7c79a31, before the attempt pool's and the worker's last
-// changes). In every failure a
-// pod's history since the last check has AddPod, RemovePod and AddPod with SetPodStatus between
-// them. One of its workers is live, not stopping, and at rest, but it holds the result of an
-// earlier container ID or none for the current one. Not yet known: whether the tree delivers a
-// stale view to a re-created worker or the model is wrong about which worker survives.
+// It found (1 run in 40) a view that never reached a worker: after AddPod, RemovePod, AddPod, the
+// first worker's exit report could reach statusManager after the second AddPod counted the new
+// worker, and a status pushed before probeManager's corrected report went only to the containers
+// statusManager counted workers for; the new worker kept the container it was born with. Views now
+// go to every probed container (statusbook TestViewsReachAWorkerTheBookDoesNotCount); 0 failures
+// in 1,000 runs since.
 func TestTreeStress(t *testing.T) {
 	scale := envInt(t, "STRESS_SCALE", 1)
 	seed := uint64(time.Now().UnixNano())

@@ -4,6 +4,8 @@
 package podrecord
 
 import (
+	"iter"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,7 +92,7 @@ type Probe struct {
 // init containers are never probed.
 func Probes(pod *Record) []Probe {
 	var out []Probe
-	add := func(c *v1.Container, sidecar bool) {
+	for c, sidecar := range pod.Probed() {
 		for _, t := range messages.ProbeTypes {
 			if spec := t.Spec(c); spec != nil {
 				out = append(out, Probe{Key: messages.ProbeKey{PodUID: pod.UID, Container: c.Name, Type: t},
@@ -98,13 +100,26 @@ func Probes(pod *Record) []Probe {
 			}
 		}
 	}
-	for i := range pod.Containers {
-		add(&pod.Containers[i], false)
-	}
-	for i := range pod.InitContainers {
-		if c := &pod.InitContainers[i]; podstatus.IsRestartable(c) {
-			add(c, true)
+	return out
+}
+
+// Probed yields the containers Probes takes probes from, in its order, each with whether it is a
+// sidecar: regular containers, then restartable init containers; only those with a probe.
+func (r *Record) Probed() iter.Seq2[*v1.Container, bool] {
+	return func(yield func(*v1.Container, bool) bool) {
+		for i := range r.Containers {
+			if c := &r.Containers[i]; hasProbe(c) && !yield(c, false) {
+				return
+			}
+		}
+		for i := range r.InitContainers {
+			if c := &r.InitContainers[i]; podstatus.IsRestartable(c) && hasProbe(c) && !yield(c, true) {
+				return
+			}
 		}
 	}
-	return out
+}
+
+func hasProbe(c *v1.Container) bool {
+	return c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil
 }

@@ -410,22 +410,19 @@ func (b *Book) Views(uid types.UID) []View {
 	return nil
 }
 
-// Views returns the current view of every container the pod's workers probe (none before the pod
-// has an adjusted status: workers then see "no pod status").
+// views returns the current view of every container of an added pod that has a probe (none before
+// the pod has an adjusted status: workers then see "no pod status"). It does not ask which keys the
+// book counts as workers: that set lags probeManager's (a report of an earlier worker's exit can
+// arrive after AddPod counted the new one), and a view withheld in that window would never be sent
+// again. probeManager hands each view to the workers it has.
 func (e *podEntry) views() []View {
-	if !e.adjusted {
+	if !e.adjusted || !e.added {
 		return nil
 	}
 	var out []View
-	for _, k := range e.workers {
-		seen := false
-		for _, v := range out {
-			seen = seen || v.Container == k.Container
-		}
-		if !seen {
-			v := e.viewOf(k.Container)
-			out = append(out, View{Container: k.Container, View: &v})
-		}
+	for c := range e.pod.Probed() {
+		v := e.viewOf(c.Name)
+		out = append(out, View{Container: c.Name, View: &v})
 	}
 	return out
 }

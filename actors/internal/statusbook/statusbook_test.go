@@ -224,3 +224,33 @@ func randomStatus(rnd *rand.Rand, gen int) *v1.PodStatus {
 	}
 	return st
 }
+
+// TestViewsReachAWorkerTheBookDoesNotCount: the book's worker set can lag probeManager's. After
+// AddPod, RemovePod, AddPod, the first worker's exit report (its keys without the new worker's) may
+// arrive after the second AddPod counted the new worker; until probeManager's corrected report
+// follows, the book counts no worker for the container. A status in that window must still reach
+// the new worker: views cover every probed container of an added pod, whatever the book counts
+// (probeManager hands them to the workers it has). Otherwise the worker would probe, or keep, the
+// container it was born with: a stale ID, a pod that is no longer running.
+func TestViewsReachAWorkerTheBookDoesNotCount(t *testing.T) {
+	pod := testPod("u1", v1.Container{Name: "app", LivenessProbe: execProbe()}, v1.Container{Name: "plain"})
+	rec := podrecord.New(pod)
+	b := New()
+	b.AddPod(rec, podrecord.Probes(rec))
+	b.SetRuntime(rec.UID, rec, runningStatus("x://1"))
+	views, _ := b.Recompute("u1", t0)
+	require.Len(t, views, 1)
+
+	b.SetWorkers("u1", nil) // the late report of the first worker's exit
+	b.SetRuntime(rec.UID, rec, runningStatus("x://2"))
+	views, _ = b.Recompute("u1", t0)
+	require.Len(t, views, 1, "the new worker gets the new status")
+	assert.Equal(t, "app", views[0].Container, "only probed containers have workers")
+	assert.Equal(t, messages.ContainerID("x://2"), views[0].View.ContainerID)
+	assert.Equal(t, views, b.Views("u1"), "AddPod's views are the same set")
+
+	unadded := podrecord.New(testPod("u2", v1.Container{Name: "app", LivenessProbe: execProbe()}))
+	b.SetRuntime(unadded.UID, unadded, runningStatus("x://3"))
+	views, _ = b.Recompute("u2", t0)
+	assert.Nil(t, views, "a pod AddPod never gave has no workers to tell")
+}
