@@ -70,8 +70,8 @@ import (
 // first worker's exit report could reach statusManager after the second AddPod counted the new
 // worker, and a status pushed before probeManager's corrected report went only to the containers
 // statusManager counted workers for; the new worker kept the container it was born with. Views now
-// go to every probed container (statusbook TestViewsReachAWorkerTheBookDoesNotCount); 0 failures
-// in 1,000 runs since.
+// go to every probed container (statusbook TestViewsReachAWorkerTheBookDoesNotCount); since then,
+// 0 failures in 1,040 runs and 60 more at STRESS_SCALE=3 (the same -count runs).
 func TestTreeStress(t *testing.T) {
 	scale := envInt(t, "STRESS_SCALE", 1)
 	seed := uint64(time.Now().UnixNano())
