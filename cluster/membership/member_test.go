@@ -1,7 +1,6 @@
 package membership
 
 import (
-	"fmt"
 	"net"
 	"slices"
 	"sync"
@@ -15,18 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/probeactor/probeactor/actors/logging"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/remotesec"
 )
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 func newSystem(t testing.TB) *actor.ActorSystem {
 	return actor.NewActorSystem(logging.SystemOption(logtest.New(t)), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
@@ -140,7 +132,7 @@ func (tm *testMember) crash() {
 // protoactor's remote.Start, so the scenario runs in a child process with those races allow-listed.
 func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
-		addrs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		addrs := []string{freeport.Addr(t), freeport.Addr(t), freeport.Addr(t)}
 		slices.Sort(addrs)
 		const long = 30 * time.Second // a leave must not wait for the failure timeout
 		ms := make([]*testMember, 3)
@@ -168,7 +160,7 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 		ms[1].m.Stop()
 
 		// A crash, with a short timeout; then a restart on the same address rejoins.
-		addrs = []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		addrs = []string{freeport.Addr(t), freeport.Addr(t)}
 		slices.Sort(addrs)
 		a := startTestMember(t, addrs[0], addrs, time.Second)
 		b := startTestMember(t, addrs[1], addrs, time.Second)
@@ -195,7 +187,7 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 // With AwaitApplied, peers are told a view only once the subscriber has applied it.
 func TestAwaitAppliedReportsOnlyAppliedViews(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
-		addrs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		addrs := []string{freeport.Addr(t), freeport.Addr(t)}
 		slices.Sort(addrs)
 		a := startTestMember(t, addrs[0], addrs, time.Second, func(c *Config) { c.AwaitApplied = true })
 		b := startTestMember(t, addrs[1], addrs, time.Second)
@@ -226,7 +218,7 @@ func TestAwaitAppliedReportsOnlyAppliedViews(t *testing.T) {
 // than the failure timeout (a false suspicion with nothing broken) heals by admission alone.
 func TestAFalseSuspicionHeals(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
-		addrs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		addrs := []string{freeport.Addr(t), freeport.Addr(t), freeport.Addr(t)}
 		slices.Sort(addrs)
 		a, b := addrs[0], addrs[1]
 		const timeout = time.Second // heartbeats every 100 ms; repair after 500 ms

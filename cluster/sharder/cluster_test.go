@@ -2,7 +2,6 @@ package sharder_test
 
 import (
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/internal/clustertest"
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/cluster/sharder"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/remotesec"
@@ -59,13 +59,6 @@ func (mb *member) leave(t testing.TB) {
 	require.NoError(t, mb.sys.Root.PoisonFuture(mb.pid).Wait())
 }
 
-func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func testPods(n int) ([]*v1.Pod, []types.UID) {
 	var pods []*v1.Pod
 	var uids []types.UID
@@ -87,7 +80,7 @@ func TestMembersShareThePodsAndHandThemOverWithoutRunningOneTwice(t *testing.T) 
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
 		ledger := &clustertest.Ledger{}
 		pods, uids := testPods(30)
-		addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+		addrs := []string{freeport.Addr(t), freeport.Addr(t), freeport.Addr(t)}
 		slices.Sort(addrs)
 		ms := make([]*member, 3)
 		var wg sync.WaitGroup

@@ -20,6 +20,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 )
 
 // clusterPodsManifest writes n pods (pod-00 …), one sleeping container each, whose readiness probe
@@ -68,12 +69,12 @@ func startCluster(t testing.TB, n int, aggregator string, failureTimeout time.Du
 	t.Helper()
 	c := &clusterOfNodes{t: t}
 	for range n {
-		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
+		c.addrs = append(c.addrs, freeport.Addr(t))
 	}
 	slices.Sort(c.addrs)
 	for i, addr := range c.addrs {
 		name := fmt.Sprintf("m%d", i+1)
-		api := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
+		api := freeport.Addr(t)
 		args := append([]string{"--node-name", name, "--cluster", "demo", "--cluster-listen", addr, "--cluster-peers", strings.Join(c.addrs, ","),
 			"--cluster-failure-timeout", failureTimeout.String(), "--listen", api, "--root-dir", filepath.Join(t.TempDir(), "root")}, args(i)...)
 		if aggregator != "" {

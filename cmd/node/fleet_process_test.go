@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/remotesec/remotesectest"
 )
 
@@ -48,7 +49,7 @@ spec:
 	}
 	manifest := filepath.Join(dir, "pods.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(strings.Join(docs, "---\n")), 0o600))
-	listen := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
+	listen := freeport.Addr(t)
 	args := append([]string{"-f", manifest, "--node-name", name, "--fleet", aggRemote, "--listen", listen, "--root-dir", filepath.Join(dir, "root"),
 		"--node-status-update-frequency", "500ms"}, extra...)
 	return &fleetNode{name: name, api: "http://" + listen, proc: fleettest.StartRole(t, "node", args...)}

@@ -23,6 +23,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/remotesec/remotesectest"
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
@@ -89,7 +90,7 @@ func metric(t *testing.T, agg *fleettest.Proc, name string) float64 {
 
 // selfAddress is the address the raw peer announces: a loopback port nobody listens on (the
 // aggregator never needs to answer it in these tests).
-func selfAddress(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)) }
+func selfAddress(t *testing.T) string { return freeport.Addr(t) }
 
 func TestHostilePeersCannotCrashOrStopThePlaintextAggregator(t *testing.T) {
 	agg := fleettest.StartAggregator(t)
@@ -167,7 +168,7 @@ func clientCreds(t *testing.T, f remotesectest.Files, caFile string) credentials
 // protoSerializer.Deserialize, fixed upstream by PR #1229). When an upgrade makes this test fail,
 // revisit remotesec and ARCHITECTURE.md's trust-boundary section.
 func TestVersionWatchUnguardedMemberDiesOnAnUnknownType(t *testing.T) {
-	port := fleettest.FreePort(t)
+	port := freeport.Port(t)
 	target := fmt.Sprintf("127.0.0.1:%d", port)
 	member := fleettest.StartRole(t, "unguarded", fmt.Sprint(port))
 	p := remotesectest.Dial(t, target, insecure.NewCredentials())

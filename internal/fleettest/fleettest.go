@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -61,34 +60,6 @@ func Main() {
 		os.Exit(3)
 	}
 }
-
-// FreePort returns an unused loopback port, never one it returned before in this process. The
-// kernel may hand a just-closed port out again, so two calls (a cluster's member addresses, picked
-// before any member binds them) could otherwise return the same port.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
-	t.Fatalf("free port: the kernel offered only ports handed out before (100 tries)")
-	return 0
-}
-
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
 
 // Proc is one child process.
 type Proc struct {

@@ -1,9 +1,7 @@
 package fleettest
 
 import (
-	"net"
 	"os/exec"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,20 +34,4 @@ func TestARaceExitIsCleanOnlyWhenEveryRaceIsAllowListed(t *testing.T) {
 	assert.False(t, racedExit(raced, "no report at all\n"), "status 66 without a race report is the program's own")
 	assert.False(t, racedExit(exitWith(t, "1"), known), "another exit status")
 	assert.False(t, racedExit(nil, known), "a clean exit needs no tolerance")
-}
-
-// TestFreePortNeverRepeats: ports picked one after another for members that bind them later must
-// differ (a cluster test once got "127.0.0.1:45531 is listed twice" in --cluster-peers), and each
-// is free when picked.
-func TestFreePortNeverRepeats(t *testing.T) {
-	seen := map[int]bool{}
-	for range 300 {
-		p := FreePort(t)
-		require.False(t, seen[p], "port %d handed out twice", p)
-		seen[p] = true
-	}
-	p := FreePort(t)
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	require.NoError(t, err, "the port is free")
-	require.NoError(t, ln.Close())
 }

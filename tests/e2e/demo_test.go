@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 )
 
@@ -18,7 +19,7 @@ import (
 // that the first ~30 s show what the README promises.
 func TestEmbeddedDemo(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := freeport.Port(t)
 	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	n.cmd = exec.Command(nodeBin, "run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", t.TempDir())
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/internal/freeport"
 )
 
 // exhaustionPods and exhaustion are the scenario of issue 10: that many healthy pods, and how long
@@ -52,7 +54,7 @@ spec:
       periodSeconds: 1
       timeoutSeconds: 5
       failureThreshold: 1
-`, map[string]any{"I": i, "Port": freePort(t)})
+`, map[string]any{"I": i, "Port": freeport.Port(t)})
 		docs = append(docs, m)
 	}
 	n := startNode(t, strings.Join(docs, "\n---\n"))

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
@@ -27,8 +27,8 @@ import (
 // -A`. Nodes report through raw protoactor streams (what an uplink sends; `node run --fleet` comes
 // with the uplink's integration), so this process needs no remote of its own.
 func TestFleetAggregatorCLI(t *testing.T) {
-	api := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	remoteAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	api := freeport.Addr(t)
+	remoteAddr := freeport.Addr(t)
 	stderr := &logtest.Buffer{}
 	cmd := exec.Command(nodeBin, "fleet", "--listen", api, "--remote-listen", remoteAddr, "--node-monitor-grace-period", "3s")
 	cmd.Stderr = stderr
@@ -66,7 +66,7 @@ func TestFleetAggregatorCLI(t *testing.T) {
 	push := func(node string, pods ...*fleetv1.PodChanged) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		require.NoError(t, fleettest.Push(ctx, remoteAddr, fmt.Sprintf("127.0.0.1:%d", freePort(t)), insecure.NewCredentials(),
+		require.NoError(t, fleettest.Push(ctx, remoteAddr, freeport.Addr(t), insecure.NewCredentials(),
 			&fleetv1.Changes{Node: node, Incarnation: 1, Seq: 1, Snapshot: true, Pods: pods}))
 	}
 	push("n1", pod("web"), pod("api"))

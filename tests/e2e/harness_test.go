@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 )
 
@@ -82,15 +82,6 @@ type node struct {
 	stopped bool
 }
 
-// freePort returns an unused loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // render fills a manifest template: {{.Node}} is the node binary, {{.Dir}} a fresh directory, and
 // any extra values passed in.
 func render(t *testing.T, tmpl string, extra map[string]any) (string, map[string]any) {
@@ -117,7 +108,7 @@ func writeManifest(t *testing.T, content string) string {
 // requires exit code 0.
 func startNode(t *testing.T, manifest string, flags ...string) *node {
 	t.Helper()
-	port := freePort(t)
+	port := freeport.Port(t)
 	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), rootDir: t.TempDir(), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	args := []string{"run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", n.rootDir,
 		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug"}

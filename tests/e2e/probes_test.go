@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/internal/freeport"
 )
 
 // The Kubernetes documentation's "Configure Liveness, Readiness and Startup Probes" examples,
@@ -76,7 +78,7 @@ spec:
           value: Awesome
       initialDelaySeconds: 1
       periodSeconds: 1
-`, map[string]any{"Port": freePort(t)})
+`, map[string]any{"Port": freeport.Port(t)})
 	n := startNode(t, m)
 	n.hasEvent("liveness-http", "liveness", "Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500")
 	n.hasEvent("liveness-http", "liveness", "Killing", "Container liveness failed liveness probe, will be restarted")
@@ -113,7 +115,7 @@ spec:
         port: {{.Port}}
       initialDelaySeconds: 1
       periodSeconds: 1
-`, map[string]any{"Port": freePort(t)})
+`, map[string]any{"Port": freeport.Port(t)})
 	n := startNode(t, m)
 	p := n.eventually("goproxy", func(p v1.Pod) bool {
 		return condition(p, v1.PodReady) == v1.ConditionTrue
@@ -163,7 +165,7 @@ spec:
       initialDelaySeconds: 1
       periodSeconds: 1
       failureThreshold: 2
-`, map[string]any{"Healthy": freePort(t), "Failing": freePort(t)})
+`, map[string]any{"Healthy": freeport.Port(t), "Failing": freeport.Port(t)})
 	n := startNode(t, m)
 	n.hasEvent("etcd-with-grpc", "failing", "Unhealthy", `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`)
 	n.hasEvent("etcd-with-grpc", "failing", "Killing", "Container failing failed liveness probe, will be restarted")
@@ -212,7 +214,7 @@ spec:
         port: {{.TooSlow}}
       failureThreshold: 2
       periodSeconds: 1
-`, map[string]any{"Slow": freePort(t), "TooSlow": freePort(t)})
+`, map[string]any{"Slow": freeport.Port(t), "TooSlow": freeport.Port(t)})
 	n := startNode(t, m)
 	// Until it has started, the failing endpoint is the startup probe's business, not liveness's.
 	n.hasEvent("slow", "slow", "Unhealthy", "Startup probe failed: HTTP probe failed with statuscode: 503")

@@ -27,6 +27,7 @@ import (
 	"github.com/probeactor/probeactor/fleet/aggregator"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/remotesec"
@@ -199,8 +200,8 @@ type result struct {
 // measure (after warmup). Each node flips rate keys per second in bursts every 10 ms; its uplink
 // has window batches in flight at most (0: uplink.DefaultWindow).
 func runFleet(tb testing.TB, nodes, keys, pods, rate, window int, warmup, measure time.Duration) result {
-	api := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(tb))
-	remote := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(tb))
+	api := freeport.Addr(tb)
+	remote := freeport.Addr(tb)
 	agg := fleettest.StartRole(tb, "measured-aggregator", api, remote)
 	heap := heapReader(tb, agg)
 	base := heap()

@@ -20,6 +20,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/internal/clustertest"
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/remotesec/remotesectest"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
@@ -44,7 +45,7 @@ type hostileTarget struct {
 func startHostileTarget(t *testing.T, tlsFlags func(addr string) []string) *hostileTarget {
 	h := &hostileTarget{}
 	h.c = startCluster(t, 2, func(i int, addr string) []string {
-		m := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
+		m := freeport.Addr(t)
 		h.metrics = append(h.metrics, "http://"+m)
 		flags := []string{"--metrics-listen", m}
 		if tlsFlags != nil {
@@ -106,7 +107,7 @@ func clusterCases() []remotesectest.Hostile {
 // nonsense the guard lets through is ignored by the membership, and that the cluster never lost
 // a member meanwhile.
 func (h *hostileTarget) runHostile(t *testing.T, creds credentials.TransportCredentials) {
-	self := fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t))
+	self := freeport.Addr(t)
 	p := remotesectest.Dial(t, h.c.addrs[0], creds)
 	cases := append(remotesectest.HostileCases(remotesectest.Valid{Type: "probeactor.cluster.v1.Heartbeat", Actor: membership.ActorName, Data: heartbeat}), clusterCases()...)
 	started := time.Now()
@@ -168,7 +169,7 @@ func TestMutualTLSClusterAndHostilePeersWithAValidCertificate(t *testing.T) {
 			p := remotesectest.Dial(t, h.c.addrs[0], tc.creds)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			_, err := p.Open(ctx, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
+			_, err := p.Open(ctx, freeport.Addr(t))
 			assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/probeactor/probeactor/cluster/internal/clustertest"
 	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/internal/freeport"
 )
 
 // Detection settings of the process tests: membership's defaults.
@@ -41,7 +42,7 @@ func startCluster(t *testing.T, n int, extra func(i int, addr string) []string) 
 	t.Helper()
 	c := &testCluster{t: t}
 	for range n {
-		c.addrs = append(c.addrs, fmt.Sprintf("127.0.0.1:%d", fleettest.FreePort(t)))
+		c.addrs = append(c.addrs, freeport.Addr(t))
 	}
 	slices.Sort(c.addrs)
 	for i := range npods {
