@@ -305,25 +305,31 @@ func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
 	}
 }
 
-// Remove terminates a pod as Terminate does, waits until every process of it is reaped, then
-// forgets it — it is no longer listed, its UID may run again — and deletes its log directory, as
-// kubelet garbage-collects a deleted pod's logs. If ctx ends first the pod keeps terminating, stays
-// listed and ctx's error is returned; Remove may be called again.
+// Remove terminates a pod as Terminate does, waits until every process of it is reaped, deletes
+// its log directory, as kubelet garbage-collects a deleted pod's logs, then forgets it — it is no
+// longer listed, its UID may run again. In that order, a pod that is no longer listed has no logs
+// left, and a new instance of its UID cannot have started writing where the old logs are deleted.
+// If the logs cannot be deleted the pod is forgotten all the same and the error says so. If ctx
+// ends first the pod keeps terminating, stays listed and ctx's error is returned; Remove may be
+// called again.
 func (r *Runtime) Remove(ctx context.Context, uid types.UID) error {
 	if err := r.Terminate(ctx, uid); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	pr, ok := r.pods[uid]
-	if ok {
-		delete(r.pods, uid)
-	}
 	r.mu.Unlock()
 	if !ok {
 		return nil // removed concurrently
 	}
-	if err := os.RemoveAll(pr.dir); err != nil {
-		return fmt.Errorf("pod %s/%s removed, but not its logs: %w", pr.pod.Namespace, pr.pod.Name, err)
+	rmErr := os.RemoveAll(pr.dir)
+	r.mu.Lock()
+	if r.pods[uid] == pr {
+		delete(r.pods, uid)
+	}
+	r.mu.Unlock()
+	if rmErr != nil {
+		return fmt.Errorf("pod %s/%s removed, but not its logs: %w", pr.pod.Namespace, pr.pod.Name, rmErr)
 	}
 	return nil
 }

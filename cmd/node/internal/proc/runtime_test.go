@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -397,7 +398,17 @@ func TestRemoveForgetsThePodAndItsLogs(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, rt.Remove(ctx, gone.UID))
+	removed := make(chan error, 1)
+	go func() { removed <- rt.Remove(ctx, gone.UID) }() // ends when the pod is removed (or at ctx's 10 s)
+	// Watch as an API client would: once the pod is no longer listed, its logs are gone.
+	for {
+		if _, listed := rt.Status(gone.UID); !listed {
+			assert.NoDirExists(t, logDir, "an unlisted pod has no logs left")
+			break
+		}
+		runtime.Gosched()
+	}
+	require.NoError(t, <-removed)
 	assert.False(t, alive(pid), "the container process is gone")
 	assert.NoDirExists(t, logDir)
 	_, listed := rt.Status(gone.UID)
