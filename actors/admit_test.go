@@ -123,7 +123,7 @@ func TestRuntimeLimitsAndWiring(t *testing.T) {
 		tree, err := Start(sys.Root, WithRuntime(rt), WithLogger(testLogger(t)), WithProber(newScriptProber()),
 			WithRand(func() float64 { return 0 }))
 		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, tree.Stop()) })
+		t.Cleanup(func() { require.NoError(t, tree.Stop(context.Background())) })
 		assert.Equal(t, []bool{true}, rt.reports, "Start gave the runtime the tree's SetPodStatus")
 
 		pod := testPod("lim", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
@@ -136,7 +136,7 @@ func TestRuntimeLimitsAndWiring(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok, "the tree knows the container's ID: the runtime's status reached it")
 		assert.Equal(t, messages.Success, r)
-		require.NoError(t, tree.Stop())
+		require.NoError(t, tree.Stop(context.Background()))
 		assert.Equal(t, []bool{true, false}, rt.reports, "Stop took it back")
 		rt.RunPod(testPod("late", v1.Container{Name: "c"})) // no push into the stopped tree (no dead letter)
 	})

@@ -64,7 +64,7 @@ func Example() {
 
 	ready.Wait()
 	cancel() // ends the subscription
-	if err := tree.Stop(); err != nil {
+	if err := tree.Stop(context.Background()); err != nil {
 		panic(err)
 	}
 	// Output:

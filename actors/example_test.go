@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -65,7 +66,7 @@ func ExampleTree_Subscribe() {
 	}
 	<-isReady
 
-	if err := tree.Stop(); err != nil {
+	if err := tree.Stop(context.Background()); err != nil {
 		panic(err)
 	}
 	sys.Root.Stop(sub)

@@ -181,7 +181,7 @@ func newHarness(t *testing.T, opts ...Option) *harness {
 	tree, err := Start(h.sys.Root, append(base, opts...)...)
 	require.NoError(t, err)
 	h.tree = tree
-	t.Cleanup(func() { require.NoError(t, tree.Stop()) })
+	t.Cleanup(func() { require.NoError(t, tree.Stop(context.Background())) })
 	return h
 }
 

@@ -193,7 +193,7 @@ func TestStopCancelsInFlightAttempts(t *testing.T) {
 		h.run(pod)
 		<-entered
 		<-entered
-		require.NoError(t, h.tree.Stop())
+		require.NoError(t, h.tree.Stop(context.Background()))
 		assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
 	})
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -70,7 +71,7 @@ func TestTreeGauges(t *testing.T) {
 		for k := range numKinds {
 			assert.Zero(t, h.tree.env.queued[k].Load(), "queued at rest: %s", kindNames[k])
 		}
-		require.NoError(t, h.tree.Stop())
+		require.NoError(t, h.tree.Stop(context.Background()))
 		n, err = testutil.GatherAndCount(reg, "probeactor_scheduler_entries", "probeactor_mailbox_messages")
 		require.NoError(t, err)
 		assert.Zero(t, n, "unregistered with the tree")

@@ -50,7 +50,7 @@ func TestQueryAfterStop(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		h := newHarness(t)
 		allowDeadLetters(h.sys) // the query itself is one
-		require.NoError(t, h.tree.Stop())
+		require.NoError(t, h.tree.Stop(context.Background()))
 		_, _, err := h.tree.PodStatus(context.Background(), "uid")
 		require.ErrorIs(t, err, actor.ErrDeadLetter)
 	})

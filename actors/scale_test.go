@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -63,7 +64,7 @@ func TestManyWorkers(t *testing.T) {
 			scaleWorkers, float64(podsBytes)/(1<<20), float64(workersBytes)/(1<<20),
 			workersBytes/scaleWorkers, runtime.NumGoroutine(), baseG, h.tree.env.sched.Len())
 
-		require.NoError(t, h.tree.Stop())
+		require.NoError(t, h.tree.Stop(context.Background()))
 	})
 }
 

@@ -123,7 +123,7 @@ func runStress(t *testing.T, cfg stressConfig) {
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
-			require.NoError(t, tree.Stop())
+			require.NoError(t, tree.Stop(context.Background()))
 		}
 	})
 	s := &stress{t: t, cfg: cfg, tree: tree, clk: clk, rt: rt, prober: prober}
@@ -177,7 +177,7 @@ func runStress(t *testing.T, cfg stressConfig) {
 	s.retirePool()
 	goleak.VerifyNone(t, idleTree)
 
-	require.NoError(t, tree.Stop())
+	require.NoError(t, tree.Stop(context.Background()))
 	stopped = true
 	require.Zero(t, actors.SchedulerEntries(tree), "scheduler entries after Stop")
 	goleak.VerifyNone(t, beforeStart)

@@ -142,7 +142,7 @@ func TestSubscribeFuncEndsWithStop(t *testing.T) {
 		h.setResult("test://a", messages.Liveness, messages.Failure)
 		<-entered
 		stopped := make(chan error, 1)
-		go func() { stopped <- h.tree.Stop() }()
+		go func() { stopped <- h.tree.Stop(context.Background()) }()
 		h.sync()
 		select {
 		case <-stopped:

@@ -35,22 +35,53 @@ type Tree struct {
 	edge  sync.Mutex
 	added map[types.UID]struct{}
 
-	stopOnce sync.Once
-	stopErr  error
+	parent actor.SpawnerContext
+	cfg    *config
+
+	startOnce sync.Once
+	startErr  error
+	stopOnce  sync.Once
+	stopErr   error
 }
 
-// Start spawns the tree under parent, which is the caller's sys.Root or an actor's Context. The
-// tree is stopped with Tree.Stop (or by stopping its parent actor).
+// Start spawns the tree under parent, which is the caller's sys.Root or an actor's Context: NewTree
+// and Tree.Start in one call. The tree is stopped with Tree.Stop (or by stopping its parent actor).
 func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
+	t, err := NewTree(parent, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// NewTree validates the options and returns a tree that runs nothing until Start: the form for a
+// program that starts its parts in order (internal/lifecycle's contract: Start, then Stop). Every
+// other method needs a started tree.
+func NewTree(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
+	return &Tree{parent: parent, cfg: cfg, added: map[types.UID]struct{}{}}, nil
+}
+
+// Start spawns the tree and returns once its root runs; it hands the runtime the tree's
+// SetPodStatus (Runtime.ReportStatus). A second call returns the first one's result.
+func (t *Tree) Start(context.Context) error {
+	t.startOnce.Do(func() { t.startErr = t.start() })
+	return t.startErr
+}
+
+func (t *Tree) start() error {
+	parent, cfg := t.parent, t.cfg
 	sched := clock.NewScheduler(cfg.clock)
 	q := new(queued)
 	m, err := newMetrics(cfg.reg, func() float64 { return float64(sched.Len()) }, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e := &env{
 		cfg:     cfg,
@@ -72,7 +103,7 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		supervision.WithRand(cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.infra = infra
 	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
@@ -82,14 +113,14 @@ func Start(parent actor.SpawnerContext, opts ...Option) (*Tree, error) {
 		e.sched.Wait()
 		cfg.exec.stop()
 		m.unregister(cfg.reg)
-		return nil, fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
+		return fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
 	// The root's Started is the first message its mailbox handles (protoactor queues it at spawn,
 	// before anything can stop the root), so this wait needs no timer.
 	<-ready
-	t := &Tree{env: e, added: map[types.UID]struct{}{}}
+	t.env = e
 	cfg.runtime.ReportStatus(t.SetPodStatus)
-	return t, nil
+	return nil
 }
 
 // AddPod starts probing a pod (kubelet's SyncPod → AddPod). Idempotent. It applies the API
@@ -214,17 +245,30 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 }
 
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and
-// timer of it is gone. Calling it again returns the first call's result at once (without poisoning
-// a root that is gone, which would be a dead letter).
-func (t *Tree) Stop() error {
+// timer of it is gone, or until ctx ends (the tree then goes on stopping; protoactor's stop future
+// gives up after 10 s). Calling it again returns the first call's result at once (without
+// poisoning a root that is gone, which would be a dead letter). A tree never started has nothing
+// to stop.
+func (t *Tree) Stop(ctx context.Context) error {
 	t.stopOnce.Do(func() {
-		t.env.cfg.runtime.ReportStatus(nil) // statuses pushed while the tree stops would be dead letters
-		if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
-			t.stopErr = fmt.Errorf("stop probe tree: %w", err)
+		if t.env == nil {
 			return
 		}
-		t.env.subs.Wait() // SubscribeFunc's goroutines end with the tree's done
-
+		t.env.cfg.runtime.ReportStatus(nil) // statuses pushed while the tree stops would be dead letters
+		done := make(chan error, 1)
+		go func() { // ends within protoactor's 10 s stop future, and once the subscriptions ended
+			if err := t.env.sys.Root.PoisonFuture(t.env.root).Wait(); err != nil {
+				done <- fmt.Errorf("stop probe tree: %w", err)
+				return
+			}
+			t.env.subs.Wait() // SubscribeFunc's goroutines end with the tree's done
+			done <- nil
+		}()
+		select {
+		case t.stopErr = <-done:
+		case <-ctx.Done():
+			t.stopErr = fmt.Errorf("stop probe tree: %w", ctx.Err())
+		}
 	})
 	return t.stopErr
 }

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -314,4 +315,26 @@ func TestStartupSuccessLivenessWaitsForItsTick(t *testing.T) {
 		h.tick(liveness, time.Second) // t0+10s: liveness's next tick
 		assert.Equal(t, 1, h.prober.count("app/Liveness"))
 	})
+}
+
+// TestNewTreeRunsNothingUntilStart: the lifecycle form (NewTree, Start, Stop) spawns nothing before
+// Start, stops a never-started tree without error, and makes a second Start a no-op.
+func TestNewTreeRunsNothingUntilStart(t *testing.T) {
+	sys := newSystem(t)
+	rt := fakeruntime.New(nil)
+	tree, err := NewTree(sys.Root, WithRuntime(rt), WithLogger(testLogger(t)))
+	require.NoError(t, err)
+	assert.Nil(t, tree.env, "nothing is spawned before Start")
+	require.NoError(t, tree.Start(context.Background()))
+	require.NotNil(t, tree.env)
+	root := tree.env.root
+	require.NoError(t, tree.Start(context.Background()), "a second Start returns the first's result")
+	assert.Same(t, root, tree.env.root, "and spawns nothing more")
+	require.NoError(t, tree.Stop(context.Background()))
+
+	idle, err := NewTree(sys.Root, WithRuntime(rt))
+	require.NoError(t, err)
+	assert.NoError(t, idle.Stop(context.Background()), "a tree never started has nothing to stop")
+	_, err = NewTree(sys.Root)
+	assert.ErrorContains(t, err, "WithRuntime is required")
 }

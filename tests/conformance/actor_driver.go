@@ -91,7 +91,7 @@ func (d *ActorDriver) PodStatus(uid types.UID) (v1.PodStatus, bool) {
 
 // Stop stops the tree, then the subscriber, then the system.
 func (d *ActorDriver) Stop() {
-	if err := d.tree.Stop(); err != nil {
+	if err := d.tree.Stop(context.Background()); err != nil {
 		panic(fmt.Sprintf("conformance: stop actor tree: %v", err))
 	}
 	if d.sub != nil {
