@@ -27,17 +27,27 @@
 //
 // Exec probes run with probes.RunLocal (Pdeathsig kills the command if node dies) plus a guard: one
 // helper process, the node binary re-executed with GuardArg and started with the first exec probe,
-// told each running probe's process group on its stdin; at end-of-file (Close, or node's death) it
+// told each running probe's process group on its stdin; at end-of-file (Stop, or node's death) it
 // SIGKILLs the groups still listed, so what a probe command forked dies with node as well.
 // A group is told only once its command has started, so node's death in that instant (between the
 // fork and one pipe write) leaves what the command forks to Pdeathsig's limit: the command dies,
 // its children do not.
 //
-// Invariants: only a pod's own goroutine touches its podState, processes and timers; status is pushed
-// (to the function ReportStatus gave it: the tree's SetPodStatus) only when it changed; a sidecar with
-// a startup probe counts as started when StartupSucceeded says so (node feeds it from a subscription
-// to the tree's startup results; nothing polls); container IDs ("proc://<random hex>") are new on every
-// start; time comes from the injected clock, so back-off and grace periods are testable without
-// waiting; Shutdown returns only after every process of every pod has been reaped; Close reaps the
-// guard.
+// Pod events. Subscribe is the one place node's parts learn of pods: each pod's start (Run), every
+// change of its status, and its removal (Remove), delivered synchronously to every subscriber in
+// subscription order. A status reaches the subscribers before the tree's push (ReportStatus): the
+// status page's history must know a new container ID before the tree probes it.
+//
+// Lifecycle: Runtime is a lifecycle.Component. It runs from New on (Start does nothing); Stop ends
+// the exec-probe guard. Pods are not the runtime's to stop at Stop: whoever ran them terminates
+// them first (Shutdown, Remove).
+//
+// Invariants: only a pod's own goroutine touches its podState, processes and timers; status is
+// published (to the subscribers, then to the function ReportStatus gave it: the tree's
+// SetPodStatus) only when it changed; a pod's events are published in order: PodStarted, its
+// statuses, PodRemoved; a sidecar with a startup probe counts as started when StartupSucceeded
+// says so (node feeds it from a subscription to the tree's startup results; nothing polls);
+// container IDs ("proc://<random hex>") are new on every start; time comes from the injected
+// clock, so back-off and grace periods are testable without waiting; Shutdown returns only after
+// every process of every pod has been reaped; Stop reaps the guard.
 package proc

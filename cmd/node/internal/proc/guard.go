@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -128,16 +129,28 @@ func (g *guard) send(op byte, pgid int) bool {
 	return true
 }
 
-// close ends the helper (it kills any group still registered) and reaps it.
-func (g *guard) close() {
+// close ends the helper (it kills any group still registered) and reaps it; if ctx ends first it
+// returns ctx's error and the helper, which exits at the end-of-file it was sent, is reaped in the
+// background.
+func (g *guard) close(ctx context.Context) error {
 	g.mu.Lock()
 	cmd, w := g.cmd, g.w
 	g.broken = true
 	g.cmd = nil
 	g.mu.Unlock()
 	if cmd == nil {
-		return
+		return nil
 	}
 	_ = w.Close()
-	_ = cmd.Wait()
+	reaped := make(chan struct{})
+	go func() { // ends once the helper has exited: at once after the end-of-file
+		defer close(reaped)
+		_ = cmd.Wait()
+	}()
+	select {
+	case <-reaped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("exec-probe guard not reaped: %w", ctx.Err())
+	}
 }

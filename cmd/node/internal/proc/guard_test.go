@@ -19,7 +19,7 @@ import (
 
 // TestGuardKillsExecProbeGroupAtEOF: when the guard's stdin closes — what node's death, even by
 // SIGKILL, does — it kills the whole process group of a running exec probe, including a child the
-// probe command forked (Pdeathsig alone would kill only the command itself). Close closes it the
+// probe command forked (Pdeathsig alone would kill only the command itself). Stop closes it the
 // same way, so the test drives that path without killing node.
 func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 	t.Parallel()
@@ -42,12 +42,12 @@ func TestGuardKillsExecProbeGroupAtEOF(t *testing.T) {
 		return parent > 0 && child > 0
 	}, settle, tick, "the exec probe never started")
 	require.True(t, alive(child), "the forked child runs while the probe does")
-	// The command runs (and wrote its pids) a moment before RunLocal registers its group; a Close
-	// in that window would leave the probe unguarded, as Close's contract says, and prove nothing.
+	// The command runs (and wrote its pids) a moment before RunLocal registers its group; a Stop
+	// in that window would leave the probe unguarded, as Stop's contract says, and prove nothing.
 	require.Eventually(t, func() bool { return rt.guard.watching(parent) }, settle, tick,
 		"the exec probe's group was never registered with the guard")
 
-	rt.Close()
+	require.NoError(t, rt.Stop(context.Background()))
 	select {
 	case err := <-probeDone:
 		assert.Error(t, err, "the probe command was killed")

@@ -44,23 +44,21 @@ type Options struct {
 	Clock   clock.Clock
 	Logger  hclog.Logger
 	Events  EventSink
-	// Observe, if set, sees every status change the runtime reports, just before the function
-	// ReportStatus gave it (the tree) does: node's own observers (not the tree) hook in here. Called
-	// from the pod's own goroutine; it must not block for long.
-	Observe func(pod *v1.Pod, status v1.PodStatus)
 
 	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
 }
 
 // Runtime runs pods as local processes. It implements actors.Runtime (KillContainer,
-// ReportStatus, RunInContainer) and actors.PodValidator (ValidatePod). Each pod has one goroutine
-// that owns its podState and processes; everything else talks to it through the podMessage values
-// posted to its inbox.
+// ReportStatus, RunInContainer), actors.PodValidator (ValidatePod) and lifecycle.Component (Start,
+// Stop). Each pod has one goroutine that owns its podState and processes; everything else talks to
+// it through the podMessage values posted to its inbox. Subscribe publishes every pod's start,
+// status changes and removal.
 type Runtime struct {
-	opts   Options
-	log    hclog.Logger
-	runner probes.LocalRunner
-	guard  *guard // kills what exec probes forked should node die; ended by Close
+	opts        Options
+	log         hclog.Logger
+	runner      probes.LocalRunner
+	guard       *guard // kills what exec probes forked should node die; ended by Stop
+	subscribers subscribers
 
 	// push receives each pod's new status whenever it changes (the tree's SetPodStatus, given by
 	// ReportStatus). It is called from the pod's own goroutine, one call at a time per pod; it must
@@ -141,20 +139,33 @@ var ErrUnknownPod = errors.New("unknown pod")
 // ErrClosed is returned by Run after Shutdown began.
 var ErrClosed = errors.New("runtime is shutting down")
 
-// Run starts pod's containers. The pod must be valid (see Validate) and have a UID.
+// Run starts pod's containers. The pod must be valid (see Validate) and have a UID. Subscribers
+// hear PodStarted before Run returns, and before any status of the pod.
 func (r *Runtime) Run(pod *v1.Pod) error {
-	pod = pod.DeepCopy()
+	pr, err := r.add(pod.DeepCopy())
+	if err != nil {
+		return err
+	}
+	// The pod's goroutine starts only now, so its first status follows PodStarted. Meanwhile
+	// messages for it (Terminate, ...) wait in its inbox.
+	r.subscribers.publish(PodEvent{Kind: PodStarted, Pod: pr.pod})
+	go pr.loop() // ends once the pod was terminated and every process reaped
+	return nil
+}
+
+// add lists a new pod and prepares its runner, whose loop the caller starts.
+func (r *Runtime) add(pod *v1.Pod) (*podRunner, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if _, ok := r.pods[pod.UID]; ok {
-		return fmt.Errorf("pod %s/%s (%s) already runs", pod.Namespace, pod.Name, pod.UID)
+		return nil, fmt.Errorf("pod %s/%s (%s) already runs", pod.Namespace, pod.Name, pod.UID)
 	}
 	dir := filepath.Join(r.opts.RootDir, "pods", PodDirName(pod))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("pod log directory: %w", err)
+		return nil, fmt.Errorf("pod log directory: %w", err)
 	}
 	pr := &podRunner{
 		rt:    r,
@@ -167,8 +178,7 @@ func (r *Runtime) Run(pod *v1.Pod) error {
 		done:  make(chan struct{}),
 	}
 	r.pods[pod.UID] = pr
-	go pr.loop() // ends once the pod was terminated and every process reaped
-	return nil
+	return pr, nil
 }
 
 // PodDirName is "<namespace>_<name>_<uid>", the pod's directory under <root>/pods.
@@ -280,10 +290,16 @@ func (r *Runtime) resolve(containerID string) (probes.LocalOptions, error) {
 	return probes.LocalOptions{Env: ref.env, Dir: ref.dir, Guard: r.guard.watch}, nil
 }
 
-// Close ends the exec-probe guard process (killing any exec probe still running). Call it once
-// nothing probes any more (after the probe tree stopped); later exec probes run unguarded.
-func (r *Runtime) Close() {
-	r.guard.close()
+// Start implements lifecycle.Component. The runtime runs from New on: there is nothing to start.
+func (r *Runtime) Start(context.Context) error { return nil }
+
+// Stop implements lifecycle.Component: it ends the exec-probe guard process (which kills any exec
+// probe still running) and returns once it is reaped, or when ctx ends (the guard, told to end,
+// is then reaped in the background). Stop it once nothing probes any more (after the probe tree
+// stopped); later exec probes run unguarded. Stop leaves the pods alone: terminate them first
+// (Shutdown, Remove).
+func (r *Runtime) Stop(ctx context.Context) error {
+	return r.guard.close(ctx)
 }
 
 // Terminate stops a pod: no more restarts; app containers are sent SIGTERM, then SIGKILL after the
@@ -311,7 +327,7 @@ func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
 // left, and a new instance of its UID cannot have started writing where the old logs are deleted.
 // If the logs cannot be deleted the pod is forgotten all the same and the error says so. If ctx
 // ends first the pod keeps terminating, stays listed and ctx's error is returned; Remove may be
-// called again.
+// called again. Subscribers hear PodRemoved, after every status of the pod, before Remove returns.
 func (r *Runtime) Remove(ctx context.Context, uid types.UID) error {
 	if err := r.Terminate(ctx, uid); err != nil {
 		return err
@@ -324,10 +340,14 @@ func (r *Runtime) Remove(ctx context.Context, uid types.UID) error {
 	}
 	rmErr := os.RemoveAll(pr.dir)
 	r.mu.Lock()
-	if r.pods[uid] == pr {
+	forgot := r.pods[uid] == pr
+	if forgot {
 		delete(r.pods, uid)
 	}
 	r.mu.Unlock()
+	if forgot { // not removed concurrently either: one PodRemoved
+		r.subscribers.publish(PodEvent{Kind: PodRemoved, Pod: pr.pod})
+	}
 	if rmErr != nil {
 		return fmt.Errorf("pod %s/%s removed, but not its logs: %w", pr.pod.Namespace, pr.pod.Name, rmErr)
 	}
@@ -483,7 +503,8 @@ func (pr *podRunner) stopWake() {
 	pr.wakeAt = time.Time{}
 }
 
-// publish pushes the status when it changed, keeping condition transition times.
+// publish pushes the status when it changed, keeping condition transition times: to the
+// subscribers first, then to the tree.
 func (pr *podRunner) publish() {
 	st := pr.state.status()
 	now := metav1.Time{Time: pr.rt.opts.Clock.Now()}
@@ -505,9 +526,7 @@ func (pr *podRunner) publish() {
 	if !changed {
 		return
 	}
-	if pr.rt.opts.Observe != nil {
-		pr.rt.opts.Observe(pr.pod, *st.DeepCopy())
-	}
+	pr.rt.subscribers.publish(PodEvent{Kind: PodStatusChanged, Pod: pr.pod, Status: *st.DeepCopy()})
 	if push := pr.rt.push.Load(); push != nil {
 		(*push)(pr.pod, *st.DeepCopy())
 	}

@@ -95,7 +95,7 @@ func newTestRuntime(t *testing.T, clk clock.Clock) (*Runtime, *recorder) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
-		rt.Close()
+		require.NoError(t, rt.Stop(ctx))
 	})
 	return rt, rec
 }
@@ -451,34 +451,81 @@ func TestSidecarStartsOnStartupSucceeded(t *testing.T) {
 	waitRunning(t, rec, pod.UID, "c")
 }
 
-// Options.Observe sees every status the runtime reports, before the tree's push does.
-func TestObserveSeesEveryStatus(t *testing.T) {
+// Every subscriber sees a pod's events in order — started, each status, removed — and each status
+// before the tree's push does; a cancelled subscriber sees nothing more.
+func TestSubscribersSeeEveryPodEventBeforeTheTree(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var observed, pushed []v1.PodStatus
-	rt, err := New(Options{RootDir: t.TempDir(), Shim: []string{os.Args[0], ShimArg}, Clock: clock.Real(),
-		Observe: func(_ *v1.Pod, st v1.PodStatus) { mu.Lock(); observed = append(observed, st); mu.Unlock() }})
+	rt, err := New(Options{RootDir: t.TempDir(), Shim: []string{os.Args[0], ShimArg}, Clock: clock.Real()})
 	require.NoError(t, err)
-	rt.ReportStatus(func(_ *v1.Pod, st v1.PodStatus) {
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Len(t, observed, len(pushed)+1, "observed first") // on the pod goroutine: no FailNow
-		pushed = append(pushed, st)
-	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		require.NoError(t, rt.Shutdown(ctx))
-		rt.Close()
+		require.NoError(t, rt.Stop(ctx))
 	})
-	pod := shPod("observe", v1.RestartPolicyNever, "true")
+	var mu sync.Mutex
+	var first, second []PodEvent
+	var pushed []v1.PodStatus
+	secondListens := true
+	subscribe := func(into *[]PodEvent) func() {
+		return rt.Subscribe(func(e PodEvent) { mu.Lock(); *into = append(*into, e); mu.Unlock() })
+	}
+	subscribe(&first)
+	cancelSecond := subscribe(&second)
+	rt.ReportStatus(func(_ *v1.Pod, st v1.PodStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		// on the pod goroutine: no FailNow
+		assert.Equal(t, PodStatusChanged, first[len(first)-1].Kind, "every subscriber first")
+		assert.Equal(t, st, first[len(first)-1].Status, "every subscriber first")
+		if secondListens {
+			assert.Equal(t, st, second[len(second)-1].Status, "every subscriber first")
+		}
+		pushed = append(pushed, st)
+	})
+
+	pod := shPod("subscribe", v1.RestartPolicyNever, "true")
 	require.NoError(t, rt.Run(pod))
+	mu.Lock()
+	require.Len(t, first, 1, "PodStarted before Run returns")
+	assert.Equal(t, PodEvent{Kind: PodStarted, Pod: first[0].Pod}, first[0])
+	assert.Equal(t, pod.UID, first[0].Pod.UID)
+	mu.Unlock()
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(pushed) > 0 && pushed[len(pushed)-1].Phase == v1.PodSucceeded
 	}, settle, tick)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Remove(ctx, pod.UID))
+
+	mu.Lock()
+	require.GreaterOrEqual(t, len(first), 3)
+	assert.Equal(t, first, second, "every subscriber sees the same events")
+	assert.Equal(t, PodStarted, first[0].Kind)
+	assert.Equal(t, PodRemoved, first[len(first)-1].Kind, "removed last, before Remove returns")
+	assert.Equal(t, pod.UID, first[len(first)-1].Pod.UID)
+	var statuses []v1.PodStatus
+	for _, e := range first[1 : len(first)-1] {
+		assert.Equal(t, PodStatusChanged, e.Kind)
+		assert.Equal(t, pod.UID, e.Pod.UID)
+		statuses = append(statuses, e.Status)
+	}
+	assert.Equal(t, pushed, statuses, "the subscribers see each status the tree does")
+	seen := len(second)
+	secondListens = false
+	mu.Unlock()
+
+	cancelSecond()
+	cancelSecond() // again: nothing
+	require.NoError(t, rt.Run(shPod("after-cancel", v1.RestartPolicyNever, "true")))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return first[len(first)-1].Kind == PodStatusChanged && first[len(first)-1].Status.Phase == v1.PodSucceeded
+	}, settle, tick)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, observed, pushed)
+	assert.Len(t, second, seen, "a cancelled subscriber hears nothing more")
 }

@@ -195,8 +195,8 @@ func goroutines(fn string) int {
 	return count
 }
 
-// Shutdown ends follows that would otherwise stream forever.
-func TestShutdownEndsFollows(t *testing.T) {
+// Stop ends follows that would otherwise stream forever.
+func TestStopEndsFollows(t *testing.T) {
 	env := newEnv(t)
 	base, srv := env.start(t, Options{})
 	resp, err := http.Get(base + "/containerLogs/default/web/app?follow=true")
@@ -206,7 +206,7 @@ func TestShutdownEndsFollows(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, srv.Shutdown(ctx), "returns before its deadline: the follow ended")
+	require.NoError(t, srv.Stop(ctx), "returns before its deadline: the follow ended")
 	_, err = io.ReadAll(resp.Body)
 	assert.NoError(t, err, "the stream ends cleanly")
 }

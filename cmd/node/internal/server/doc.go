@@ -7,14 +7,15 @@
 // Invariants: read-only (every route is GET/HEAD; a request body is refused with 413, never read);
 // a bad request gets a 4xx with one line of text saying what was wrong (FuzzRoutes); handlers hold no
 // state of their own — they read through Source, so the server never outlives what it serves (the
-// caller shuts it down first).
+// caller stops it first). Server is a lifecycle.Component: Start serves the listener node bound
+// (Options.Listener), Stop shuts down within its ctx, Failed reports the listener failing.
 //
 // What one client can make node hold is bounded (abuse_test.go proves each): request headers by
 // MaxHeaderBytes (64 KiB; Go's default is 1 MiB) and ReadHeaderTimeout (slowloris); an idle
 // keep-alive connection by IdleTimeout; a response by one open file and one 32 KiB copy buffer, and
 // by WriteStall — every write must proceed within it, so a client that stops reading frees the
 // handler, its file and its connection; log follows by MaxFollows (429 beyond it), and each one ends
-// with the client, with the container's run, or at Shutdown.
+// with the client, with the container's run, or at Stop.
 //
 // Deliberate differences from kubelet: node's log files carry no per-line timestamps, so sinceSeconds
 // and sinceTime select whole runs — a run whose log was last written before the time shows nothing,

@@ -124,7 +124,7 @@ func cloneValues(q url.Values) url.Values {
 
 // logs is GET /containerLogs/{namespace}/{pod}/{container}. What one request can hold is bounded:
 // one open file, one copy buffer (32 KiB), no more than limitBytes written; a follow holds one of
-// MaxFollows slots and ends with the client, the container's run, or Shutdown; every write has
+// MaxFollows slots and ends with the client, the container's run, or Stop; every write has
 // WriteStall to proceed.
 func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	ns, podName, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
@@ -194,7 +194,7 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		select {
-		case <-r.Context().Done(): // client gone, or Shutdown
+		case <-r.Context().Done(): // client gone, or Stop
 			return
 		case <-t.C:
 		}

@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -46,9 +48,12 @@ type Source interface {
 
 // Options configure the server. Zero limits take the defaults above.
 type Options struct {
-	Source  Source
-	Metrics prometheus.Gatherer // everything, served at /metrics
-	Probes  prometheus.Gatherer // the prober's series, served at /metrics/probes
+	// Listener is where Start serves (required). node binds it before anything starts, so an
+	// address in use fails node before any part of it runs; Stop closes it.
+	Listener net.Listener
+	Source   Source
+	Metrics  prometheus.Gatherer // everything, served at /metrics
+	Probes   prometheus.Gatherer // the prober's series, served at /metrics/probes
 	// Index is served at / exactly (node's status page); nil leaves / a 404 like any unknown path.
 	Index  http.Handler
 	Logger hclog.Logger
@@ -100,13 +105,19 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// Server is node's status API: the routes below behind an http.Server that enforces Options' limits.
+// Server is node's status API: the routes below behind an http.Server that enforces Options'
+// limits. It is a lifecycle.Component that can fail on its own (lifecycle.Failing).
 type Server struct {
 	http   *http.Server
-	cancel context.CancelFunc // ends every request's context: in-flight follows return at Shutdown
+	ln     net.Listener
+	cancel context.CancelFunc // ends every request's context: in-flight follows return at Stop
+
+	start  sync.Once
+	served chan struct{} // closed once Serve has returned (or at Stop, if never started)
+	failed chan error    // Serve's unexpected end (buffered 1)
 }
 
-// New returns a Server; Serve starts it.
+// New returns a Server; Start starts it.
 func New(opts Options) *Server {
 	opts.setDefaults()
 	base, cancel := context.WithCancel(context.Background())
@@ -121,17 +132,47 @@ func New(opts Options) *Server {
 		ErrorLog:    opts.Logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}
 	srv.RegisterOnShutdown(cancel)
-	return &Server{http: srv, cancel: cancel}
+	return &Server{http: srv, ln: opts.Listener, cancel: cancel, served: make(chan struct{}), failed: make(chan error, 1)}
 }
 
-// Serve accepts connections on ln until Shutdown; it returns http.ErrServerClosed after Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
+// ErrNoListener is Start's error when Options.Listener is nil.
+var ErrNoListener = errors.New("server: Options.Listener is required")
 
-// Shutdown ends in-flight log follows, closes the listener and idle connections and waits (until ctx
-// ends) for the requests still running.
-func (s *Server) Shutdown(ctx context.Context) error {
+// Start implements lifecycle.Component: it serves Options.Listener on a goroutine of its own,
+// which ends at Stop (or when serving fails: see Failed), and returns at once.
+func (s *Server) Start(context.Context) error {
+	if s.ln == nil {
+		return ErrNoListener
+	}
+	s.start.Do(func() {
+		go func() { // ends when Serve returns: at Stop, or when accepting fails
+			defer close(s.served)
+			if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+				s.failed <- fmt.Errorf("serve %s: %w", s.ln.Addr(), err)
+			}
+		}()
+	})
+	return nil
+}
+
+// Failed implements lifecycle.Failing: it yields why the server stopped serving before Stop (its
+// listener failed), at most once. It is never closed.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Stop implements lifecycle.Component: it ends in-flight log follows, closes the listener and
+// idle connections, and waits for the requests still running until ctx ends; then it closes
+// every connection still open and returns ctx's error. The serving goroutine has ended when Stop
+// returns.
+func (s *Server) Stop(ctx context.Context) error {
+	s.start.Do(func() { close(s.served) }) // never started: nothing serves
 	s.cancel()
-	return s.http.Shutdown(ctx)
+	err := s.http.Shutdown(ctx)
+	if err != nil {
+		_ = s.http.Close() // the deadline passed: cut the requests still running
+		err = fmt.Errorf("requests still running: %w", err)
+	}
+	<-s.served // Serve returns as soon as Shutdown closed the listener
+	return err
 }
 
 // routes lists the paths for the 404 message.

@@ -21,6 +21,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/internal/lifecycle"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -74,7 +76,7 @@ func newEnv(t testing.TB) *testEnv {
 }
 
 // start serves opts (Source and registries from the env unless set) on a loopback port with the
-// real http.Server configuration, and returns its base URL; the server is shut down at cleanup.
+// real http.Server configuration, and returns its base URL; the server is stopped at cleanup.
 func (e *testEnv) start(t testing.TB, opts Options) (string, *Server) {
 	t.Helper()
 	if opts.Source == nil {
@@ -85,14 +87,18 @@ func (e *testEnv) start(t testing.TB, opts Options) (string, *Server) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	opts.Listener = ln
 	srv := New(opts)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }() // ends with Shutdown below
+	require.NoError(t, srv.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-		assert.ErrorIs(t, <-served, http.ErrServerClosed)
+		assert.NoError(t, srv.Stop(ctx))
+		select {
+		case err := <-srv.Failed():
+			assert.NoError(t, err, "served until Stop")
+		default:
+		}
 		http.DefaultClient.CloseIdleConnections()
 	})
 	return "http://" + ln.Addr().String(), srv
@@ -274,4 +280,70 @@ func TestIndexIsServedAtTheRootOnly(t *testing.T) {
 		assert.Equal(t, tc.code, resp.StatusCode, "%s %s", tc.method, tc.path)
 		assert.Contains(t, string(body), tc.contains, "%s %s", tc.method, tc.path)
 	}
+}
+
+// Server is one of node's lifecycle parts, one that can fail on its own.
+var (
+	_ lifecycle.Component = (*Server)(nil)
+	_ lifecycle.Failing   = (*Server)(nil)
+)
+
+// Start needs the listener node bound; without one it fails and nothing serves.
+func TestStartNeedsAListener(t *testing.T) {
+	srv := New(Options{})
+	require.ErrorIs(t, srv.Start(context.Background()), ErrNoListener)
+	require.NoError(t, srv.Stop(context.Background()))
+}
+
+// A listener that fails while the server runs is reported once on Failed; Stop then still
+// returns cleanly.
+func TestFailedReportsTheListenerFailing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := New(Options{Listener: ln, Source: newEnv(t).src})
+	require.NoError(t, srv.Start(context.Background()))
+	require.NoError(t, ln.Close()) // what a lost interface does to Accept
+	select {
+	case err := <-srv.Failed():
+		assert.ErrorContains(t, err, "serve "+ln.Addr().String())
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+		t.Fatal("the listener's failure was not reported")
+	}
+	require.NoError(t, srv.Stop(context.Background()))
+	select {
+	case err := <-srv.Failed():
+		t.Fatalf("a second failure: %v", err)
+	default:
+	}
+}
+
+// Stop waits for a running request only until its ctx ends, then cuts it and says so; a clean
+// Stop's http.ErrServerClosed is no error.
+func TestStopIsBoundedByItsContext(t *testing.T) {
+	env := newEnv(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := New(Options{Listener: ln, Source: env.src, Index: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		close(entered)
+		<-release // a handler that ignores its request's context
+	})})
+	require.NoError(t, srv.Start(context.Background()))
+	got := make(chan error, 1)
+	go func() { // ends when the request is answered or cut
+		resp, err := http.Get("http://" + ln.Addr().String() + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		got <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = srv.Stop(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorContains(t, err, "requests still running")
+	assert.Error(t, <-got, "the request was cut")
+	close(release)
+	http.DefaultClient.CloseIdleConnections()
 }

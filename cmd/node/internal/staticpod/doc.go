@@ -62,7 +62,7 @@
 //
 // Invariants: the core never starts a pod while another instance with its name or UID still runs
 // or stops; each distinct problem is reported once while it lasts (again if it recurs after it was
-// fixed); Watcher.Close stops scanning, closes the inotify watcher (its reader goroutine ends),
-// waits for the pods it is stopping and returns the ones it runs, so node's shutdown takes them
-// down with the rest.
+// fixed); Watcher is a lifecycle.Component: Start starts its one goroutine, Stop ends it (and
+// inotify's reader with it) and waits, bounded by its ctx, for the pods being stopped; the pods
+// still running are left to whoever started them (node's pod host stops every pod it started).
 package staticpod

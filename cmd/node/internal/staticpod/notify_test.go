@@ -176,7 +176,7 @@ func TestEventsStartAndStopPodsWithoutATick(t *testing.T) {
 	log, logs := logtest.Capture(t)
 	r := &fakeRunner{}
 	w := New(Options{Path: dir, Period: time.Hour, Runner: r, Logger: log})
-	w.Start()
+	start(t, w)
 	r.waitFor(t, "a starts at the first read", startedAre("a"))
 
 	tmp := filepath.Join(dir, ".b.yaml.tmp")
@@ -190,7 +190,7 @@ func TestEventsStartAndStopPodsWithoutATick(t *testing.T) {
 	write(t, filepath.Join(dir, "c.yaml"), podYAML("c", ""))
 	r.waitFor(t, "c written in place starts", startedAre("a", "b", "c"))
 
-	assert.Equal(t, []string{"b", "c"}, names(w.Close()))
+	assert.Equal(t, []string{"b", "c"}, names(stop(t, w)))
 	assert.NotContains(t, logs.String(), "not watched")
 }
 
@@ -203,7 +203,7 @@ func TestEditingASingleManifestFileReplacesItsPodWithoutATick(t *testing.T) {
 	log, logs := logtest.Capture(t)
 	r := &fakeRunner{}
 	w := New(Options{Path: path, Period: time.Hour, Runner: r, Logger: log})
-	w.Start()
+	start(t, w)
 	r.waitFor(t, "web starts at the first read", startedAre("web"))
 
 	write(t, filepath.Join(dir, "other.yaml"), podYAML("other", "")) // not the manifest: never read
@@ -211,7 +211,7 @@ func TestEditingASingleManifestFileReplacesItsPodWithoutATick(t *testing.T) {
 	r.waitFor(t, "the edited web replaces the old one", func(started, stopped []string) bool {
 		return are("web", "web")(started) && are("web")(stopped)
 	})
-	running := w.Close()
+	running := stop(t, w)
 	require.Len(t, running, 1)
 	assert.Equal(t, "/tmp", running[0].Spec.Containers[0].WorkingDir, "the new content runs")
 	assert.NotContains(t, logs.String(), "other.yaml")
@@ -230,7 +230,7 @@ func TestAWatchThatCannotBeSetUpFallsBackToPolling(t *testing.T) {
 	ticks := make(chan time.Time)
 	w := New(Options{Path: dir, Period: time.Hour, Runner: r, Logger: log})
 	w.ticks = ticks
-	w.Start()
+	start(t, w)
 	ticks <- time.Now() // unbuffered: each send is taken by the loop once it finished the last read
 	ticks <- time.Now()
 
@@ -244,7 +244,7 @@ func TestAWatchThatCannotBeSetUpFallsBackToPolling(t *testing.T) {
 	assert.Contains(t, logs.String(), fmt.Sprintf("path=%s period=1h0m0s error=\"stat %s: no such file or directory\"", dir, dir))
 	assert.Contains(t, logs.String(), "watching the static pod manifest path again")
 
-	assert.Equal(t, []string{"a", "b"}, names(w.Close()))
+	assert.Equal(t, []string{"a", "b"}, names(stop(t, w)))
 }
 
 // traceNotifier is inotify that tells the test, in order with the reads of a cluster watcher,
@@ -304,7 +304,7 @@ func TestARemovedDirectoryIsWatchedAgain(t *testing.T) {
 		return traceNotifier{n, trace}, nil
 	}
 	w.ticks = ticks
-	w.Start()
+	start(t, w)
 	assert.Equal(t, "add "+dir+" <nil>", next(t, trace, "add"))
 	assert.Equal(t, "read [a]", next(t, trace, "read"))
 	write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
@@ -321,22 +321,22 @@ func TestARemovedDirectoryIsWatchedAgain(t *testing.T) {
 	assert.Equal(t, "read [c d]", next(t, trace, "read"), "read on an event: the new directory is watched")
 	assert.Contains(t, logs.String(), "error=\""+dir+" was removed or moved\"")
 	assert.Contains(t, logs.String(), "watching the static pod manifest path again")
-	assert.Empty(t, w.Close())
+	assert.Empty(t, stop(t, w))
 }
 
-// TestCloseWithEventsInFlightLeaksNothing: Close while files are being written ends the loop and
+// TestStopWithEventsInFlightLeaksNothing: Stop while files are being written ends the loop and
 // inotify's reader (goleak) and returns.
-func TestCloseWithEventsInFlightLeaksNothing(t *testing.T) {
+func TestStopWithEventsInFlightLeaksNothing(t *testing.T) {
 	dir := t.TempDir()
 	r := &fakeRunner{}
 	w := New(Options{Path: dir, Period: time.Hour, Runner: r, Logger: logtest.New(t)})
-	w.Start()
-	stop, written := make(chan struct{}), make(chan struct{})
-	go func() { // ends when stop is closed
+	start(t, w)
+	quit, written := make(chan struct{}), make(chan struct{})
+	go func() { // ends when quit is closed
 		defer close(written)
 		for i := 0; ; i++ {
 			select {
-			case <-stop:
+			case <-quit:
 				return
 			default:
 			}
@@ -350,8 +350,8 @@ func TestCloseWithEventsInFlightLeaksNothing(t *testing.T) {
 		}
 	}()
 	r.waitFor(t, "pods start from events", func(started, _ []string) bool { return len(started) > 0 })
-	w.Close()
-	close(stop)
+	stop(t, w)
+	close(quit)
 	<-written
 	goleak.VerifyNone(t)
 }
@@ -372,7 +372,7 @@ func TestABurstOfEventsIsOneRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		w, f, c, ticks := readerWithFakes(t, dir)
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		require.Equal(t, 1, c.reads(), "read at once")
 		added, _, _ := f.state()
@@ -405,9 +405,9 @@ func TestABurstOfEventsIsOneRead(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 3, c.reads(), "the periodic read covered the event: no second read")
 
-		assert.Empty(t, w.Close())
+		assert.Empty(t, stop(t, w))
 		_, _, closed := f.state()
-		assert.True(t, closed, "Close closes the notifier")
+		assert.True(t, closed, "Stop closes the notifier")
 	})
 }
 
@@ -442,7 +442,7 @@ func TestWatchProblemsAreLoggedOnceAndRetriedAtPeriodicReads(t *testing.T) {
 		}
 		warnings := func() int { return strings.Count(logs.String(), "[WARN]") }
 
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		tick()
 		assert.Equal(t, 2, c.reads(), "polling goes on")
@@ -490,10 +490,10 @@ func TestWatchProblemsAreLoggedOnceAndRetriedAtPeriodicReads(t *testing.T) {
 		assert.Equal(t, 4, warnings(), "logged once: %s", logs)
 
 		reads = c.reads()
-		assert.Empty(t, w.Close())
+		assert.Empty(t, stop(t, w))
 		assert.Equal(t, reads, c.reads())
 		_, _, closed = notifiers[1].state()
-		assert.True(t, closed, "Close closes the notifier")
+		assert.True(t, closed, "Stop closes the notifier")
 	})
 }
 
@@ -534,7 +534,7 @@ func TestABurstRereadsOnlyTheManifestsItNamed(t *testing.T) {
 		ev := func(name string, op fsnotify.Op) fsnotify.Event {
 			return fsnotify.Event{Name: filepath.Join(dir, name), Op: op}
 		}
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		require.Equal(t, []string{"b", "d", "f"}, c.last())
 		assert.Empty(t, reads(), "the first read is a full one")
@@ -571,6 +571,6 @@ func TestABurstRereadsOnlyTheManifestsItNamed(t *testing.T) {
 		assert.Equal(t, n+2, c.reads())
 		assert.Empty(t, reads(), "events lost: the whole directory")
 
-		assert.Empty(t, w.Close())
+		assert.Empty(t, stop(t, w))
 	})
 }

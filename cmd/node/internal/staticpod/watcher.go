@@ -1,6 +1,7 @@
 package staticpod
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,8 @@ type Options struct {
 	Cluster string
 }
 
-// Watcher runs the static pods of a manifest path. Start it once; Close ends it.
+// Watcher runs the static pods of a manifest path. It is a lifecycle.Component: Start it once,
+// Stop ends it.
 type Watcher struct {
 	opts    Options
 	log     hclog.Logger
@@ -86,7 +88,7 @@ type Watcher struct {
 	done  chan struct{} // closed when the loop has ended
 	stops sync.WaitGroup
 	start sync.Once
-	close sync.Once
+	stop  sync.Once
 }
 
 // New returns a watcher that has not read anything yet.
@@ -117,25 +119,40 @@ func New(opts Options) *Watcher {
 	}
 }
 
-// Start reads the manifest path at once and then every period, and soon after a change is seen
-// through inotify, on a goroutine of its own that ends with Close.
-func (w *Watcher) Start() {
+// Start implements lifecycle.Component: it starts the goroutine that reads the manifest path at
+// once, then every period and soon after a change is seen through inotify, and returns at once.
+// The goroutine ends with Stop. A path that cannot be read is no error: it is logged, and read
+// again at each period.
+func (w *Watcher) Start(context.Context) error {
 	w.start.Do(func() { go w.loop() })
+	return nil
 }
 
-// Close stops reading the manifest path, waits until the pods being stopped are gone, and returns
-// the static pods still running (the caller stops them with everything else).
-func (w *Watcher) Close() []*v1.Pod {
-	w.close.Do(func() { close(w.quit) })
+// Stop implements lifecycle.Component: it stops reading the manifest path (the loop ends, and
+// inotify's reader with it) and waits until the pods being stopped are gone, or until ctx ends:
+// it then returns ctx's error, and each stop that is still under way ends in the background when
+// its Runner.StopPod returns. Stop leaves the pods still running to whoever started them (node's
+// pod host terminates every pod it started).
+func (w *Watcher) Stop(ctx context.Context) error {
+	w.stop.Do(func() { close(w.quit) })
 	w.start.Do(func() { close(w.done) }) // never started: nothing to wait for
-	<-w.done
-	w.stops.Wait()
-	return w.core.Running()
+	stopped := make(chan struct{})
+	go func() { // ends once the loop and every stop have ended
+		defer close(stopped)
+		<-w.done
+		w.stops.Wait()
+	}()
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("static pods still stopping: %w", ctx.Err())
+	}
 }
 
 // loop reads the path at every tick of Period (first setting the watch up if there is none) and
 // settleDelay after the first event of a burst, carries out the plans and hears of stopped pods.
-// It ends at Close, and closes the notifier as it ends.
+// It ends at Stop, and closes the notifier as it ends.
 func (w *Watcher) loop() {
 	defer close(w.done)
 	defer w.closeNotifier()
@@ -360,7 +377,7 @@ func (w *Watcher) apply(files []File) {
 }
 
 // carryOut reports the plan's problems, begins its stops (each on its own goroutine, which ends
-// when the pod is gone and the loop heard of it, or at Close) and makes its starts.
+// when the pod is gone and the loop heard of it, or at Stop) and makes its starts.
 func (w *Watcher) carryOut(p Plan) {
 	for _, msg := range p.Problems {
 		w.log.Error("static pod manifest not applied", "problem", msg)

@@ -1,6 +1,7 @@
 package staticpod
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +15,12 @@ import (
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/internal/lifecycle"
 	"github.com/probeactor/probeactor/internal/logtest"
 )
+
+// Watcher is one of node's lifecycle parts.
+var _ lifecycle.Component = (*Watcher)(nil)
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -94,6 +99,20 @@ func write(t *testing.T, path, content string) {
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
+// start starts w as node's lifecycle list does.
+func start(t *testing.T, w *Watcher) {
+	t.Helper()
+	require.NoError(t, w.Start(context.Background()))
+}
+
+// stop stops w as node's lifecycle list does and returns the pods it left running (its core's,
+// which only its ended loop touched).
+func stop(t *testing.T, w *Watcher) []*v1.Pod {
+	t.Helper()
+	require.NoError(t, w.Stop(context.Background()))
+	return w.core.Running()
+}
+
 func names(pods []*v1.Pod) []string {
 	out := []string{}
 	for _, p := range pods {
@@ -104,7 +123,7 @@ func names(pods []*v1.Pod) []string {
 
 // TestWatcherFollowsTheDirectory: files added start pods at the next read, removed files stop them,
 // hidden files are ignored, subdirectories and invalid files are logged with their paths, and
-// Close returns the pods still running.
+// Stop leaves the pods still running.
 func TestWatcherFollowsTheDirectory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -114,7 +133,7 @@ func TestWatcherFollowsTheDirectory(t *testing.T) {
 		log, logs := logtest.Capture(t)
 		r := &fakeRunner{}
 		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: log}))
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		started, _ := r.seen()
 		assert.Equal(t, []string{"a"}, started, "read at once")
@@ -130,10 +149,10 @@ func TestWatcherFollowsTheDirectory(t *testing.T) {
 		assert.Equal(t, []string{"a"}, stopped)
 		assert.Contains(t, logs.String(), filepath.Join(dir, "bad.yaml")+": spec.containers[0].livenessProbe.periodSecond: unknown field")
 
-		assert.Equal(t, []string{"b"}, names(w.Close()))
+		assert.Equal(t, []string{"b"}, names(stop(t, w)))
 		started, stopped = r.seen()
-		assert.Equal(t, []string{"a", "b"}, started, "nothing more after Close")
-		assert.Equal(t, []string{"a"}, stopped, "Close leaves the running pods to the caller")
+		assert.Equal(t, []string{"a", "b"}, started, "nothing more after Stop")
+		assert.Equal(t, []string{"a"}, stopped, "Stop leaves the running pods to the caller")
 	})
 }
 
@@ -146,7 +165,7 @@ func TestWatcherReplacesAChangedPodAfterTheOldOneStopped(t *testing.T) {
 		write(t, path, podYAML("web", ""))
 		r := &fakeRunner{gate: make(chan struct{})}
 		w := polling(New(Options{Path: dir, Period: 20 * time.Second, Runner: r, Logger: logtest.New(t)}))
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		write(t, path, podYAML("web", "    workingDir: /tmp\n"))
 		time.Sleep(20 * time.Second)
@@ -160,31 +179,34 @@ func TestWatcherReplacesAChangedPodAfterTheOldOneStopped(t *testing.T) {
 		started, stopped := r.seen()
 		assert.Equal(t, []string{"web", "web"}, started, "started as soon as the old one is gone")
 		assert.Equal(t, []string{"web"}, stopped)
-		assert.Equal(t, []string{"web"}, names(w.Close()))
+		assert.Equal(t, []string{"web"}, names(stop(t, w)))
 	})
 }
 
-// TestCloseWaitsForPodsBeingStopped: Close returns only after the pods the watcher is stopping are
-// gone, and does not return them.
-func TestCloseWaitsForPodsBeingStopped(t *testing.T) {
+// TestStopWaitsForPodsBeingStopped: Stop returns only after the pods the watcher is stopping are
+// gone, and leaves the others running.
+func TestStopWaitsForPodsBeingStopped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
 		write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
 		r := &fakeRunner{gate: make(chan struct{})}
 		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: logtest.New(t)}))
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
 		time.Sleep(time.Second)
 		synctest.Wait()
 
 		closed := make(chan []*v1.Pod, 1)
-		go func() { closed <- w.Close() }()
+		go func() { // ends once Stop returns: after a's stop
+			assert.NoError(t, w.Stop(context.Background()))
+			closed <- w.core.Running()
+		}()
 		synctest.Wait()
 		select {
 		case <-closed:
-			t.Fatal("Close returned while a pod was still stopping")
+			t.Fatal("Stop returned while a pod was still stopping")
 		default:
 		}
 		close(r.gate)
@@ -193,6 +215,38 @@ func TestCloseWaitsForPodsBeingStopped(t *testing.T) {
 		_, stopped := r.seen()
 		assert.Equal(t, []string{"a"}, stopped)
 	})
+}
+
+// TestStopGivesUpWaitingWhenItsContextEnds: a pod that does not stop within Stop's deadline is not
+// waited for; its stop ends in the background once StopPod returns, and nothing leaks.
+func TestStopGivesUpWaitingWhenItsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+		r := &fakeRunner{gate: make(chan struct{})}
+		w := polling(New(Options{Path: dir, Period: time.Second, Runner: r, Logger: logtest.New(t)}))
+		start(t, w)
+		synctest.Wait()
+		require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
+		time.Sleep(time.Second)
+		synctest.Wait()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := w.Stop(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "static pods still stopping")
+		close(r.gate) // StopPod returns: the stop ends in the background
+		synctest.Wait()
+		_, stopped := r.seen()
+		assert.Equal(t, []string{"a"}, stopped)
+	})
+}
+
+// TestStopBeforeStart ends a watcher that never started.
+func TestStopBeforeStart(t *testing.T) {
+	w := New(Options{Path: t.TempDir(), Runner: &fakeRunner{}})
+	require.NoError(t, w.Stop(context.Background()))
 }
 
 // TestListReadsAFileOrADirectory: a manifest path may be one file; a missing path is an error;
@@ -235,7 +289,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		log, logs := logtest.Capture(t)
 		r := &fakeRunner{}
 		w := polling(New(Options{Path: path, Period: time.Second, Runner: r, Logger: log}))
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		require.NoError(t, os.Remove(path))
 		time.Sleep(time.Second)
@@ -243,7 +297,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		started, stopped := r.seen()
 		assert.Equal(t, []string{"web"}, started)
 		assert.Equal(t, []string{"web"}, stopped)
-		assert.Empty(t, w.Close())
+		assert.Empty(t, stop(t, w))
 		assert.NotContains(t, logs.String(), "not applied")
 
 		sub := filepath.Join(dir, "manifests")
@@ -251,7 +305,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		write(t, filepath.Join(sub, "a.yaml"), podYAML("a", ""))
 		r = &fakeRunner{}
 		w = polling(New(Options{Path: sub, Period: time.Second, Runner: r, Logger: log}))
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		require.NoError(t, os.RemoveAll(sub))
 		time.Sleep(time.Second)
@@ -260,7 +314,7 @@ func TestRemovingASingleManifestFileStopsItsPods(t *testing.T) {
 		assert.Equal(t, []string{"a"}, started)
 		assert.Empty(t, stopped, "a directory that cannot be read changes nothing")
 		assert.Contains(t, logs.String(), "no such file or directory")
-		assert.Equal(t, []string{"a"}, names(w.Close()))
+		assert.Equal(t, []string{"a"}, names(stop(t, w)))
 	})
 }
 
@@ -293,7 +347,7 @@ func TestWatcherInAClusterGivesTheWholeSet(t *testing.T) {
 			defer mu.Unlock()
 			return len(sets)
 		}
-		w.Start()
+		start(t, w)
 		synctest.Wait()
 		assert.Equal(t, []string{"a"}, last(), "read at once")
 
@@ -316,7 +370,7 @@ func TestWatcherInAClusterGivesTheWholeSet(t *testing.T) {
 		assert.Equal(t, n, reads(), "a directory that cannot be read changes nothing")
 		assert.Contains(t, logs.String(), "no such file or directory")
 
-		assert.Empty(t, w.Close(), "the cluster runs the pods, not the watcher")
+		assert.Empty(t, stop(t, w), "the cluster runs the pods, not the watcher")
 		started, stopped := r.seen()
 		assert.Empty(t, started)
 		assert.Empty(t, stopped)

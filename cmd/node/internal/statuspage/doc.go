@@ -7,9 +7,10 @@
 //
 // Where the data comes from: pods and events from node (the same as GET /pods and /events); the
 // attempt history from Recorder, which wraps the prober node gives the probe tree. The tree's
-// prober sees a container ID and a probe spec, not a pod: Recorder attributes an attempt through the
-// container IDs of each pod's latest status (Observe, fed before the tree learns the status) and the
-// spec's identity with one of the container's probes.
+// prober sees a container ID and a probe spec, not a pod: Recorder attributes an attempt through
+// the container IDs of each pod's latest status (Recorder.PodEvent, a subscriber of the runtime's
+// pod events, which reach it before the tree learns the status) and the spec's identity with one of
+// the container's probes.
 //
 // Invariants: the wrapper changes nothing the tree sees (same outcome, error and ctx); an attempt
 // whose ctx ended (abandoned by a stopping worker) is not recorded; History is a pure core (no lock,

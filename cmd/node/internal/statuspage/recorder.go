@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -18,9 +19,9 @@ type Prober interface {
 	Probe(ctx context.Context, spec *v1.Probe, t probes.Target) (probes.Outcome, error)
 }
 
-// Recorder is History behind a mutex, fed by node: Observe from the runtime's status reports,
-// attempts through the Prober it wraps, Forget and Retain when pods go. Safe for concurrent use;
-// it starts no goroutine.
+// Recorder is History behind a mutex, fed by node: pods through PodEvent, a subscriber of the
+// runtime's pod events (or by hand: Observe and Forget), attempts through the Prober it wraps,
+// Retain from housekeeping. Safe for concurrent use; it starts no goroutine.
 type Recorder struct {
 	now func() time.Time
 
@@ -31,6 +32,19 @@ type Recorder struct {
 // NewRecorder returns an empty Recorder; now stamps attempts.
 func NewRecorder(now func() time.Time) *Recorder {
 	return &Recorder{now: now, h: NewHistory()}
+}
+
+// PodEvent is a subscriber of the runtime's pod events (proc.Runtime.Subscribe): a new status
+// is Observed, a removed pod Forgotten. The runtime delivers each status to its subscribers before
+// the tree learns it, as Observe needs.
+func (r *Recorder) PodEvent(e proc.PodEvent) {
+	switch e.Kind {
+	case proc.PodStatusChanged:
+		r.Observe(e.Pod, e.Status)
+	case proc.PodRemoved:
+		r.Forget(e.Pod.UID)
+	default: // PodStarted: no container ID yet
+	}
 }
 
 // Observe learns the container IDs of a pod's status (the runtime reports every change). Call it

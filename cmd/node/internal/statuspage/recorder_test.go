@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -121,6 +122,39 @@ func TestRecordingProberPassesErrorsAndSkipsAbandonedAttempts(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	h, _ = r.Probe(Key{"u1", "app", messages.Liveness})
 	assert.Len(t, h.Recent, 1, "an attempt the tree abandoned (its ctx ended) is not recorded")
+}
+
+// PodEvent, subscribed to the runtime, keeps what Observe and Forget would: a status's container
+// IDs attribute attempts, a removed pod leaves nothing behind, a started pod changes nothing.
+func TestRecorderFollowsPodEvents(t *testing.T) {
+	r := NewRecorder(func() time.Time { return t0 })
+	pod, st := testPod("u1")
+	app := &pod.Spec.Containers[0]
+	probe := func() {
+		_, err := r.Prober(scripted{out: probes.Outcome{Result: probes.Success}}).Probe(context.Background(),
+			app.ReadinessProbe, probes.Target{Container: app, ContainerID: "proc://u1-app"})
+		require.NoError(t, err)
+	}
+	key := Key{"u1", "app", messages.Readiness}
+
+	r.PodEvent(proc.PodEvent{Kind: proc.PodStarted, Pod: pod})
+	probe()
+	assert.Equal(t, Stats{Unattributed: 1}, r.Stats(), "started: no container ID known yet")
+
+	r.PodEvent(proc.PodEvent{Kind: proc.PodStatusChanged, Pod: pod, Status: st})
+	probe()
+	h, ok := r.Probe(key)
+	require.True(t, ok, "a status's container IDs attribute the attempts that follow")
+	assert.Equal(t, []Attempt{{At: t0, Outcome: Success}}, h.Recent)
+
+	r.PodEvent(proc.PodEvent{Kind: 0, Pod: pod}) // an unknown kind changes nothing
+	_, ok = r.Probe(key)
+	assert.True(t, ok)
+
+	r.PodEvent(proc.PodEvent{Kind: proc.PodRemoved, Pod: pod})
+	_, ok = r.Probe(key)
+	assert.False(t, ok, "removed: the pod's attempts are forgotten")
+	assert.Equal(t, Stats{Unattributed: 1}, r.Stats(), "nothing of the removed pod is kept")
 }
 
 // TestRecorderIsSafeForConcurrentUse runs attempts, status reports, removals and page reads at
