@@ -9,79 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/remotesec/remotesectest"
 )
-
-func TestPodSyncPlansReadsAndRemovals(t *testing.T) {
-	uids := func(s ...string) []types.UID {
-		var out []types.UID
-		for _, u := range s {
-			out = append(out, types.UID(u))
-		}
-		return out
-	}
-	report := func(s *podSync, us ...string) {
-		for _, u := range us {
-			s.Changed(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(u)}})
-		}
-	}
-	cases := []struct {
-		name        string
-		reported    []string // pods handed over before
-		mark        []string
-		all         bool
-		running     []string
-		wantRead    []types.UID
-		wantRemoved []types.UID
-	}{
-		{name: "nothing marked: nothing to do", reported: []string{"a"}, running: []string{"a", "b"}},
-		{name: "a dirty running pod is read", mark: []string{"b", "b"}, running: []string{"a", "b"}, wantRead: uids("b")},
-		{name: "a dirty pod gone is removed", reported: []string{"a"}, mark: []string{"a"}, running: []string{"b"}, wantRemoved: uids("a")},
-		{name: "a late result of a pod never reported is removed (drops the result)", mark: []string{"x"}, running: []string{"b"}, wantRemoved: uids("x")},
-		{name: "all: every running pod read, every reported pod gone removed", reported: []string{"a", "c"}, mark: []string{"z"}, all: true,
-			running: []string{"b", "a"}, wantRead: uids("a", "b"), wantRemoved: uids("c", "z")},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newPodSync()
-			report(s, tc.reported...)
-			for _, u := range tc.mark {
-				s.Mark(types.UID(u))
-			}
-			if tc.all {
-				s.MarkAll()
-			}
-			read, removed := s.Plan(uids(tc.running...))
-			assert.Equal(t, tc.wantRead, read)
-			assert.Equal(t, tc.wantRemoved, removed)
-			read, removed = s.Plan(uids(tc.running...))
-			assert.Empty(t, read, "marks are cleared")
-			assert.Empty(t, removed, "marks are cleared")
-			for _, u := range tc.wantRemoved {
-				assert.NotContains(t, s.sent, u, "a removed pod is forgotten: it is reported again if it comes back")
-			}
-		})
-	}
-}
-
-func TestPodSyncChangedComparesStatusSemantically(t *testing.T) {
-	s := newPodSync()
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	pod := func(ready v1.ConditionStatus, ts time.Time) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: v1.PodSpec{NodeName: "n1"},
-			Status: v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: ready, LastTransitionTime: metav1.NewTime(ts)}}}}
-	}
-	assert.True(t, s.Changed(pod(v1.ConditionFalse, at)), "the first report is a change")
-	assert.False(t, s.Changed(pod(v1.ConditionFalse, at.In(time.Local))), "the same status (a time in another zone) is no change")
-	assert.True(t, s.Changed(pod(v1.ConditionTrue, at)), "readiness changed")
-	p := pod(v1.ConditionTrue, at)
-	p.Spec.NodeName = "n2"
-	assert.True(t, s.Changed(p), "the node name changed")
-}
 
 func TestFleetFlagsAreValidatedAndNamed(t *testing.T) {
 	ca := remotesectest.NewCA(t, "fleet")

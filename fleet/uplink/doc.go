@@ -28,6 +28,6 @@
 // Core holds every decision (pure, table-tested); uplinkActor performs its effects. Coalescer is a
 // Source fed by calls (SetResult, SetPod, RemovePod), usable from any goroutine.
 //
-// `node run --fleet ADDR --node-name NAME` (cmd/node/fleet.go) runs it over a Coalescer fed by
+// `node run --fleet ADDR --node-name NAME` runs it through package fleet/link, over a Coalescer fed by
 // the probe tree's result subscription and the node's merged pod statuses.
 package uplink
