@@ -3,10 +3,12 @@ package membership
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/remotesec"
@@ -32,10 +34,10 @@ type Config struct {
 	// Peers lists every member's advertised address (--cluster-peers), this member's included.
 	// Every member should be given the same list.
 	Peers []string
-	// Remote configures this process's guarded remote (--cluster-listen, the TLS flags, and
-	// whatever else the process's remote must accept besides membership). Start adds the cluster's
-	// heartbeat type, the membership actor and futures (for the leave acknowledgements) to it.
-	Remote remotesec.Config
+	// Self is this member's address as its peers list it (--cluster-listen, or the address it
+	// advertises): the address of the actor system's remote, which must run before Start (see
+	// RemoteConfig).
+	Self string
 	// FailureTimeout: a peer silent for longer is dropped from the view (default 2 s).
 	FailureTimeout time.Duration
 	// HeartbeatInterval: how often heartbeats go out (default FailureTimeout/8, at least 10 ms;
@@ -65,12 +67,43 @@ type Config struct {
 // enough for a peer that has just heard this member to publish and apply a view with it.
 func (c *Config) repairAfter() time.Duration { return c.FailureTimeout / 2 }
 
-// self is the address peers know this member by: the advertised address, else the listen address.
-func (c *Config) self() string {
-	if c.Remote.Advertise != "" {
-		return c.Remote.Advertise
+// RemoteConfig returns base plus what the membership needs from this process's remote: the
+// cluster's heartbeat type (clusterv1), the "membership" actor as a target, futures (peers
+// acknowledge a leave by answering its request), and an Inspect that binds a heartbeat's address
+// to the address its stream announced (verified by the guard: the peer's IP without TLS, its
+// certificate with mTLS) before deferring to base.Inspect for the caller's own messages. The
+// process starts one remote with it (remotesec.Start) before Member.Start and stops it
+// (remotesec.Stop) after Member.Stop; its listen or advertised address is Config.Self.
+func RemoteConfig(base remotesec.Config) remotesec.Config {
+	c := base
+	c.Accept = append(slices.Clone(base.Accept), clusterv1.Names()...)
+	c.Targets = append(slices.Clone(base.Targets), ActorName)
+	c.Futures = true
+	c.Inspect = inspect(base.Inspect)
+	return c
+}
+
+// inspect binds a heartbeat's address to the stream it arrived on (the guard verified that the
+// peer owns that address: its IP without TLS, its certificate with mTLS), then defers to the
+// caller's own check for its messages.
+func inspect(next func(string, []byte, remotesec.Peer) error) func(string, []byte, remotesec.Peer) error {
+	name := clusterv1.Names()[0]
+	return func(typeName string, data []byte, peer remotesec.Peer) error {
+		if typeName != name {
+			if next != nil {
+				return next(typeName, data, peer)
+			}
+			return nil
+		}
+		var hb clusterv1.Heartbeat
+		if err := proto.Unmarshal(data, &hb); err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		if hb.GetAddress() != peer.Address {
+			return fmt.Errorf("a heartbeat from %s speaks for %q", peer.Address, hb.GetAddress())
+		}
+		return nil
 	}
-	return c.Remote.Listen
 }
 
 // validate checks the configuration and fills in the defaults; errors name the flag.
@@ -78,7 +111,7 @@ func (c *Config) validate() error {
 	if c.Cluster == "" {
 		return errors.New("--cluster: the cluster name is required")
 	}
-	self := c.self()
+	self := c.Self
 	if err := clusterv1.CheckAddress(self); err != nil {
 		return fmt.Errorf("--cluster-listen: this member's address must be a fixed host:port its peers list: %w", err)
 	}

@@ -40,7 +40,6 @@ type peerState struct {
 	heard       time.Time // when the newest accepted heartbeat arrived
 	view        []string  // the view that heartbeat reported
 	left        uint64    // an incarnation that announced its leave (never admitted again)
-	admissions  uint64    // how often it became live (part of its protoactor member ID)
 	// unseenSince: since when the peer, live here, has reported views without this member (zero
 	// while it lists this member, or has no view yet); repaired: when its connection was last reset.
 	unseenSince time.Time
@@ -58,8 +57,8 @@ type heardOutcome struct {
 	// restarted: a new incarnation of a peer that is still live (it restarted within the failure
 	// timeout). The connection to the old one is stale: protoactor's endpoint writer created for
 	// a send while the peer was down retries its connect for up to ~20 s with everything queued
-	// behind it, so reset it. (When a dead peer is removed, protoactor's MemberList resets its
-	// endpoint, and heartbeats go to peers that are not live only after a successful probe.)
+	// behind it, so reset it. (When a peer is dropped from the view, core resets its endpoint,
+	// and heartbeats go to peers that are not live only after a successful probe.)
 	restarted bool
 	// repair: the peer is live here and keeps reporting views without this member, for longer
 	// than repairAfter: its heartbeats reach this member, but this member's do not reach it (a
@@ -119,7 +118,7 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	out.restarted = p.live && newIncarnation
 	if !p.live {
 		out.admitted = true
-		p.live, p.admissions, out.changed = true, p.admissions+1, true
+		p.live, out.changed = true, true
 	}
 	if !slices.Equal(p.view, hb.GetView()) {
 		p.view, out.changed = slices.Clone(hb.GetView()), true
@@ -213,12 +212,4 @@ func (d *detector) reported() map[string][]string {
 func (d *detector) isLive(peer string) bool {
 	p, ok := d.peers[peer]
 	return ok && p.live
-}
-
-// admissions returns how often peer became live (0 for self or an unknown address).
-func (d *detector) admissions(peer string) uint64 {
-	if p, ok := d.peers[peer]; ok {
-		return p.admissions
-	}
-	return 0
 }

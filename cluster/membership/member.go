@@ -1,7 +1,7 @@
 package membership
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,20 +9,11 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/cluster"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/probeactor/probeactor/remotesec"
-	"github.com/probeactor/probeactor/wire/clusterv1"
 )
 
 // ActorName is the membership actor's name: the one actor of this package peers address.
 const ActorName = "membership"
-
-// gossipOff is the gossip interval protoactor's cluster gets: its gossip loop never ticks (see the
-// package doc for why gossip is off), and Member.Stop ends the loop.
-const gossipOff = 365 * 24 * time.Hour
 
 // View is one member's view of the cluster.
 type View struct {
@@ -50,116 +41,64 @@ func (v View) Clone() View {
 	return c
 }
 
-// Member is this process's membership in a cluster: protoactor's cluster (its member list and
-// topology events, with the static-peers provider of this package) on a guarded remote.
+// Member is this process's membership in a cluster: the membership actor (core, its decisions,
+// behind memberActor, its shell) on the actor system's guarded remote, and the views it
+// published, for View and the subscribers. It implements internal/lifecycle's Start/Stop.
 type Member struct {
 	cfg     Config
-	self    string
 	sys     *actor.ActorSystem
-	cluster *cluster.Cluster
-	prov    *provider
-	pid     *actor.PID
 	metrics *metrics
 
 	mu      sync.Mutex
+	pid     *actor.PID // the membership actor, from Start on
 	subs    map[int]func(View)
 	nextSub int
-	view    View
+	view    View // the last view published (a copy of core's, for readers on other goroutines)
 	ready   bool
 
 	stopOnce sync.Once
 	probes   sync.WaitGroup // the membership actor's TCP probes (see memberActor.probe)
 }
 
-// New prepares this process's membership on sys (which must not have a remote or a cluster yet):
-// it validates cfg and configures protoactor's cluster with a guarded remote (remotesec) and this
-// package's static-peers provider. Nothing listens or runs until Start, so a subscriber (the
-// sharder) can subscribe first and see the very first view.
+// New prepares this process's membership on sys: it validates cfg (errors name the flag) and
+// registers the metrics. Nothing runs until Start, so a subscriber (the sharder) can subscribe
+// first and see the very first view.
 func New(sys *actor.ActorSystem, cfg Config) (*Member, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	m := &Member{cfg: cfg, self: cfg.self(), sys: sys, subs: map[int]func(View){}}
+	m := &Member{cfg: cfg, sys: sys, subs: map[int]func(View){}}
 	var err error
 	if m.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, err
 	}
-	rcfg := cfg.Remote
-	rcfg.Accept = append(slices.Clone(rcfg.Accept), clusterv1.Names()...)
-	rcfg.Targets = append(slices.Clone(rcfg.Targets), ActorName)
-	rcfg.Futures = true // peers acknowledge a leave (Stop) by answering its request
-	rcfg.Inspect = inspect(cfg.Remote.Inspect)
-	if rcfg.Logger == nil {
-		rcfg.Logger = cfg.Logger
-	}
-	if rcfg.Registerer == nil {
-		rcfg.Registerer = cfg.Registerer
-	}
-	rc, err := remotesec.Configure(sys, rcfg)
-	if err != nil {
-		return nil, err
-	}
-	m.prov = &provider{m: m}
-	ccfg := cluster.Configure(cfg.Cluster, m.prov, noGrains{}, rc)
-	ccfg.GossipInterval = gossipOff
-	m.cluster = cluster.New(sys, ccfg)
 	return m, nil
 }
 
-// Start joins the cluster: protoactor's StartMember starts the remote, then this package's
-// provider, whose membership actor starts heartbeating. It returns once StartMember has returned
-// (it sleeps 1 s by design); views flow from the first round on (every peer heard, or the failure
-// timeout passed). Stop it with Stop before shutting sys down.
-func (m *Member) Start() error {
-	if err := startMember(m.cluster, m.prov); err != nil {
+// Start joins the cluster: it spawns the membership actor, which starts probing and heartbeating
+// the peers, and returns once it runs. The actor system's remote must already run at Config.Self,
+// configured with RemoteConfig (remotesec.Start); it must keep running until Stop has returned.
+// Views flow from the first round on (every peer heard, or the failure timeout passed).
+func (m *Member) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.cfg.Logger.Info("joined the cluster", "cluster", m.cfg.Cluster, "self", m.self, "peers", m.cfg.Peers,
+	if addr := m.sys.Address(); addr != m.cfg.Self {
+		return fmt.Errorf("membership: the actor system's remote runs at %q, not at this member's address %s: start it first, with membership.RemoteConfig", addr, m.cfg.Self)
+	}
+	// Not under m.mu: the actor's first view is published under it. A second Start fails here
+	// (the name exists).
+	props := actor.PropsFromProducer(func() actor.Actor { return newMemberActor(m) })
+	pid, err := m.sys.Root.SpawnNamed(props, ActorName)
+	if err != nil {
+		return fmt.Errorf("spawn the membership actor: %w", err)
+	}
+	m.mu.Lock()
+	m.pid = pid
+	m.mu.Unlock()
+	m.cfg.Logger.Info("joined the cluster", "cluster", m.cfg.Cluster, "self", m.cfg.Self, "peers", m.cfg.Peers,
 		"failure_timeout", m.cfg.FailureTimeout, "heartbeat_interval", m.cfg.HeartbeatInterval)
 	return nil
-}
-
-// startMember runs protoactor's StartMember, turning its panics into errors. Before the provider
-// starts, the only panic is remote.Start's on a busy address (nothing else was started); after
-// it, the remote runs and is shut down again.
-func startMember(c *cluster.Cluster, prov *provider) (err error) {
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
-		}
-		if prov.started {
-			prov.m.shutdownCluster()
-			err = fmt.Errorf("start the cluster member: %v", p)
-			return
-		}
-		err = fmt.Errorf("remote listen %s: %v", prov.m.cfg.Remote.Listen, p)
-	}()
-	c.StartMember()
-	return nil
-}
-
-// inspect binds a heartbeat's address to the stream it arrived on (the guard verified that the
-// peer owns that address: its IP without TLS, its certificate with mTLS), then defers to the
-// caller's own check for its messages.
-func inspect(next func(string, []byte, remotesec.Peer) error) func(string, []byte, remotesec.Peer) error {
-	name := clusterv1.Names()[0]
-	return func(typeName string, data []byte, peer remotesec.Peer) error {
-		if typeName != name {
-			if next != nil {
-				return next(typeName, data, peer)
-			}
-			return nil
-		}
-		var hb clusterv1.Heartbeat
-		if err := proto.Unmarshal(data, &hb); err != nil {
-			return fmt.Errorf("heartbeat: %w", err)
-		}
-		if hb.GetAddress() != peer.Address {
-			return fmt.Errorf("a heartbeat from %s speaks for %q", peer.Address, hb.GetAddress())
-		}
-		return nil
-	}
 }
 
 // actor is the membership actor once Start has spawned it.
@@ -170,7 +109,7 @@ func (m *Member) actor() *actor.PID {
 }
 
 // Self returns this member's address.
-func (m *Member) Self() string { return m.self }
+func (m *Member) Self() string { return m.cfg.Self }
 
 // View returns the current view; false before the first one.
 func (m *Member) View() (View, bool) {
@@ -220,57 +159,84 @@ func (m *Member) publish(v View) {
 	}
 }
 
-// leaveRequest asks the membership actor to stop heartbeating and return its leave message.
-type leaveRequest struct{}
-
-type leaveReply struct {
-	hb    *clusterv1.Heartbeat
-	peers []string
-}
-
-// Stop leaves the cluster: it tells the live peers (waiting at most LeaveTimeout for their
-// acknowledgements, so they drop this member at once instead of after the failure timeout),
-// stops the membership actor and shuts protoactor's cluster parts and the remote down. The
-// caller stops what it runs first (the sharder stops its pods) so that a pod is not started on a
-// peer while it still runs here.
-func (m *Member) Stop() {
+// Stop leaves the cluster: it tells the live peers, so they drop this member at once instead of
+// after the failure timeout (it waits for their acknowledgements at most LeaveTimeout, never past
+// ctx's deadline, and a cancelled ctx ends the wait within one leave retry), stops the membership
+// actor and waits for its TCP probes. The remote keeps running: its owner stops it afterwards.
+// The caller stops what it runs first (the sharder stops its pods) so that a pod is not started
+// on a peer while it still runs here. A Stop without a successful Start, or a second Stop,
+// returns nil at once. A leave no peer acknowledged is logged, not returned: the peers still
+// drop this member, after the failure timeout.
+func (m *Member) Stop(ctx context.Context) error {
+	var err error
 	m.stopOnce.Do(func() {
 		pid := m.actor()
 		if pid == nil {
 			return // never started
 		}
-		if res, err := m.sys.Root.RequestFuture(pid, leaveRequest{}, 5*time.Second).Result(); err == nil {
-			if lr, ok := res.(leaveReply); ok {
-				m.announceLeave(lr)
-			}
+		if lr, lerr := m.requestLeave(ctx, pid); lerr == nil {
+			m.announceLeave(ctx, lr)
 		} else {
-			m.cfg.Logger.Warn("could not announce the leave; peers will drop this member after the failure timeout", "error", err)
+			m.cfg.Logger.Warn("could not announce the leave; peers will drop this member after the failure timeout", "error", lerr)
 		}
-		if err := m.sys.Root.PoisonFuture(pid).Wait(); err != nil {
-			m.cfg.Logger.Warn("membership actor stop", "error", err)
+		if perr := m.sys.Root.PoisonFuture(pid).Wait(); perr != nil {
+			err = fmt.Errorf("stop the membership actor: %w", perr)
 		}
 		m.probes.Wait()
-		m.shutdownCluster()
-		m.cfg.Logger.Info("left the cluster", "cluster", m.cfg.Cluster, "self", m.self)
+		m.cfg.Logger.Info("left the cluster", "cluster", m.cfg.Cluster, "self", m.cfg.Self)
 	})
+	return err
 }
 
+// requestLeave asks the membership actor to stop heartbeating and return its leave.
+func (m *Member) requestLeave(ctx context.Context, pid *actor.PID) (leaveReply, error) {
+	timeout := leaveRequestTimeout
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
+	if timeout <= 0 {
+		return leaveReply{}, context.DeadlineExceeded
+	}
+	res, err := m.sys.Root.RequestFuture(pid, leaveRequest{}, timeout).Result()
+	if err != nil {
+		return leaveReply{}, err
+	}
+	lr, ok := res.(leaveReply)
+	if !ok {
+		return leaveReply{}, fmt.Errorf("unexpected answer %T", res)
+	}
+	return lr, nil
+}
+
+// leaveRequestTimeout bounds the membership actor's answer to the leave request (it answers at
+// once unless its mailbox is flooded).
+const leaveRequestTimeout = 5 * time.Second
+
 // announceLeave sends the leave to every live peer until it acknowledges, for at most
-// LeaveTimeout. It asks again every leaveRetry: the peer's acknowledgement of the first request
-// can be lost, because protoactor's MemberList tears down the peer's connection to the leaver as
-// it removes it (an EndpointTerminatedEvent that stops the endpoint writer before it has sent
-// what is queued); a repeated leave finds the leaver already gone and is answered on a new
-// connection.
-func (m *Member) announceLeave(lr leaveReply) {
+// LeaveTimeout and while ctx lasts. It asks again every leaveRetry: the peer's acknowledgement of
+// the first request can be lost, because the peer resets its endpoint to the leaver as it drops
+// it (an EndpointTerminatedEvent that stops the endpoint writer, see core.update); a repeated
+// leave finds the leaver already gone and is answered on a new connection.
+func (m *Member) announceLeave(ctx context.Context, lr leaveReply) {
 	deadline := m.cfg.Clock.Now().Add(m.cfg.LeaveTimeout)
 	var wg sync.WaitGroup
 	for _, p := range lr.peers {
-		wg.Go(func() { // ends by the deadline
-			var err error
-			for left := m.cfg.LeaveTimeout; left > 0; left = deadline.Sub(m.cfg.Clock.Now()) {
-				if _, err = m.sys.Root.RequestFuture(actor.NewPID(p, ActorName), lr.hb, min(left, leaveRetry)).Result(); err == nil {
+		wg.Go(func() { // ends by the deadline or ctx's
+			err := context.DeadlineExceeded
+			for left := m.cfg.LeaveTimeout; left > 0 && ctx.Err() == nil; left = deadline.Sub(m.cfg.Clock.Now()) {
+				wait := min(left, leaveRetry)
+				if d, ok := ctx.Deadline(); ok {
+					wait = min(wait, time.Until(d))
+				}
+				if wait <= 0 {
+					break
+				}
+				if _, err = m.sys.Root.RequestFuture(actor.NewPID(p, ActorName), lr.hb, wait).Result(); err == nil {
 					return
 				}
+			}
+			if ctx.Err() != nil {
+				err = ctx.Err()
 			}
 			m.cfg.Logger.Warn("a peer did not acknowledge the leave; it drops this member after the failure timeout", "peer", p, "error", err)
 		})
@@ -280,17 +246,6 @@ func (m *Member) announceLeave(lr leaveReply) {
 
 // leaveRetry is how long one leave request waits for its acknowledgement before it is repeated.
 const leaveRetry = 200 * time.Millisecond
-
-// shutdownCluster stops what protoactor's cluster started, without Cluster.Shutdown's fixed 2 s
-// sleep (it waits for grain handoffs; there are no grains): the gossip loop and actor, and the
-// remote (telling connected peers it is going).
-func (m *Member) shutdownCluster() {
-	m.cluster.Gossip.Shutdown()
-	remotesec.Stop(m.cluster.Remote)
-}
-
-// errNoClient: a member is always a full member; protoactor's "client" mode is not used.
-var errNoClient = errors.New("membership: cluster clients are not supported")
 
 // metrics are the probeactor_cluster_* metrics of one member (nil without a registerer).
 type metrics struct {

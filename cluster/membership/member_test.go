@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"context"
 	"net"
 	"slices"
 	"sync"
@@ -12,12 +13,14 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/remotesec"
+	"github.com/probeactor/probeactor/wire/clusterv1"
 )
 
 func newSystem(t testing.TB) *actor.ActorSystem {
@@ -27,7 +30,7 @@ func newSystem(t testing.TB) *actor.ActorSystem {
 func TestStartNamesWhatIsWrong(t *testing.T) {
 	a, b := "127.0.0.1:7101", "127.0.0.1:7102"
 	ok := func() Config {
-		return Config{Cluster: "demo", Peers: []string{a, b}, Remote: remotesec.Config{Listen: a}}
+		return Config{Cluster: "demo", Peers: []string{a, b}, Self: a}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -39,12 +42,11 @@ func TestStartNamesWhatIsWrong(t *testing.T) {
 		{"a bad peer", func(c *Config) { c.Peers = []string{a, "nohost"} }, "--cluster-peers: entry 2:"},
 		{"a peer listed twice", func(c *Config) { c.Peers = []string{a, b, b} }, "--cluster-peers: entry 3: 127.0.0.1:7102 is listed twice"},
 		{"self not among the peers", func(c *Config) { c.Peers = []string{b} }, "--cluster-peers must list this member's own address 127.0.0.1:7101"},
-		{"a listen port peers cannot list", func(c *Config) { c.Remote.Listen = "127.0.0.1:0" }, "--cluster-listen: this member's address must be a fixed host:port"},
+		{"a listen port peers cannot list", func(c *Config) { c.Self = "127.0.0.1:0" }, "--cluster-listen: this member's address must be a fixed host:port"},
+		{"no address", func(c *Config) { c.Self = "" }, "--cluster-listen: this member's address must be a fixed host:port"},
 		{"a heartbeat interval too short", func(c *Config) { c.HeartbeatInterval = time.Millisecond }, "the heartbeat interval (1ms) must be at least 10ms"},
 		{"a failure timeout under two heartbeats", func(c *Config) { c.FailureTimeout, c.HeartbeatInterval = time.Second, 600*time.Millisecond },
 			"the failure timeout (1s) must be at least twice the heartbeat interval (600ms)"},
-		{"a non-loopback listener without mTLS", func(c *Config) { c.Remote.Listen = "10.1.2.3:7101"; c.Peers = []string{"10.1.2.3:7101"} },
-			"is not loopback: configure mutual TLS (--tls-cert-file, --tls-private-key-file, --client-ca-file)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok()
@@ -55,14 +57,57 @@ func TestStartNamesWhatIsWrong(t *testing.T) {
 	}
 }
 
+// The remote is the caller's (remotesec.Start with RemoteConfig): its checks still name what is
+// wrong, and a Member refuses to start on an actor system whose remote is not at its address.
+func TestTheRemoteNamesWhatIsWrong(t *testing.T) {
+	_, err := remotesec.Start(newSystem(t), RemoteConfig(remotesec.Config{Listen: "10.1.2.3:7101"}))
+	assert.ErrorContains(t, err, "is not loopback: configure mutual TLS (--tls-cert-file, --tls-private-key-file, --client-ca-file)")
+
+	addr := freeport.Addr(t)
+	m, err := New(newSystem(t), Config{Cluster: "demo", Peers: []string{addr}, Self: addr})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.Start(t.Context()), "start it first, with membership.RemoteConfig", "no remote runs")
+	assert.NoError(t, m.Stop(t.Context()), "a member that never started stops at once")
+}
+
 func TestStartReportsABusyAddressInsteadOfPanicking(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	m, err := New(newSystem(t), Config{Cluster: "demo", Peers: []string{ln.Addr().String()}, Remote: remotesec.Config{Listen: ln.Addr().String()}})
+	sys := newSystem(t)
+	_, err = remotesec.Start(sys, RemoteConfig(remotesec.Config{Listen: ln.Addr().String()}))
+	assert.ErrorContains(t, err, "remote listen "+ln.Addr().String())
+	m, err := New(sys, Config{Cluster: "demo", Peers: []string{ln.Addr().String()}, Self: ln.Addr().String()})
 	require.NoError(t, err)
-	assert.ErrorContains(t, m.Start(), "remote listen "+ln.Addr().String())
-	m.Stop() // a member that never started stops at once
+	assert.Error(t, m.Start(t.Context()), "no remote runs")
+	assert.NoError(t, m.Stop(t.Context()), "a member that never started stops at once")
+}
+
+// RemoteConfig adds what the membership needs and leaves the caller's own settings alone.
+func TestRemoteConfigAddsTheMembershipToTheCallersRemote(t *testing.T) {
+	var inspected []string
+	base := remotesec.Config{Listen: "127.0.0.1:7101", Accept: []string{"probeactor.fleet.v1.Batch"}, Targets: []string{"fleet"},
+		Inspect: func(typeName string, _ []byte, _ remotesec.Peer) error {
+			inspected = append(inspected, typeName)
+			return nil
+		}}
+	c := RemoteConfig(base)
+	assert.Equal(t, []string{"probeactor.fleet.v1.Batch", "probeactor.cluster.v1.Heartbeat"}, c.Accept)
+	assert.Equal(t, []string{"fleet", ActorName}, c.Targets)
+	assert.True(t, c.Futures, "peers acknowledge a leave by answering its request")
+	assert.Equal(t, []string{"probeactor.fleet.v1.Batch"}, base.Accept, "the caller's slices are not changed")
+	assert.Equal(t, "127.0.0.1:7101", c.Listen)
+
+	peer := remotesec.Peer{Address: "127.0.0.1:7102"}
+	own, err := proto.Marshal(&clusterv1.Heartbeat{Cluster: "demo", Address: peer.Address, Incarnation: 1, Seq: 1})
+	require.NoError(t, err)
+	other, err := proto.Marshal(&clusterv1.Heartbeat{Cluster: "demo", Address: "127.0.0.1:7103", Incarnation: 1, Seq: 1})
+	require.NoError(t, err)
+	assert.NoError(t, c.Inspect("probeactor.cluster.v1.Heartbeat", own, peer))
+	assert.ErrorContains(t, c.Inspect("probeactor.cluster.v1.Heartbeat", other, peer), `a heartbeat from 127.0.0.1:7102 speaks for "127.0.0.1:7103"`)
+	assert.Error(t, c.Inspect("probeactor.cluster.v1.Heartbeat", []byte{0xff, 0xff, 0xff}, peer), "does not decode")
+	assert.NoError(t, c.Inspect("probeactor.fleet.v1.Batch", nil, peer))
+	assert.Equal(t, []string{"probeactor.fleet.v1.Batch"}, inspected, "the caller's own messages go to its Inspect")
 }
 
 // views records every view a member published.
@@ -82,26 +127,39 @@ func (v *views) last() View {
 }
 
 type testMember struct {
-	m     *Member
-	sys   *actor.ActorSystem
-	views *views
+	m        *Member
+	sys      *actor.ActorSystem
+	remote   *remote.Remote
+	views    *views
+	stopOnce sync.Once
 }
 
 func startTestMember(t testing.TB, addr string, peers []string, timeout time.Duration, opts ...func(*Config)) *testMember {
 	t.Helper()
 	sys := newSystem(t)
-	cfg := Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr}, FailureTimeout: timeout, HeartbeatInterval: timeout / 10,
+	cfg := Config{Cluster: "demo", Peers: peers, Self: addr, FailureTimeout: timeout, HeartbeatInterval: timeout / 10,
 		Logger: logtest.New(t).Named(addr)}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	m, err := New(sys, cfg)
 	require.NoError(t, err)
-	tm := &testMember{m: m, sys: sys, views: &views{}}
+	r, err := remotesec.Start(sys, RemoteConfig(remotesec.Config{Listen: addr}))
+	require.NoError(t, err)
+	tm := &testMember{m: m, sys: sys, remote: r, views: &views{}}
 	cancel := m.Subscribe(tm.views.add)
 	t.Cleanup(cancel)
-	require.NoError(t, m.Start())
+	require.NoError(t, m.Start(t.Context()))
 	return tm
+}
+
+// stop is a graceful exit in node's order: the member leaves, then its remote stops. It may be
+// called again.
+func (tm *testMember) stop(t testing.TB) {
+	tm.stopOnce.Do(func() {
+		assert.NoError(t, tm.m.Stop(context.Background()))
+		remotesec.Stop(tm.remote)
+	})
 }
 
 // settled: the member sees exactly want, and every peer has reported exactly want.
@@ -120,9 +178,12 @@ func (tm *testMember) settled(want []string) bool {
 
 // crash stops the member the way a killed process goes: no leave, its heartbeats just stop.
 func (tm *testMember) crash() {
-	tm.m.stopOnce.Do(func() {
-		_ = tm.sys.Root.StopFuture(tm.m.actor()).Wait()
-		tm.m.shutdownCluster()
+	tm.stopOnce.Do(func() {
+		tm.m.stopOnce.Do(func() {
+			_ = tm.sys.Root.StopFuture(tm.m.actor()).Wait()
+			tm.m.probes.Wait()
+		})
+		remotesec.Stop(tm.remote)
 	})
 }
 
@@ -152,12 +213,12 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 		assert.False(t, v.Published.IsZero())
 		assert.Equal(t, ms[0].views.all[0].Version, uint64(1), "subscribed before Start: the very first view was seen")
 
-		ms[2].m.Stop()
+		ms[2].stop(t)
 		for _, m := range ms[:2] {
 			require.Eventually(t, func() bool { return m.settled(addrs[:2]) }, 10*time.Second, 10*time.Millisecond, "%s drops the leaver well before the %v failure timeout", m.m.Self(), long)
 		}
-		ms[0].m.Stop()
-		ms[1].m.Stop()
+		ms[0].stop(t)
+		ms[1].stop(t)
 
 		// A crash, with a short timeout; then a restart on the same address rejoins.
 		addrs = []string{freeport.Addr(t), freeport.Addr(t)}
@@ -179,8 +240,8 @@ func TestMembersSeeEachOtherLeaveCrashAndRejoin(t *testing.T) {
 		for i := 1; i < len(versions); i++ {
 			assert.Greater(t, versions[i].Version, versions[i-1].Version, "versions increase")
 		}
-		a.m.Stop()
-		b.m.Stop()
+		a.stop(t)
+		b.stop(t)
 	})
 }
 
@@ -202,8 +263,8 @@ func TestAwaitAppliedReportsOnlyAppliedViews(t *testing.T) {
 		a.m.Applied(a.views.last().Version)
 		require.Eventually(t, func() bool { return slices.Equal(b.views.last().Reported[addrs[0]], addrs) }, 10*time.Second, 5*time.Millisecond,
 			"once applied, b hears a's view")
-		a.m.Stop()
-		b.m.Stop()
+		a.stop(t)
+		b.stop(t)
 	})
 }
 
@@ -238,7 +299,7 @@ func TestAFalseSuspicionHeals(t *testing.T) {
 		defer func() { // also when a check fails: Stop is idempotent
 			for _, m := range ms {
 				if m != nil {
-					m.m.Stop()
+					m.stop(t)
 				}
 			}
 		}()

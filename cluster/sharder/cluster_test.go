@@ -1,6 +1,7 @@
 package sharder_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -26,18 +28,21 @@ import (
 
 // member is one in-process cluster member: an actor system with its membership and sharder.
 type member struct {
-	addr string
-	sys  *actor.ActorSystem
-	m    *membership.Member
-	pid  *actor.PID
+	addr   string
+	sys    *actor.ActorSystem
+	remote *remote.Remote
+	m      *membership.Member
+	pid    *actor.PID
 }
 
 func startMember(t testing.TB, ledger *clustertest.Ledger, addr string, peers []string, pods []*v1.Pod) *member {
 	t.Helper()
 	log := logtest.New(t).Named(addr)
 	sys := actor.NewActorSystem(logging.SystemOption(log), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
-	m, err := membership.New(sys, membership.Config{Cluster: "demo", Peers: peers, Remote: remotesec.Config{Listen: addr},
+	m, err := membership.New(sys, membership.Config{Cluster: "demo", Peers: peers, Self: addr,
 		FailureTimeout: time.Second, HeartbeatInterval: 100 * time.Millisecond, AwaitApplied: true, Logger: log})
+	require.NoError(t, err)
+	r, err := remotesec.Start(sys, membership.RemoteConfig(remotesec.Config{Listen: addr, Logger: log}))
 	require.NoError(t, err)
 	props, err := sharder.Props(sharder.Config{Membership: m, Runner: ledger.Runner(addr), Logger: log})
 	require.NoError(t, err)
@@ -46,17 +51,19 @@ func startMember(t testing.TB, ledger *clustertest.Ledger, addr string, peers []
 	res, err := sys.Root.RequestFuture(pid, &sharder.SetPods{Pods: pods}, 5*time.Second).Result()
 	require.NoError(t, err)
 	require.NoError(t, res.(*sharder.SetPodsResult).Err)
-	require.NoError(t, m.Start()) // the sharder is subscribed: it sees the first view
-	return &member{addr: addr, sys: sys, m: m, pid: pid}
+	require.NoError(t, m.Start(t.Context())) // the sharder is subscribed: it sees the first view
+	return &member{addr: addr, sys: sys, remote: r, m: m, pid: pid}
 }
 
-// leave is the graceful exit a node performs: release the pods, leave, stop the sharder.
+// leave is the graceful exit a node performs: release the pods, leave, stop the sharder, stop the
+// remote.
 func (mb *member) leave(t testing.TB) {
 	res, err := mb.sys.Root.RequestFuture(mb.pid, &sharder.Release{}, 5*time.Second).Result()
 	require.NoError(t, err)
 	require.IsType(t, &sharder.Released{}, res)
-	mb.m.Stop()
+	require.NoError(t, mb.m.Stop(context.Background()))
 	require.NoError(t, mb.sys.Root.PoisonFuture(mb.pid).Wait())
+	remotesec.Stop(mb.remote)
 }
 
 func testPods(n int) ([]*v1.Pod, []types.UID) {

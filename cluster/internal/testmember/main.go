@@ -1,5 +1,5 @@
-// Command testmember is a cluster member for tests only: protoactor's cluster membership
-// (cluster/membership) and a sharder (cluster/sharder) over a fake PodRunner that runs nothing and
+// Command testmember is a cluster member for tests only: a guarded remote (remotesec), the
+// cluster membership on it (cluster/membership) and a sharder (cluster/sharder) over a fake PodRunner that runs nothing and
 // prints every start and stop, and every view, as event lines (clustertest.Line) on stdout. The
 // process tests of this package build it and run three of them on fixed 127.0.0.1 ports, SIGKILL
 // and restart them, and check what runs where from those lines. Node's own cluster mode is phase 2.
@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -114,13 +115,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	actorLog := hclog.New(&hclog.LoggerOptions{Name: *listen + ".protoactor", Level: actorLevel, Output: stderr})
 	sys := actor.NewActorSystem(logging.SystemOption(actorLog))
 	m, err := membership.New(sys, membership.Config{
-		Cluster: *name, Peers: strings.Split(*peers, ","), Remote: remotesec.Config{Listen: *listen, TLS: tlsCfg},
+		Cluster: *name, Peers: strings.Split(*peers, ","), Self: *listen,
 		FailureTimeout: *timeout, HeartbeatInterval: *interval, AwaitApplied: true, Logger: log.Named("membership"), Registerer: reg,
 	})
 	if err != nil {
 		log.Error("cluster configuration", "error", err)
 		return 1
 	}
+	// node's order: the remote starts before the membership and stops after it.
+	r, err := remotesec.Start(sys, membership.RemoteConfig(remotesec.Config{Listen: *listen, TLS: tlsCfg, Logger: log.Named("remote"), Registerer: reg}))
+	if err != nil {
+		log.Error("remote", "error", err)
+		return 1
+	}
+	defer remotesec.Stop(r)
 	out := &printer{w: stdout}
 	cancel := m.Subscribe(func(v membership.View) {
 		out.event(clustertest.Event{At: v.Published, Kind: clustertest.View, Members: v.Members})
@@ -146,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("set pods", "error", err)
 		return 1
 	}
-	if err := m.Start(); err != nil { // the sharder is subscribed: it sees the first view
+	if err := m.Start(context.Background()); err != nil { // the sharder is subscribed: it sees the first view
 		log.Error("join the cluster", "error", err)
 		_ = sys.Root.PoisonFuture(pid).Wait()
 		return 1
@@ -158,7 +166,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := request(sys, pid, &sharder.Release{}); err != nil {
 		log.Error("release", "error", err)
 	}
-	m.Stop()
+	ctx, cancelStop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelStop()
+	if err := m.Stop(ctx); err != nil {
+		log.Error("leave the cluster", "error", err)
+	}
 	_ = sys.Root.PoisonFuture(pid).Wait()
 	return 0
 }
