@@ -30,7 +30,6 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
-	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
 const usage = `node runs Kubernetes Pod manifests as local processes, probed and restarted like kubelet does.
@@ -78,7 +77,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "logs":
 		return logsCommand(args[1:], stdout, stderr)
 	case "fleet":
-		return aggregator.Main(args[1:], stdout, stderr)
+		return fleetCommand(args[1:], stdout, stderr)
 	case "version", "--version":
 		return versionCommand(stdout)
 	case "help", "-h", "--help":

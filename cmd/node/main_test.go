@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	fleettest.Register("node", func(args []string) int {
 		return dispatch(append([]string{"run"}, args...), os.Stdin, os.Stdout, os.Stderr)
 	})
+	fleettest.Register(fleettest.AggregatorRole, func(args []string) int {
+		return dispatch(append([]string{"fleet"}, args...), os.Stdin, os.Stdout, os.Stderr)
+	})
 	fleettest.Main()
 	goleak.VerifyTestMain(m)
 }

@@ -8,6 +8,13 @@
 // Ack), ticks the node monitor and answers the HTTP server's queries. The remote is started by
 // remotesec (the guard, mTLS, small queues, keepalives).
 //
+// Lifecycle (internal/lifecycle's contract): New validates a Config, each error naming its `node
+// fleet` flag, and starts nothing; Start binds the HTTP listener and the remote, spawns the fleet
+// actor and serves, returning once both listen (an error undoes all of it); Stop shuts the HTTP
+// server down within its ctx, stops the remote, then the fleet actor, then the actor system;
+// Failed yields the HTTP server's failure. The `node fleet` command (flags, logger, signals) lives
+// in cmd/node; package aggregatortest runs an aggregator as internal/fleettest's child.
+//
 // Invariants (Book, table-tested):
 //   - dedup by (node, incarnation, seq): a snapshot replaces a node's view; a delta applies only on
 //     top of seq-1 of the same incarnation; a late or replayed batch is DUPLICATE, an older

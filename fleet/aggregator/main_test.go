@@ -11,12 +11,14 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"go.uber.org/goleak"
 
+	"github.com/probeactor/probeactor/fleet/aggregator/aggregatortest"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
 func TestMain(m *testing.M) {
+	fleettest.Register(fleettest.AggregatorRole, aggregatortest.Child)
 	fleettest.Register("unguarded", unguardedMember)
-	fleettest.Main() // a re-executed child becomes an aggregator (or a registered role) here
+	fleettest.Main() // a re-executed child becomes an aggregator (or another registered role) here
 	goleak.VerifyTestMain(m)
 }
 

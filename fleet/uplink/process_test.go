@@ -22,6 +22,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/fleet/aggregator/aggregatortest"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/fleettest"
 	"github.com/probeactor/probeactor/internal/logtest"
@@ -33,6 +34,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	fleettest.Register(fleettest.AggregatorRole, aggregatortest.Child)
 	fleettest.Main()
 	goleak.VerifyTestMain(m)
 }

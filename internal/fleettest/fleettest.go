@@ -1,11 +1,18 @@
-// Package fleettest runs fleet aggregators as real processes for tests: the test binary
-// re-executes itself in aggregator mode (Main, called first in TestMain), so the child is the same
-// race-instrumented code `node fleet` runs, without building the node binary. A child's stderr is
-// checked for data races with internal/racecheck's allow-list when the test ends.
+// Package fleettest runs fleet aggregators and other children as real processes for tests: the
+// test binary re-executes itself in a role (Main, called first in TestMain), so the child is the
+// same race-instrumented code, without building the node binary. A child's stderr is checked for
+// data races with internal/racecheck's allow-list when the test ends.
+//
+// Roles are registered by the test packages that need them (Register, before Main); this package
+// knows none, so it imports nothing above internal/. StartAggregator runs the AggregatorRole,
+// which a test package registers as an aggregator that takes the harness's flags (--listen,
+// --remote-listen, --node-monitor-grace-period, --log-level and remotesectest's TLS flags), runs
+// until SIGTERM and logs "fleet aggregator is running: api=http://HOST:PORT remote=HOST:PORT":
+// cmd/node registers the real `node fleet`; packages that cannot import cmd/node register
+// fleet/aggregator/aggregatortest.Child.
 package fleettest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,16 +27,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/remote"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/probeactor/probeactor/fleet/aggregator"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
-	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 const childEnv = "PROBEACTOR_FLEETTEST_CHILD"
@@ -37,28 +36,30 @@ const childEnv = "PROBEACTOR_FLEETTEST_CHILD"
 // raceExitCode is the exit code the race detector gives a process that reported races.
 const raceExitCode = 66
 
-// Roles a re-executed test binary can take besides the aggregator, registered by tests (e.g. an
+// AggregatorRole is the role StartAggregator runs; see the package doc for what it must do.
+const AggregatorRole = "aggregator"
+
+// roles a re-executed test binary can take, registered by tests (an aggregator, a node, an
 // unguarded protoactor member for the version watch).
 var roles = map[string]func(args []string) int{}
 
-// Register adds a child role; call it from an init function or TestMain before Main.
+// Register adds a child role: main runs in the child with the child's arguments and returns its
+// exit code. Call it from TestMain before Main.
 func Register(name string, main func(args []string) int) { roles[name] = main }
 
 // Main turns this process into a child when the environment says so, and never returns then.
-// Call it first in TestMain.
+// Call it first in TestMain, after Register.
 func Main() {
-	switch role := os.Getenv(childEnv); role {
-	case "":
+	role := os.Getenv(childEnv)
+	if role == "" {
 		return
-	case "aggregator":
-		os.Exit(aggregator.Main(os.Args[1:], os.Stdout, os.Stderr))
-	default:
-		if main, ok := roles[role]; ok {
-			os.Exit(main(os.Args[1:]))
-		}
-		fmt.Fprintf(os.Stderr, "fleettest: unknown child role %q\n", role)
+	}
+	main, ok := roles[role]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "fleettest: unknown child role %q (register it in TestMain before fleettest.Main)\n", role)
 		os.Exit(3)
 	}
+	os.Exit(main(os.Args[1:]))
 }
 
 // Proc is one child process.
@@ -78,15 +79,20 @@ type Proc struct {
 	history     []string // stderr of earlier runs (before Kill/Restart)
 }
 
-// StartAggregator runs `node fleet` as a child with a short grace period (override with args, which
-// come last) and waits until it answers /healthz. Unless args name them, its addresses are loopback
+// StartAggregator runs the AggregatorRole as a child with a short grace period (override with args,
+// which come last) and waits until it answers /healthz. It fails the test when the test package
+// registered no such role. Unless args name them, its addresses are loopback
 // port 0: the child binds them and the test reads them from its log, so no other process can take a
 // port between a test picking it and the child binding it (a picked-then-closed free port once let
 // another package's child answer this one's /healthz). A restart reuses the ports it bound.
 func StartAggregator(t testing.TB, args ...string) *Proc {
 	t.Helper()
+	if _, ok := roles[AggregatorRole]; !ok {
+		t.Fatalf("fleettest: no %q role is registered: in TestMain, before fleettest.Main, call "+
+			"fleettest.Register(fleettest.AggregatorRole, aggregatortest.Child) (package fleet/aggregator/aggregatortest)", AggregatorRole)
+	}
 	all := append([]string{"--listen", "127.0.0.1:0", "--remote-listen", "127.0.0.1:0", "--node-monitor-grace-period", "3s", "--log-level", "debug"}, args...)
-	p := &Proc{t: t, role: "aggregator", args: all}
+	p := &Proc{t: t, role: AggregatorRole, args: all}
 	p.start()
 	t.Cleanup(p.cleanup)
 	p.WaitHealthy()
@@ -257,7 +263,7 @@ func (p *Proc) Restart() {
 		p.t.Fatalf("restart of a running %s", p.role)
 	}
 	p.start()
-	if p.role == "aggregator" {
+	if p.role == AggregatorRole {
 		p.WaitHealthy()
 	}
 }
@@ -325,50 +331,5 @@ func (p *Proc) cleanup() {
 	}
 	if p.t.Failed() {
 		p.t.Logf("%s stderr:\n%s", p.role, all)
-	}
-}
-
-// Push delivers one batch to an aggregator's fleet actor over a raw protoactor Remoting stream,
-// the way a node's uplink would but without an actor system (so a test process needs no remote of
-// its own): it announces self (a loopback address nobody needs to listen on; nothing is answered
-// because the batch has no sender) and keeps the stream open until ctx ends.
-func Push(ctx context.Context, remoteAddr, self string, creds credentials.TransportCredentials, c *fleetv1.Changes) error {
-	conn, err := grpc.NewClient(remoteAddr, grpc.WithTransportCredentials(creds))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	s, err := remote.NewRemotingClient(conn).Receive(ctx)
-	if err != nil {
-		return err
-	}
-	if err := s.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{
-		ConnectionType: &remote.ConnectRequest_ServerConnection{ServerConnection: &remote.ServerConnection{SystemId: "fleettest", Address: self}}}}}); err != nil {
-		return err
-	}
-	if _, err := s.Recv(); err != nil {
-		return err
-	}
-	data, err := proto.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if err := s.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: &remote.MessageBatch{
-		TypeNames: []string{string(c.ProtoReflect().Descriptor().FullName())},
-		Targets:   []*actor.PID{{Address: remoteAddr, Id: aggregator.ActorName}},
-		Envelopes: []*remote.MessageEnvelope{{MessageData: data}},
-	}}}); err != nil {
-		return err
-	}
-	if err := s.CloseSend(); err != nil {
-		return err
-	}
-	for { // the server ends the stream once it has read everything sent
-		if _, err := s.Recv(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
 	}
 }

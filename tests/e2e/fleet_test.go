@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/internal/fleettest"
+	"github.com/probeactor/probeactor/fleet/aggregator/aggregatortest"
 	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/wire/fleetv1"
@@ -66,7 +66,7 @@ func TestFleetAggregatorCLI(t *testing.T) {
 	push := func(node string, pods ...*fleetv1.PodChanged) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		require.NoError(t, fleettest.Push(ctx, remoteAddr, freeport.Addr(t), insecure.NewCredentials(),
+		require.NoError(t, aggregatortest.Push(ctx, remoteAddr, freeport.Addr(t), insecure.NewCredentials(),
 			&fleetv1.Changes{Node: node, Incarnation: 1, Seq: 1, Snapshot: true, Pods: pods}))
 	}
 	push("n1", pod("web"), pod("api"))

@@ -1,7 +1,7 @@
 // Package fleetbench measures the fleet: simulated nodes (each its own actor system with its own
 // guarded remote endpoint, an uplink and a Coalescer) × 1,000 flipping keys each, through one
-// aggregator process (a re-executed test binary running aggregator.Start, which reports its
-// garbage-collected heap on SIGUSR1).
+// aggregator process (a re-executed test binary running an aggregator.Aggregator, which reports
+// its garbage-collected heap on SIGUSR1).
 //
 // Figures (BenchmarkFleet, `make bench-fleet`): changes/s acknowledged by the aggregator (a change
 // coalesced away at the node before it was sent is not counted), the p50/p99 latency from the

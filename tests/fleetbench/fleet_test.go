@@ -2,6 +2,7 @@ package fleetbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -28,6 +29,7 @@ import (
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/fleettest"
 	"github.com/probeactor/probeactor/internal/freeport"
+	"github.com/probeactor/probeactor/internal/lifecycle"
 	"github.com/probeactor/probeactor/internal/racecheck"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/remotesec"
@@ -40,10 +42,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// measuredAggregator is an aggregator process (aggregator.Start, as `node fleet`) that, on
-// SIGUSR1, collects garbage and prints its live heap ("heap_alloc=<bytes>") on stdout, so the
-// benchmark can measure the memory the aggregator holds per key. args: api and remote addresses.
-// FLEETBENCH_AGGREGATOR_CPUPROFILE=file writes its CPU profile.
+// measuredAggregator is an aggregator process (an aggregator.Aggregator, as `node fleet` runs)
+// that, on SIGUSR1, collects garbage and prints its live heap ("heap_alloc=<bytes>") on stdout, so
+// the benchmark can measure the memory the aggregator holds per key. It runs until SIGTERM. args:
+// api and remote addresses. FLEETBENCH_AGGREGATOR_CPUPROFILE=file writes its CPU profile.
 func measuredAggregator(args []string) int {
 	if path := os.Getenv("FLEETBENCH_AGGREGATOR_CPUPROFILE"); path != "" { // profile the aggregator
 		f, err := os.Create(path)
@@ -53,8 +55,11 @@ func measuredAggregator(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	run, err := aggregator.Start(ctx, aggregator.Config{Listen: args[0], RemoteListen: args[1], GracePeriod: 40 * time.Second,
+	agg, err := aggregator.New(aggregator.Config{Listen: args[0], RemoteListen: args[1], GracePeriod: 40 * time.Second,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "fleet", Level: hclog.Warn, Output: os.Stderr})})
+	if err == nil {
+		err = agg.Start(ctx)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -72,7 +77,14 @@ func measuredAggregator(args []string) int {
 			fmt.Printf("heap_alloc=%d\n", ms.HeapAlloc)
 		}
 	}()
-	if err := run.Wait(); err != nil {
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-agg.Failed():
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), lifecycle.DefaultStopTimeout)
+	defer cancel()
+	if err := errors.Join(failed, agg.Stop(stopCtx)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
