@@ -1,52 +1,94 @@
-// Package membership is cluster membership from protoactor's cluster package, on the addresses
-// the user gave and nothing else: protoactor's Cluster, MemberList and ClusterTopology events,
-// driven by this package's static-peers ClusterProvider, over a remote guarded by remotesec. It
-// hides protoactor behind a small surface (New, Start, Subscribe, Applied, Stop; View) because
-// protoactor's cluster code races (internal/racecheck lists what the tests tolerate).
+// Package membership is cluster membership on the addresses the user gave and nothing else: a
+// failure detector over full-mesh heartbeats, sent over this process's guarded protoactor remote
+// (remotesec), with a small surface (New, Start, Subscribe, Applied, Stop; View; RemoteConfig).
 //
-// Why not the bundled providers: consul, etcd, k8s and zk need an outside service; the test
-// provider works in one process only; automanaged serves a plain-HTTP /_health on a second port
-// bound to a literal 0.0.0.0 (the only seam is NewWithTesting with a caller-made echo instance),
-// outside the remote's guard and mTLS, keeps its mutexes as package globals, and reports members
-// under their actor system IDs, which MemberList blocks for good the first time a health check
-// misses. The static-peers provider instead:
-//   - heartbeats every listed peer's "membership" actor over the guarded remote (fire and forget,
+// # What it owns
+//
+// Every decision is in core (core.go, with the detector in detector.go): a pure state machine,
+// etcd-raft style, that takes events (start, a tick, a heartbeat heard, a TCP probe's result, a
+// view applied, the leave) and returns effects (endpoints to reset, heartbeats to send and to
+// whom, the view to publish, peers to probe, a reply). It holds all of the member's state: who is
+// live, the published view and its version, the view peers are told (and, with AwaitApplied, the
+// published views not applied yet), the heartbeat seq, the probes in flight, whether it leaves.
+// memberActor (actor.go) only routes messages to it and performs its effects (sends, its timer,
+// TCP dials, publishing to subscribers, logs, metrics); Member (member.go) keeps a copy of the
+// last published view for readers on other goroutines and implements internal/lifecycle's
+// Start/Stop. The remote is not its own: the process runs one (remotesec.Start with
+// RemoteConfig) before Member.Start and stops it (remotesec.Stop) after Member.Stop.
+//
+// # What the detector does
+//
+//   - heartbeats every live peer's "membership" actor over the guarded remote (fire and forget,
 //     probeactor.cluster.v1.Heartbeat) every HeartbeatInterval, and at once when its view changes;
 //   - holds a peer live while its heartbeats keep arriving within FailureTimeout (the detection
 //     time of a killed member is FailureTimeout ± one interval; measured in ARCHITECTURE.md);
 //   - completes a first round before publishing any view (every peer heard, or FailureTimeout
 //     passed), so a starting member never believes it is alone while its peers run;
-//   - reports the live set to protoactor's MemberList (UpdateClusterTopology) with member IDs
-//     "address#admissions", so a member dropped and heard again is a new member to MemberList
-//     (which blocks departed IDs forever), and publishes the ClusterTopology that comes back,
-//     together with the view each live peer last reported (View.Reported);
+//   - publishes the live set with the view each live peer last reported (View.Reported);
 //   - with AwaitApplied, tells peers only the view its subscriber acknowledged (Applied), which
 //     makes handoffs break-before-make (see cluster/ownership);
 //   - heals a false suspicion (below);
 //   - on Stop tells the live peers it leaves (a heartbeat with leaving set, requested until they
 //     acknowledge, at most LeaveTimeout), so they drop it at once.
 //
-// protoactor parts that are off: gossip (its interval is set to a year, Stop ends its loop; the
-// full-mesh heartbeats already carry everything, gossip is where most of the reported cluster
-// races are, and its blocked-member state would let one peer evict another cluster-wide) and
-// grains (a no-op IdentityLookup: pods are ordinary local actors, see ../../../shared/design/
-// scaleout.md §2–4). Cluster.Shutdown is not used (it sleeps 2 s for grain handoffs); StartMember
-// is (it sleeps 1 s; New lets a subscriber attach first, so the views flow during that second).
+// # Why protoactor's remote alone, not its cluster membership
 //
-// protoactor's remote quirks this package works around (scaleout.md §1.4): an endpoint writer
-// created for a peer that is down blocks in its connect loop for up to ~20 s with everything queued
-// behind it, and stopping the remote then waits 10 s for it. So heartbeats go only to live peers;
-// a peer that is not live is probed with a bare TCP connect to its listed address each interval
-// and greeted once it listens; a new incarnation of a peer still believed live gets its endpoint
-// reset (EndpointTerminatedEvent). A writer's close makes protoactor drop the address's current
-// endpoint too, so a message can be lost around a reconnect: heartbeats are repeated anyway and the
-// leave is requested until acknowledged.
+// This package used protoactor's cluster (Cluster, MemberList, ClusterTopology events, a
+// static-peers ClusterProvider of its own) and switched most of it off; what was left only
+// relayed the detector's own decision:
+//   - the bundled providers do not fit: consul, etcd, k8s and zk need an outside service; the test
+//     provider works in one process only; automanaged serves a plain-HTTP /_health on a second
+//     port bound to a literal 0.0.0.0, outside the remote's guard and mTLS, keeps its mutexes as
+//     package globals and reports members under IDs MemberList blocks for good the first time a
+//     health check misses. So the liveness decision was this package's anyway;
+//   - gossip was off (a one-year interval): the full-mesh heartbeats already carry everything,
+//     gossip is where most of the reported cluster races are (internal/racecheck lists the ones
+//     the tests hit), and its blocked-member state would let one peer evict another cluster-wide;
+//   - grains are unused (pods are ordinary local actors, see ../../../shared/design/scaleout.md
+//     §2–4): it needed a no-op IdentityLookup;
+//   - MemberList.UpdateClusterTopology only handed the live set back as a ClusterTopology event,
+//     and blocked every departed member ID for good, so member IDs had to carry an admission
+//     count for a peer dropped and heard again; blocking also raced with the remote's endpoint
+//     readers (BlockList.Block against IsBlocked);
+//   - Cluster.StartMember sleeps 1 s, and Cluster.Shutdown 2 s (for grain handoffs there are none
+//     of), so neither fit a lifecycle part; the cluster also insisted on starting and stopping the
+//     remote, which node runs once for the fleet link as well.
 //
-// How a false suspicion heals. A peer silent for longer than FailureTimeout is dropped even when it
-// is alive (CPU starvation, a pause): a suspicion is never final. The dropping member keeps
-// probing the peer's listed address (TCP) every interval and greets it when it listens; the peer's
-// next heartbeat that arrives admits it again under a new protoactor member ID (address#admissions;
-// MemberList blocks departed IDs, the detector never rejects a known incarnation for having been
+// What MemberList did that still matters is done here: when a peer is dropped from the view, its
+// endpoint is reset (remote.EndpointTerminatedEvent), so no writer to a peer that is gone (or a
+// stale one to its next incarnation) outlives the drop.
+//
+// # Invariants
+//
+//   - Views are published in order, each with a Version one higher than the last; no view before
+//     the first round is complete; none after Stop began.
+//   - Peers are told only a published view (with AwaitApplied, only an applied one), and never
+//     a view older than one they were told.
+//   - Heartbeats go only to live peers; a peer that is not live gets one only after a TCP connect
+//     to its listed address succeeded (see below).
+//   - A peer's endpoint is reset when it is dropped, when a new incarnation of it is heard while it
+//     is live, and when its connection is repaired; nothing else resets endpoints.
+//   - An incarnation that announced its leave is never admitted again; a newer one is, and so is
+//     a dropped one heard again (a suspicion is never final).
+//   - The actor's timer stops when it stops; every probe goroutine ends within one heartbeat
+//     interval, and Stop waits for them.
+//
+// # protoactor's remote quirks this package works around (scaleout.md §1.4)
+//
+// An endpoint writer created for a peer that is down blocks in its connect loop for up to ~20 s
+// with everything queued behind it, and stopping the remote then waits 10 s for it. So heartbeats
+// go only to live peers; a peer that is not live is probed with a bare TCP connect to its listed
+// address each interval and greeted once it listens; a new incarnation of a peer still believed
+// live gets its endpoint reset (EndpointTerminatedEvent), and so does a dropped peer. A writer's
+// close makes protoactor drop the address's current endpoint too, so a message can be lost around
+// a reconnect: heartbeats are repeated anyway and the leave is requested until acknowledged.
+//
+// # How a false suspicion heals
+//
+// A peer silent for longer than FailureTimeout is dropped even when it is alive (CPU starvation,
+// a pause): a suspicion is never final. The dropping member keeps probing the peer's listed
+// address (TCP) every interval and greets it when it listens; the peer's next heartbeat that
+// arrives admits it again (the detector never rejects a known incarnation for having been
 // dropped, and the guard checks envelopes, not liveness). That alone heals a silence that ends.
 // It does not heal a one-way loss: the dropping member's heartbeats reach the peer (so the peer's
 // view keeps it) while the peer's heartbeats to it are lost without an error at the peer (seen
@@ -70,11 +112,14 @@
 // + a connect). Meanwhile the two disagree, and both may run the dropped member's pods (no quorum;
 // see cluster/ownership). A reset that was not needed costs one reconnect.
 //
-// Trust boundary: the remote runs behind remotesec's guard. Besides the caller's own types, it
-// accepts probeactor.cluster.v1.Heartbeat to the "membership" actor and answers to this process's
+// # Trust boundary
+//
+// The remote runs behind remotesec's guard. RemoteConfig adds to the caller's own types
+// probeactor.cluster.v1.Heartbeat to the "membership" actor and answers to this process's
 // futures (leave acknowledgements); protoactor's cluster messages (gossip, activations, pub/sub)
-// are refused like any unlisted type, and Inspect binds a heartbeat's address to the address the
-// stream announced (verified by the guard: the peer's IP without TLS, its certificate with mTLS).
+// are refused like any unlisted type (they are not even registered: nothing imports protoactor's
+// cluster package), and its Inspect binds a heartbeat's address to the address the stream
+// announced (verified by the guard: the peer's IP without TLS, its certificate with mTLS).
 // Heartbeats of another cluster, from an address that is not a listed peer, or malformed are
 // ignored and counted (probeactor_cluster_heartbeats_ignored_total{reason}). A listener on a
 // non-loopback address needs mTLS (remotesec). Identity is per host: on one host without TLS any
