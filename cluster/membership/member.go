@@ -10,6 +10,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probeactor/probeactor/internal/lifecycle"
 )
 
 // ActorName is the membership actor's name: the one actor of this package peers address.
@@ -59,6 +61,8 @@ type Member struct {
 	stopOnce sync.Once
 	probes   sync.WaitGroup // the membership actor's TCP probes (see memberActor.probe)
 }
+
+var _ lifecycle.Component = (*Member)(nil)
 
 // New prepares this process's membership on sys: it validates cfg (errors name the flag) and
 // registers the metrics. Nothing runs until Start, so a subscriber (the sharder) can subscribe
