@@ -2,13 +2,13 @@
 // does (the probeactor actor core), restarts them on liveness/startup failure and serves their
 // status on kubelet's read-only HTTP paths.
 //
-// `node run` reads like its life: run.go parses flags and loads pods, build.go constructs the node
-// (listener, runtime, probe tree, API; nothing runs yet), serve.go serves the API and starts the
-// pods (all or none), shutdown.go takes everything down in dependency order, and source.go is what
-// the API and the runtime ask the node. fleet.go reports the node to a fleet aggregator (--fleet);
-// cluster.go runs the node's share of a pod set shared by a cluster of nodes (--cluster; the -f
-// pods and the static pods of --pod-manifest-path, whose UIDs every member derives alike: see
-// cluster.go for what happens while the members' directories differ).
+// `node run` is an ordered list of parts (internal/lifecycle): run.go parses flags and loads pods,
+// node.go assembles the parts the flags ask for (a mode is which parts are in the list: single,
+// --pod-manifest-path, --fleet, --cluster) and runs them, started in order and stopped in reverse,
+// each stop within its deadline. fleet.go and cluster.go hold those modes' flags; what each part
+// does lives next to what it adapts (cmd/node/internal/podhost, fleet/link, cluster/membership,
+// cluster/runner, ...). fleet_command.go is `node fleet`. Package main keeps flags, wiring and
+// commands: no actor, no mutex, no state machine.
 //
 //	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/podhost"
 	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
@@ -49,18 +50,14 @@ spec:
 	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard, profiling: true,
 		backoffInitial: 10 * time.Second, backoffMax: time.Minute}
 	var stdout logtest.Buffer
-	n, err := buildNode(cfg, hclog.NewNullLogger(), &stdout)
+	n, err := assemble(cfg, pods, hclog.NewNullLogger(), &stdout)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type served struct {
-		started []*v1.Pod
-		err     error
-	}
-	done := make(chan served, 1)
-	go func() { // ends when ctx is cancelled below
-		started, err := n.serve(ctx, pods)
-		done <- served{started, err}
+	require.NoError(t, n.list.Start(context.Background()))
+	stopped := false
+	defer func() {
+		if !stopped {
+			n.list.Stop()
+		}
 	}()
 
 	base := "http://" + n.ln.Addr().String()
@@ -91,11 +88,9 @@ spec:
 	pidText, err := os.ReadFile(filepath.Join(dir, "pid"))
 	require.NoError(t, err)
 
-	cancel()
-	s := <-done
-	require.NoError(t, s.err)
-	require.Len(t, s.started, 1)
-	n.shutdown(s.started)
+	require.Len(t, n.rt.Pods(), 1, "the one -f pod runs")
+	n.list.Stop()
+	stopped = true
 
 	_, err = os.Stat("/proc/" + strings.TrimSpace(string(pidText)))
 	assert.True(t, os.IsNotExist(err), "the container process is gone after shutdown")
@@ -128,20 +123,10 @@ spec:
 `), 0o600))
 	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard,
 		backoffInitial: 10 * time.Second, backoffMax: time.Minute, manifestPath: manifests, fileCheck: 100 * time.Millisecond}
-	n, err := buildNode(cfg, hclog.NewNullLogger(), io.Discard)
+	n, err := assemble(cfg, nil, hclog.NewNullLogger(), io.Discard)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan []*v1.Pod, 1)
-	go func() { // ends when ctx is cancelled below
-		started, err := n.serve(ctx, nil)
-		assert.NoError(t, err)
-		done <- started
-	}()
-	defer func() {
-		cancel()
-		n.shutdown(<-done)
-	}()
+	require.NoError(t, n.list.Start(context.Background()))
+	defer n.list.Stop()
 
 	status := func(pod *v1.Pod) (v1.PodStatus, bool) {
 		qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -170,7 +155,7 @@ spec:
 	require.Eventually(t, func() bool {
 		_, ok := status(pod)
 		return !ok
-	}, 3*housekeepingPeriod+5*time.Second, 20*time.Millisecond, "the tree forgets the pod's status")
+	}, 3*podhost.HousekeepingPeriod+5*time.Second, 20*time.Millisecond, "the tree forgets the pod's status")
 	_, ok = n.tries.Probe(key)
 	assert.False(t, ok, "the status page's recorder forgets the pod's attempts")
 	st := n.tries.Stats()

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
@@ -95,7 +96,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(cfg.files) > 0 {
 		var assignUID func(*v1.Pod) // random UIDs, except in a cluster (cluster.go)
 		if cfg.cluster.enabled() {
-			assignUID = clusterUID(cfg.cluster.name)
+			assignUID = runner.ClusterUID(cfg.cluster.name)
 		}
 		if pods, err = loadPodsWith(cfg.files, stdin, stderr, time.Now(), assignUID); err != nil {
 			fmt.Fprintln(stderr, "node: nothing was started")
@@ -191,22 +192,4 @@ func demoPods() (pods []*v1.Pod, cleanup func(), err error) {
 		return nil, nil, errs.ToAggregate()
 	}
 	return []*v1.Pod{pod}, cleanup, nil
-}
-
-// run is node's life in three steps: build everything (nothing runs yet), serve (the API, then the
-// pods, all or none) until ctx ends or something fails, and shut down in order. stopSignals is called
-// once serving ends, so a second Ctrl-C during shutdown kills node at once (the shims still take
-// every container down).
-func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) error {
-	n, err := buildNode(cfg, log, stdout)
-	if err != nil {
-		return err
-	}
-	started, err := n.serve(ctx, pods)
-	stopSignals()
-	n.shutdown(started)
-	if err == nil {
-		log.Info("node stopped; no container left running")
-	}
-	return err
 }
