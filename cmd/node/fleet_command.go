@@ -55,6 +55,10 @@ func fleetCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --log-format %q: use text or json\n", logFormat)
 		return 2
 	}
+	if err := cfg.Validate(); err != nil { // usage errors (2) before the TLS files are read (1)
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 	tlsCfg, err := remotesec.LoadTLS(certFile, keyFile, caFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -68,7 +72,7 @@ func fleetCommand(args []string, stdout, stderr io.Writer) int {
 		cfg.ActorLogger = hclog.New(&hclog.LoggerOptions{Name: "fleet.protoactor", Level: hclog.Warn, Output: stderr, JSONFormat: logFormat == "json"})
 	}
 	agg, err := aggregator.New(cfg)
-	if err != nil {
+	if err != nil { // validated above
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}

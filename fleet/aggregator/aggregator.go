@@ -57,16 +57,25 @@ type Aggregator struct {
 	served chan struct{} // closed when the HTTP server's goroutine ended
 }
 
-// New validates cfg and returns an aggregator that has not started: it binds nothing and spawns
-// nothing until Start. A bad field is an error naming its `node fleet` flag.
-func New(cfg Config) (*Aggregator, error) {
-	for flag, addr := range map[string]string{"--listen": cfg.Listen, "--remote-listen": cfg.RemoteListen} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%s %q: %w", flag, addr, err)
+// Validate checks the addresses and the grace period (not TLS: LoadTLS checked it); a bad field is
+// an error naming its `node fleet` flag.
+func (c Config) Validate() error {
+	for _, f := range []struct{ flag, addr string }{{"--listen", c.Listen}, {"--remote-listen", c.RemoteListen}} {
+		if _, _, err := net.SplitHostPort(f.addr); err != nil {
+			return fmt.Errorf("%s %q: %w", f.flag, f.addr, err)
 		}
 	}
-	if cfg.GracePeriod <= 0 {
-		return nil, fmt.Errorf("--node-monitor-grace-period %v: must be a positive duration (e.g. 40s)", cfg.GracePeriod)
+	if c.GracePeriod <= 0 {
+		return fmt.Errorf("--node-monitor-grace-period %v: must be a positive duration (e.g. 40s)", c.GracePeriod)
+	}
+	return nil
+}
+
+// New validates cfg (Validate) and returns an aggregator that has not started: it binds nothing
+// and spawns nothing until Start.
+func New(cfg Config) (*Aggregator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	a := &Aggregator{cfg: cfg, log: cfg.Logger, actorLog: cfg.ActorLogger, failed: make(chan error, 1), served: make(chan struct{})}
 	if a.log == nil {
