@@ -2,8 +2,6 @@ package link
 
 import (
 	"context"
-	"reflect"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors"
+	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/clock"
@@ -260,13 +259,6 @@ func (f *fixture) registered(pid *actor.PID) bool {
 	return ok
 }
 
-// optionName names the function an option was made by: its closure is named after it
-// ("actors.WithSnapshot.func1", or "<caller>.WithSnapshot.func1" where it was inlined). Options
-// are opaque, so this is the one way to tell them apart from outside package actors.
-func optionName(o actors.SubscribeOption) string {
-	return runtime.FuncForPC(reflect.ValueOf(o).Pointer()).Name()
-}
-
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 5*time.Second, time.Millisecond, msg)
@@ -286,8 +278,7 @@ func TestLinkReportsResultsAndPodsAndFlushesOnStop(t *testing.T) {
 	assert.Equal(t, uplink.ActorName, up.GetId(), "the name the remote's guard lets the aggregator's answers reach")
 	sub, unsub, opts := f.results.state()
 	require.Equal(t, []*actor.PID{feed}, sub, "the feed subscribes to the results")
-	require.Len(t, opts[0], 1)
-	assert.Contains(t, optionName(opts[0][0]), "WithSnapshot", "with a snapshot first")
+	require.Len(t, opts[0], 1, "one option: the snapshot (TestTheFeedStartsFromTheTreesCurrentResults)")
 	assert.Empty(t, unsub)
 	assert.Contains(t, f.logs.String(), "reporting to the fleet aggregator")
 
@@ -440,4 +431,41 @@ func TestNewNamesTheBadField(t *testing.T) {
 	cfg.Logger = nil
 	_, err := New(cfg)
 	assert.NoError(t, err, "the logger is optional")
+}
+
+// TestTheFeedStartsFromTheTreesCurrentResults: a result the tree already holds when the link
+// starts (and never changes again) reaches the Coalescer: the feed subscribes with a snapshot.
+func TestTheFeedStartsFromTheTreesCurrentResults(t *testing.T) {
+	f := newFixture(t, "uid-1")
+	rt := fakeruntime.New(nil) // exec probes exit 0
+	tree, err := actors.Start(f.sys.Root, actors.WithRuntime(rt), actors.WithLogger(f.log), actors.WithRand(func() float64 { return 0 }))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, tree.Stop(context.Background())) }()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", ReadinessProbe: &v1.Probe{
+			ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 3600}}}},
+	}
+	rt.RunPod(pod)
+	require.NoError(t, tree.AddPod(pod))
+	id := rt.ContainerID(pod.UID, "app")
+	eventually(t, func() bool {
+		res, ok, err := tree.Result(context.Background(), id, messages.Readiness)
+		return err == nil && ok && res == messages.Success
+	}, "the tree holds the readiness result before the link starts")
+
+	cfg := f.config()
+	cfg.Results = tree
+	l, err := newLink(cfg, f.clock)
+	require.NoError(t, err)
+	require.NoError(t, l.Start(context.Background()))
+	defer func() { assert.NoError(t, l.Stop(context.Background())) }()
+	eventually(t, func() bool {
+		for _, r := range l.src.Results() {
+			if r.PodUID == pod.UID && r.Container == "app" && r.Type == messages.Readiness && r.Result == messages.Success {
+				return true
+			}
+		}
+		return false
+	}, "the snapshot brought the result the tree already had")
 }
