@@ -1,10 +1,12 @@
 // Package remotesec is the trust boundary of protoactor's remote (gRPC) in probeactor: Start
 // configures and starts protoactor's own remote package with a guard and safe settings, without
-// forking it. Every fleet process (the aggregator, a node's uplink) starts its remote here.
+// forking it. Every process with a remote starts it here: the fleet aggregator, and node's one
+// remote part (Server, a lifecycle component), which the fleet uplink and the cluster membership
+// share (cluster/membership's RemoteConfig adds the membership's types to the Config).
 //
 // What the pinned protoactor (v0.0.0-20240822202345-3c0e61ca19c9) does with hostile input, and
 // what the guard does instead (../shared/design/scaleout.md §1.2, each case a test against a real
-// `node fleet` process in fleet/aggregator/hostile_test.go):
+// aggregator process, the one `node fleet` runs, in fleet/aggregator/hostile_test.go):
 //
 //	peer sends                                         unguarded protoactor           guard
 //	an unregistered type name                          process dies (nil deref)       stream closed, PermissionDenied

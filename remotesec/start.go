@@ -77,7 +77,7 @@ type Config struct {
 // of panicking when the address cannot be listened on, and refuses a non-loopback listener
 // without TLS. Stop it with Stop.
 func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
-	rc, err := Configure(sys, cfg)
+	rc, err := configure(sys, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -88,12 +88,10 @@ func Start(sys *actor.ActorSystem, cfg Config) (*remote.Remote, error) {
 	return r, nil
 }
 
-// Configure validates cfg and returns protoactor's remote configuration with everything Start
-// applies (the guard, keepalives, writer queues, size bounds, mutual TLS), for code that lets
-// protoactor create and start the remote itself: protoactor's cluster.StartMember does, from
-// cluster.Config.RemoteConfig (cluster/membership). The caller must turn remote.Start's panic on a
-// busy address into an error, as Start does.
-func Configure(sys *actor.ActorSystem, cfg Config) (*remote.Config, error) {
+// configure validates cfg and returns protoactor's remote configuration with everything Start
+// applies (the guard, keepalives, writer queues, size bounds, mutual TLS): Start's first half,
+// apart so that tests can check the configuration without listening. Only Start uses it.
+func configure(sys *actor.ActorSystem, cfg Config) (*remote.Config, error) {
 	host, port, err := splitListen(cfg.Listen)
 	if err != nil {
 		return nil, err

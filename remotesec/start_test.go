@@ -42,14 +42,14 @@ func TestStartRefusesUnsafeOrBrokenConfigurations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Start(newSystem(t), tc.cfg)
 			assert.ErrorContains(t, err, tc.want)
-			_, err = Configure(newSystem(t), tc.cfg)
-			assert.ErrorContains(t, err, tc.want, "Configure validates as Start does")
+			_, err = configure(newSystem(t), tc.cfg)
+			assert.ErrorContains(t, err, tc.want, "configure validates as Start does")
 		})
 	}
 }
 
 func TestConfigureCarriesTheGuardAndTheSettings(t *testing.T) {
-	rc, err := Configure(newSystem(t), Config{Listen: "127.0.0.1:7101", Advertise: "localhost:7101"})
+	rc, err := configure(newSystem(t), Config{Listen: "127.0.0.1:7101", Advertise: "localhost:7101"})
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", rc.Host)
 	assert.Equal(t, 7101, rc.Port)

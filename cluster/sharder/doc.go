@@ -7,7 +7,8 @@
 //
 // Messages: SetPods (the whole pod set; every member reads the same one), Release (stop every pod
 // and start nothing again: the first step of leaving the cluster, before membership.Member.Stop),
-// GetState. node's PodRunner is cmd/node/cluster.go's clusterRunner: Start and Stop must not block.
+// GetState. A PodRunner's Start and Stop must not block; node's is cluster/runner's (which spawns
+// the sharder and carries its starts and stops out on node's pod host, each stop on a goroutine).
 // A pod is identified by its UID; a failed Start is retried on the next view or pod set change.
 //
 // Metrics (with a Registerer): probeactor_cluster_pods_owned, _waiting (owned but held back until

@@ -52,8 +52,9 @@
 //     directory does.
 //
 // In a cluster (`node run --cluster`; Options.Set and Cluster, NewClusterCore) the watcher only
-// reads: after every read it hands the whole set of valid static pods to the cluster's sharder,
-// which starts and stops this member's share. Parsing, problems and clashes are as above (nothing
+// reads: after every read it hands the whole set of valid static pods to Set (node's cluster
+// runner, cluster/runner's SetStaticPods, which gives the sharder the -f pods and these; the
+// sharder starts and stops this member's share). Parsing, problems and clashes are as above (nothing
 // runs here, so among clashing pods the first file in name order wins, alike on every member that
 // reads the same files). A pod's UID derives from the cluster name, the file's name (not its
 // directory, which may differ between members) and the pod's content, so members agree on it and
