@@ -47,16 +47,11 @@ Run "node COMMAND -h" for a command's flags.
 `
 
 func main() {
-	// Hidden subcommands: the node binary is also every container's shim and the demo's containers.
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case proc.ShimArg:
-			proc.ShimMain(os.Args[2:])
-		case proc.GuardArg:
-			proc.GuardMain()
-		case demo.Arg:
-			os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
-		}
+	// Hidden subcommands: the node binary is also every container's shim, the exec-probe guard
+	// and the demo's containers.
+	proc.RunHelper(os.Args)
+	if len(os.Args) > 1 && os.Args[1] == demo.Arg {
+		os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

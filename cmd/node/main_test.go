@@ -19,14 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The test binary doubles as the container shim and the exec-probe guard, as the node binary
-	// does (TestNodeLifecycle).
-	if len(os.Args) > 1 && os.Args[1] == proc.ShimArg {
-		proc.ShimMain(os.Args[2:])
-	}
-	if len(os.Args) > 1 && os.Args[1] == proc.GuardArg {
-		proc.GuardMain()
-	}
+	proc.RunHelper(os.Args) // the test binary doubles as the container shim and the exec-probe guard
 	// Fleet and cluster process tests run aggregators and nodes as children of this binary.
 	fleettest.Register("node", func(args []string) int {
 		return dispatch(append([]string{"run"}, args...), os.Stdin, os.Stdout, os.Stderr)

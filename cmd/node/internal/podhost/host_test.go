@@ -22,13 +22,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The test binary doubles as the container shim and the exec-probe guard, as node does.
-	if len(os.Args) > 1 && os.Args[1] == proc.ShimArg {
-		proc.ShimMain(os.Args[2:])
-	}
-	if len(os.Args) > 1 && os.Args[1] == proc.GuardArg {
-		proc.GuardMain()
-	}
+	proc.RunHelper(os.Args) // the test binary doubles as the container shim and the exec-probe guard
 	goleak.VerifyTestMain(m)
 }
 

@@ -26,13 +26,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The test binary doubles as the container shim, as the node binary does.
-	if len(os.Args) > 1 && os.Args[1] == ShimArg {
-		ShimMain(os.Args[2:])
-	}
-	if len(os.Args) > 1 && os.Args[1] == GuardArg {
-		GuardMain()
-	}
+	RunHelper(os.Args) // the test binary doubles as the container shim and the exec-probe guard
 	goleak.VerifyTestMain(m)
 }
 

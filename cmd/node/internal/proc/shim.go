@@ -252,3 +252,19 @@ func parentPID(pid int) (int, bool) {
 	ppid, err := strconv.Atoi(fields[1])
 	return ppid, err == nil
 }
+
+// RunHelper makes this process the runtime's helper that args (os.Args) name: the container shim
+// (ShimArg) or the exec-probe guard (GuardArg); it never returns then. Otherwise it returns at
+// once. The node binary calls it first in main, and every test binary that runs a Runtime over
+// itself calls it first in TestMain.
+func RunHelper(args []string) {
+	if len(args) < 2 {
+		return
+	}
+	switch args[1] {
+	case ShimArg:
+		ShimMain(args[2:])
+	case GuardArg:
+		GuardMain()
+	}
+}
