@@ -236,7 +236,8 @@ func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod,
 		return err
 	}
 	defer n.ln.Close() // the API closes it when it stops; this covers a start that failed before it
-	if err := n.list.Start(ctx); err != nil {
+	// A signal during the start does not fail it: the parts start, then stop at once, in order.
+	if err := n.list.Start(context.Background()); err != nil {
 		stopSignals()
 		return err
 	}
