@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
@@ -119,6 +121,11 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 	require.NoError(t, err)
 	defer busy.Close()
 	root := filepath.Join(dir, "root")
+	held := filepath.Join(dir, "held") // a live node's --root-dir
+	require.NoError(t, os.Mkdir(held, 0o755))
+	lock, err := rootlock.Acquire(held)
+	require.NoError(t, err)
+	defer lock.Release()
 
 	cases := []struct {
 		name string
@@ -129,6 +136,8 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"listen unparseable", []string{"-f", good, "--listen", "nonsense"}, 2, `--listen "nonsense": address nonsense: missing port`},
 		{"listen in use", []string{"-f", good, "--listen", busy.Addr().String(), "--root-dir", root}, 1, "--listen " + busy.Addr().String() + ": listen tcp"},
+		{"root dir held by a live node", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", held}, 1,
+			fmt.Sprintf(`--root-dir %q: another node (pid %d) holds it`, held, os.Getpid())},
 		{"root dir is a file", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", good}, 1, `--root-dir "` + good + `": cannot create the log directory`},
 		{"log level", []string{"-f", good, "--log-level", "bogus"}, 2, `--log-level "bogus": use trace, debug, info, warn or error`},
 		{"log format", []string{"-f", good, "--log-format", "xml"}, 2, `--log-format "xml": use text or json`},

@@ -18,6 +18,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
@@ -104,10 +105,12 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	// After validation (an invalid manifest creates nothing), before anything starts.
-	if err := checkRootDir(cfg.rootDir); err != nil {
+	lock, err := claimRootDir(cfg.rootDir)
+	if err != nil {
 		fmt.Fprintf(stderr, "error: --root-dir %q: %v\n", cfg.rootDir, err)
 		return 1
 	}
+	defer lock.Release() // the kernel releases it too, however node ends
 	if cfg.manifestPath != "" {
 		if _, err := os.Stat(cfg.manifestPath); err != nil {
 			fmt.Fprintf(stderr, "error: --pod-manifest-path: %v\n", err)
@@ -135,13 +138,27 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkRootDir makes sure container logs can be written under dir before anything starts, so an
-// unusable --root-dir is a clear error rather than pods that fail one by one.
-func checkRootDir(dir string) error {
-	pods := filepath.Join(dir, "pods")
-	if err := os.MkdirAll(pods, 0o755); err != nil {
-		return fmt.Errorf("cannot create the log directory: %w", err)
+// claimRootDir makes this node the one owner of dir for as long as it runs (rootlock: a second
+// node on it exits naming the holder's pid, having written nothing but an empty lock file the
+// first time), then makes sure container logs can be written under it before anything starts, so
+// an unusable --root-dir is a clear error rather than pods that fail one by one.
+func claimRootDir(dir string) (*rootlock.Lock, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "pods"), 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the log directory: %w", err)
 	}
+	lock, err := rootlock.Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(filepath.Join(dir, "pods")); err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	return lock, nil
+}
+
+// checkWritable creates and removes a file in pods.
+func checkWritable(pods string) error {
 	f, err := os.CreateTemp(pods, ".write-check-")
 	if err != nil {
 		return fmt.Errorf("not writable: %w", err)
