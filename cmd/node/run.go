@@ -17,6 +17,7 @@ import (
 
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
+	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
@@ -95,8 +96,8 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	var pods []*v1.Pod
 	if len(cfg.files) > 0 {
-		var assignUID func(*v1.Pod) // random UIDs, except in a cluster (cluster.go)
-		if cfg.cluster.enabled() {
+		assignUID := manifest.ContentUID // the same manifest, the same pod (a restarted node adopts it)
+		if cfg.cluster.enabled() {       // alike on every member (cluster.go)
 			assignUID = runner.ClusterUID(cfg.cluster.name)
 		}
 		if pods, err = loadPodsWith(cfg.files, stdin, stderr, time.Now(), assignUID); err != nil {
