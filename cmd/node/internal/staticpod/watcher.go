@@ -85,6 +85,7 @@ type Watcher struct {
 	readOne  func(path string) (File, bool) // readFile; tests count the files read
 
 	quit  chan struct{}
+	read  chan struct{} // closed once the first read of the path was carried out
 	done  chan struct{} // closed when the loop has ended
 	stops sync.WaitGroup
 	start sync.Once
@@ -115,17 +116,26 @@ func New(opts Options) *Watcher {
 		pending:     map[string]bool{},
 		readOne:     readFile,
 		quit:        make(chan struct{}),
+		read:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
 }
 
 // Start implements lifecycle.Component: it starts the goroutine that reads the manifest path at
-// once, then every period and soon after a change is seen through inotify, and returns at once.
-// The goroutine ends with Stop. A path that cannot be read is no error: it is logged, and read
-// again at each period.
-func (w *Watcher) Start(context.Context) error {
+// once, then every period and soon after a change is seen through inotify, and returns once the
+// first read was carried out (its pods started, or handed to Set): whatever comes after the
+// watcher in node's list (the runtime's orphan sweep) sees every static pod. The goroutine ends
+// with Stop. A path that cannot be read is no error: it is logged, and read again at each period.
+// When ctx ends before the first read, Start stops the watcher again and returns ctx's error.
+func (w *Watcher) Start(ctx context.Context) error {
 	w.start.Do(func() { go w.loop() })
-	return nil
+	select {
+	case <-w.read:
+		return nil
+	case <-ctx.Done():
+		_ = w.Stop(context.Background())
+		return fmt.Errorf("static pods: the first read did not finish: %w", ctx.Err())
+	}
 }
 
 // Stop implements lifecycle.Component: it stops reading the manifest path (the loop ends, and
@@ -174,6 +184,7 @@ func (w *Watcher) loop() {
 	}
 	w.watch()
 	w.scan()
+	close(w.read)
 	for {
 		var events <-chan fsnotify.Event
 		var errs <-chan error

@@ -426,3 +426,17 @@ func TestRelist(t *testing.T) {
 		})
 	}
 }
+
+// TestStartReturnsOnceTheFirstReadIsCarriedOut: when Start returns, the pods of the path as it
+// was are started already (node's orphan sweep, the part after the watcher, relies on it).
+func TestStartReturnsOnceTheFirstReadIsCarriedOut(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), podYAML("a", ""))
+	write(t, filepath.Join(dir, "b.yaml"), podYAML("b", ""))
+	r := &fakeRunner{}
+	w := New(Options{Path: dir, Period: time.Hour, Runner: r})
+	start(t, w)
+	started, _ := r.seen()
+	assert.ElementsMatch(t, []string{"a", "b"}, started, "no wait needed")
+	stop(t, w)
+}
