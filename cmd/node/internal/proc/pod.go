@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/internal/podstatus"
+	"github.com/probeactor/probeactor/messages"
 )
 
 // kind says how a container takes part in the pod's lifecycle.
@@ -45,9 +46,14 @@ type container struct {
 	started      bool      // sidecars: the startup probe passed (or there is none)
 	forceRestart bool      // killed by a liveness/startup probe with Restart set
 	backoff      backoff
-	backoffUntil time.Time // while in CrashLoopBackOff: when the restart may happen
-	backoffShown time.Time // exit time of the instance whose BackOff event was already emitted
+	backoffUntil time.Time    // while in CrashLoopBackOff: when the restart may happen
+	backoffShown time.Time    // exit time of the instance whose BackOff event was already emitted
+	probed       probeOutcome // current's latest readiness and startup results (ProbeResult)
+	adopted      probeOutcome // current was adopted from an earlier node, which had these: reported at once
 }
+
+// probeOutcome is whether an instance was last seen ready and started by its probes.
+type probeOutcome struct{ Ready, Started bool }
 
 func (c *container) running() bool { return c.current != nil && !c.current.exited }
 
@@ -109,6 +115,7 @@ func (p *podState) started(name, id string, now time.Time) {
 	c.started = c.kind != kindSidecar || c.spec.StartupProbe == nil
 	c.forceRestart = false
 	c.backoffUntil = time.Time{}
+	c.probed, c.adopted = probeOutcome{}, probeOutcome{}
 }
 
 // startFailed records an instance that could not be started (kubelet/containerd: StartError, 128).
@@ -139,6 +146,21 @@ func (p *podState) exited(name, id string, st exitStatus) {
 func (p *podState) killedForRestart(name, id string) {
 	if c, ok := p.byName[name]; ok && c.current != nil && c.current.id == id {
 		c.forceRestart = true
+	}
+}
+
+// probeResult records the latest readiness or startup result of instance id of name.
+func (p *podState) probeResult(name, id string, probe messages.ProbeType, success bool) {
+	c, ok := p.byName[name]
+	if !ok || c.current == nil || c.current.id != id {
+		return
+	}
+	switch probe {
+	case messages.Readiness:
+		c.probed.Ready = success
+	case messages.Startup:
+		c.probed.Started = success
+	default:
 	}
 }
 
@@ -245,6 +267,10 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}
 	case !c.current.exited:
 		cs.ContainerID = c.current.id
+		// An instance adopted from an earlier node is reported as that node last saw it (kubelet
+		// 1.35+, KEP-4781); the tree's own results take over from there.
+		cs.Ready = c.adopted.Ready
+		*cs.Started = c.adopted.Started
 		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: c.current.startedAt}}}
 	case !c.backoffUntil.IsZero():
 		// Exited and waiting for its restart: kubelet shows Waiting/CrashLoopBackOff and the dead

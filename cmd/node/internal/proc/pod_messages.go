@@ -31,6 +31,20 @@ type wakeUp struct{}
 // name passed; a sidecar waiting for it has started.
 type startupSucceeded struct{ name, id string }
 
+// probeResult (Runtime.ProbeResult → pod): the latest readiness or startup result of instance id
+// of container name, kept in the pod's record.
+type probeResult struct {
+	name, id string
+	probe    messages.ProbeType
+	success  bool
+}
+
+// detachPod (Runtime.Detach → pod): close every shim connection without a KILL, end every timer
+// and the pod's goroutine; the containers run on, the record stays for the next node.
+type detachPod struct{}
+
+func (probeResult) podMessage()      {}
+func (detachPod) podMessage()        {}
 func (killContainer) podMessage()    {}
 func (terminatePod) podMessage()     {}
 func (containerExited) podMessage()  {}

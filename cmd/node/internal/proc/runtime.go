@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,11 @@ type Options struct {
 	Events  EventSink
 
 	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
+
+	// ReattachTimeout is how long a container outlives node: its shim waits that long for a node
+	// to connect again once node's connection closed (node died, or Detach), then stops it with
+	// its pod's grace period. 0 (the default): containers die with node. Negative is an error.
+	ReattachTimeout time.Duration
 }
 
 // Runtime runs pods as local processes. It implements actors.Runtime (KillContainer,
@@ -65,10 +71,24 @@ type Runtime struct {
 	// not block for long.
 	push atomic.Pointer[func(pod *v1.Pod, status v1.PodStatus)]
 
-	mu     sync.Mutex
-	pods   map[types.UID]*podRunner
-	byID   map[string]containerRef // container ID → where it runs (for exec probes)
-	closed bool
+	mu       sync.Mutex
+	pods     map[types.UID]*podRunner
+	byID     map[string]containerRef // container ID → where it runs (for exec probes)
+	closed   bool
+	detached bool
+
+	// What Start found of an earlier node: pods by UID until Run claims them or StopOrphans stops
+	// them; shim sockets no valid record claims; records that could not be used.
+	recovered     map[types.UID]*recoveredPod
+	orphanSockets []string
+	badRecords    []string
+
+	// stops ends with Detach: the stops of an earlier node's containers (StopOrphans, a replaced
+	// pod) and a pod waiting for them give up then.
+	stops     context.Context
+	endStops  context.CancelFunc
+	shimsDir  string // <RootDir>/shims (0700): every shim's socket
+	statesDir string // <RootDir>/state: one record per pod
 }
 
 // containerRef is what an exec probe needs to run "in" a container.
@@ -101,7 +121,13 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
-	r := &Runtime{opts: opts, log: opts.Logger.Named("runtime"), pods: map[types.UID]*podRunner{}, byID: map[string]containerRef{}}
+	if opts.ReattachTimeout < 0 {
+		return nil, fmt.Errorf("proc: ReattachTimeout %s is negative", opts.ReattachTimeout)
+	}
+	r := &Runtime{opts: opts, log: opts.Logger.Named("runtime"), pods: map[types.UID]*podRunner{}, byID: map[string]containerRef{},
+		recovered: map[types.UID]*recoveredPod{},
+		shimsDir:  filepath.Join(opts.RootDir, "shims"), statesDir: filepath.Join(opts.RootDir, "state")}
+	r.stops, r.endStops = context.WithCancel(context.Background())
 	r.guard = &guard{exe: opts.Shim[0], log: r.log}
 	r.runner = probes.LocalRunner{Resolve: r.resolve}
 	return r, nil
@@ -136,11 +162,32 @@ func (r *Runtime) StartupSucceeded(uid types.UID, container, containerID string)
 // ErrUnknownPod is returned for a pod the runtime does not run.
 var ErrUnknownPod = errors.New("unknown pod")
 
-// ErrClosed is returned by Run after Shutdown began.
+// ErrClosed is returned by Run after Shutdown or Detach began, and by Terminate and Remove after
+// Detach.
 var ErrClosed = errors.New("runtime is shutting down")
+
+// ProbeResult tells the runtime the latest readiness or startup result (probe; liveness is
+// ignored) of container (instance containerID) of pod uid. The runtime keeps it in the pod's
+// record, so that the next node reports an instance it adopts as ready and started as this node
+// last saw it (kubelet 1.35+, KEP-4781). node calls it from its subscription to the tree's
+// results. Unknown pods, containers and stale instances are ignored.
+func (r *Runtime) ProbeResult(uid types.UID, container, containerID string, probe messages.ProbeType, success bool) {
+	r.mu.Lock()
+	pr, ok := r.pods[uid]
+	r.mu.Unlock()
+	if ok {
+		pr.post(probeResult{name: container, id: containerID, probe: probe, success: success})
+	}
+}
 
 // Run starts pod's containers. The pod must be valid (see Validate) and have a UID. Subscribers
 // hear PodStarted before Run returns, and before any status of the pod.
+//
+// A pod an earlier node ran (Start found its record) is adopted when its spec is the same: its
+// running containers are taken over as they are (same container IDs, start times, restart counts,
+// back-off and logs; no new process, no Started event), the ones that ended meanwhile are handled
+// as any exit. With another spec it is replaced: the old containers are stopped with the recorded
+// grace period, then the pod starts afresh.
 func (r *Runtime) Run(pod *v1.Pod) error {
 	pr, err := r.add(pod.DeepCopy())
 	if err != nil {
@@ -177,6 +224,7 @@ func (r *Runtime) add(pod *v1.Pod) (*podRunner, error) {
 		procs: map[string]*running{},
 		done:  make(chan struct{}),
 	}
+	r.claim(pr)
 	r.pods[pod.UID] = pr
 	return pr, nil
 }
@@ -290,9 +338,6 @@ func (r *Runtime) resolve(containerID string) (probes.LocalOptions, error) {
 	return probes.LocalOptions{Env: ref.env, Dir: ref.dir, Guard: r.guard.watch}, nil
 }
 
-// Start implements lifecycle.Component. The runtime runs from New on: there is nothing to start.
-func (r *Runtime) Start(context.Context) error { return nil }
-
 // Stop implements lifecycle.Component: it ends the exec-probe guard process (which kills any exec
 // probe still running) and returns once it is reaped, or when ctx ends (the guard, told to end,
 // is then reaped in the background). Stop it once nothing probes any more (after the probe tree
@@ -308,7 +353,11 @@ func (r *Runtime) Stop(ctx context.Context) error {
 func (r *Runtime) Terminate(ctx context.Context, uid types.UID) error {
 	r.mu.Lock()
 	pr, ok := r.pods[uid]
+	detached := r.detached
 	r.mu.Unlock()
+	if detached {
+		return ErrClosed // its containers were left to the next node
+	}
 	if !ok {
 		return ErrUnknownPod
 	}
@@ -354,9 +403,14 @@ func (r *Runtime) Remove(ctx context.Context, uid types.UID) error {
 	return nil
 }
 
-// Shutdown terminates every pod concurrently, refuses new ones and waits for every process.
+// Shutdown terminates every pod concurrently, refuses new ones and waits for every process. After
+// Detach it does nothing.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
+	if r.detached {
+		r.mu.Unlock()
+		return nil
+	}
 	r.closed = true
 	uids := make([]types.UID, 0, len(r.pods))
 	for uid := range r.pods {
@@ -384,9 +438,10 @@ func newContainerID() string {
 
 // running is one live container instance.
 type running struct {
-	id    string
-	proc  *process
-	timer clock.Timer // the SIGKILL after the grace period, while a kill is in progress
+	id     string
+	proc   *process
+	socket string      // its shim's
+	timer  clock.Timer // the SIGKILL after the grace period, while a kill is in progress
 }
 
 // podRunner owns one pod: its state, its processes and its timer. Only loop() touches them.
@@ -404,7 +459,17 @@ type podRunner struct {
 	wake        clock.Timer
 	wakeAt      time.Time
 	terminating bool
-	stopping    bool // sidecar phase of a termination has begun
+	stopping    bool   // sidecar phase of a termination has begun
+	detached    bool   // Detach: the loop ends, the containers run on
+	written     []byte // the record last written
+	writeErr    string // the last error writing it (logged once)
+
+	// Before its first decision (set by Runtime.claim, then read by loop only): wait for an
+	// earlier node's stop of this UID (after), stop the instances of an old spec (replace), or
+	// take over the recorded instances (adopt).
+	after   <-chan struct{}
+	replace *podRecord
+	adopt   *podRecord
 
 	mu   sync.Mutex
 	last v1.PodStatus // last pushed status (read by Status)
@@ -424,14 +489,22 @@ func (pr *podRunner) post(m podMessage) bool {
 // the core's decision again.
 func (pr *podRunner) loop() {
 	defer close(pr.done)
+	if !pr.prepare() {
+		return // detached meanwhile
+	}
 	pr.sync()
 	for m := range pr.inbox {
 		pr.handle(m)
+		if pr.detached {
+			return
+		}
 		if pr.terminating && len(pr.procs) == 0 {
 			pr.stopWake()
 			pr.publish()
+			pr.forget() // terminated completely: nothing for a next node to adopt
 			return
 		}
+		pr.persist()
 		if pr.terminating {
 			pr.maybeStopSidecars()
 			pr.publish()
@@ -454,6 +527,10 @@ func (pr *podRunner) handle(m podMessage) {
 		pr.wakeAt = time.Time{}
 	case startupSucceeded:
 		pr.state.sidecarStarted(m.name, m.id)
+	case probeResult:
+		pr.state.probeResult(m.name, m.id, m.probe, m.success)
+	case detachPod:
+		pr.detach()
 	default:
 		pr.log.Error("pod goroutine ignores an unknown message", "type", fmt.Sprintf("%T", m))
 	}
@@ -483,6 +560,7 @@ func (pr *podRunner) sync() {
 			break
 		}
 	}
+	pr.persist()
 	pr.publish()
 }
 
@@ -545,12 +623,17 @@ func (pr *podRunner) start(name string) {
 	dir := c.spec.WorkingDir
 	argv := containerArgv(pr.pod, &c.spec)
 	var proc *process
+	socket := filepath.Join(pr.rt.shimsDir, strings.TrimPrefix(id, "proc://")+".sock")
 	// Opening the log is part of starting the container, as with containerd ("failed to create
 	// container loggers"): if it cannot be opened the start fails (StartError, retried with
 	// back-off); no running container is touched.
 	logFile, err := openLog(filepath.Join(pr.dir, name), restartCount)
 	if err == nil {
-		proc, err = startProcess(pr.rt.opts.Shim, processSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: dir, Log: logFile})
+		err = pr.rt.ensureShimsDir()
+		if err == nil {
+			proc, err = startProcess(pr.rt.opts.Shim, processSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: dir, Log: logFile,
+				Socket: socket, ReattachTimeout: pr.rt.opts.ReattachTimeout, Grace: max(podapi.GracePeriod(pr.pod), podapi.MinimumGracePeriod)})
+		}
 		logFile.Close() // the shim has its own copy
 	}
 	if err != nil {
@@ -560,15 +643,24 @@ func (pr *podRunner) start(name string) {
 		return
 	}
 	pr.state.started(name, id, now)
-	pr.procs[name] = &running{id: id, proc: proc}
-	pr.rt.mu.Lock()
-	pr.rt.byID[id] = containerRef{env: env, dir: dir}
-	pr.rt.mu.Unlock()
+	pr.track(name, id, proc, socket)
 	pr.log.Debug("container started", "container", name, "container_id", id, "pid", proc.pid)
 	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Started container "+name)
-	go func() { // ends when the instance has exited and the pod heard about it (or has finished)
+}
+
+// track makes a running instance (started or adopted) the pod's: exec probes can run in it, its
+// exit reaches the pod.
+func (pr *podRunner) track(name, id string, proc *process, socket string) {
+	pr.procs[name] = &running{id: id, proc: proc, socket: socket}
+	c := pr.state.byName[name]
+	pr.rt.mu.Lock()
+	pr.rt.byID[id] = containerRef{env: containerEnv(pr.pod, &c.spec), dir: c.spec.WorkingDir}
+	pr.rt.mu.Unlock()
+	go func() { // ends when the instance has exited and the pod heard about it (or has finished), or at Detach
 		<-proc.done
-		pr.post(containerExited{name: name, id: id, exit: proc.exit})
+		if proc.exit.Event != "detached" {
+			pr.post(containerExited{name: name, id: id, exit: proc.exit})
+		}
 	}()
 }
 
@@ -596,7 +688,7 @@ func (pr *podRunner) exited(name, id string, m shimMessage) {
 	delete(pr.rt.byID, id)
 	pr.rt.mu.Unlock()
 	pr.log.Debug("container exited", "container", name, "container_id", id, "exit_code", m.ExitCode)
-	pr.state.exited(name, id, exitStatus{Code: int32(m.ExitCode), Message: m.Message, FinishedAt: pr.rt.opts.Clock.Now()})
+	pr.state.exited(name, id, exitStatus{Code: int32(m.ExitCode), Reason: m.Reason, Message: m.Message, FinishedAt: pr.rt.opts.Clock.Now()})
 }
 
 // kill starts killing a container for a failed probe; it returns the instance's done channel, or nil

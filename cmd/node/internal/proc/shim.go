@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,22 +28,43 @@ type shimSpec struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"` // argv[1:]
 	Dir  string   `json:"dir,omitempty"`
+	// Socket is the unix socket the shim listens on for node (mode 0600, in a directory only
+	// node's user can enter). The shim creates it before it reports "started" and removes it
+	// when it exits.
+	Socket string `json:"socket"`
+	// ReattachTimeout is how long the container outlives node's connection: 0 kills it the moment
+	// the connection closes without a KILL (node exited, even by SIGKILL); otherwise the shim
+	// waits that long for a node to connect again, then stops the container (SIGTERM, Grace,
+	// SIGKILL to everything it forked) and exits.
+	ReattachTimeout time.Duration `json:"reattachTimeout,omitempty"`
+	Grace           time.Duration `json:"grace,omitempty"` // the pod's grace period
 }
 
-// shimMessage is one line the shim writes on its status pipe (fd 3).
+// shimMessage is one line the shim writes: "started" or "error" on its status pipe (fd 3, the
+// start handshake only), "hello" and "exited" on node's connection.
 type shimMessage struct {
-	Event    string `json:"event"` // "started", "error", "exited"
-	PID      int    `json:"pid,omitempty"`
+	Event string `json:"event"` // "started", "error", "hello", "exited"
+	PID   int    `json:"pid,omitempty"`
+	// Exited (hello only) says the container's main process has already exited, with ExitCode
+	// and Signal; the shim exits once it said so.
+	Exited   bool   `json:"exited,omitempty"`
 	ExitCode int    `json:"exitCode,omitempty"`
 	Signal   int    `json:"signal,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Reason is node's own (never sent by a shim): "ContainerStatusUnknown" when the shim was
+	// lost without reporting.
+	Reason string `json:"-"`
 }
 
-// Shim commands, one per line on the shim's stdin.
+// Shim commands, one per line on node's connection.
 const (
 	shimTerm = "TERM" // SIGTERM to the container's process group
 	shimKill = "KILL" // SIGKILL to the container and everything it forked
 )
+
+// shimWriteTimeout bounds one report on node's connection: a node that does not read is treated
+// as gone.
+const shimWriteTimeout = 5 * time.Second
 
 // ShimMain runs the shim and never returns. args are the arguments after ShimArg.
 //
@@ -52,12 +74,18 @@ const (
 //   - the container runs in its own process group with stdin /dev/null and stdout/stderr a pipe the
 //     shim copies to the log file (its own stdout); output the log cannot take (disk full, I/O error)
 //     is dropped, so a running container never sees its log fail — containerd's shim does the same;
-//   - node controls it through its stdin: TERM, KILL, or end-of-file — which is also what happens
-//     when node dies, even by SIGKILL, since node holds the only write end — and end-of-file means
-//     KILL;
+//   - node controls it through a unix socket (spec.Socket): TERM and KILL lines in, a "hello" (the
+//     container's pid, and its exit status if it already ended) on every connection and "exited"
+//     out. One connection at a time: a new one replaces the old. When the connection closes
+//     without a KILL — node exited, even by SIGKILL, or detached — the container is killed at
+//     once (spec.ReattachTimeout 0), or keeps running while the shim waits ReattachTimeout for a
+//     node to connect again, and is then stopped (SIGTERM, spec.Grace, SIGKILL). Until the first
+//     node connects, that node's end of the shim's stdin stands for the connection;
 //   - when the container's main process exits, the shim kills what is left of the group and every
-//     other descendant (kubelet: a container's processes die with its PID 1), reaps them all, reports
-//     the exit status on fd 3 and exits.
+//     other descendant (kubelet: a container's processes die with its PID 1), reaps them all,
+//     reports the exit status to the node connected (or the next one to connect within the
+//     window) and exits;
+//   - SIGTERM, SIGINT or SIGHUP to the shim itself kill the container's tree.
 func ShimMain(args []string) {
 	status := os.NewFile(3, "status")
 	report := func(m shimMessage) {
@@ -83,11 +111,18 @@ func ShimMain(args []string) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
 
+	// The socket exists before the container does: once node hears "started" it can connect.
+	// Go opens it close-on-exec, so the container does not inherit it (nor any connection).
+	listener, err := listenSocket(spec.Socket)
+	if err != nil {
+		fail("%v", err)
+	}
 	// Pdeathsig fires when the thread that forked the child exits: keep this goroutine on its thread
 	// for the life of the shim so only the shim's own death can trigger it.
 	runtime.LockOSThread()
 	output, outputW, err := os.Pipe()
 	if err != nil {
+		_ = os.Remove(spec.Socket)
 		fail("output pipe: %v", err)
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
@@ -96,6 +131,7 @@ func ShimMain(args []string) {
 	// Pdeathsig is a second line of defence should the shim itself be SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		_ = os.Remove(spec.Socket)
 		fail("%v", err)
 	}
 	_ = outputW.Close() // the container holds the write end now: EOF once all of it has exited
@@ -104,38 +140,194 @@ func ShimMain(args []string) {
 		defer close(logged)
 		copyLog(os.Stdout, output)
 	}()
-	pid := cmd.Process.Pid
-	report(shimMessage{Event: "started", PID: pid})
+	s := &shim{spec: spec, pid: cmd.Process.Pid, listener: listener, logged: logged,
+		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1)}
+	report(shimMessage{Event: "started", PID: s.pid})
+	_ = status.Close() // the handshake is over: everything else goes over the socket
 
-	control := make(chan string, 1)
-	go func() { // ends with the process
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			control <- strings.TrimSpace(sc.Text())
-		}
-		control <- shimKill // EOF: node is gone or wants it dead
+	go s.accept()
+	stdinEOF := make(chan struct{})
+	go func() { // ends at EOF: the first node closed its end (it connected, or it died)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(stdinEOF)
 	}()
+	os.Exit(s.run(sigs, stdinEOF))
+}
 
-	var ws unix.WaitStatus
-	mainDone := false
-	for !mainDone {
+// shim is the state of ShimMain's loop. Only run touches it.
+type shim struct {
+	spec     shimSpec
+	pid      int // the container's main process, also its process group
+	listener *net.UnixListener
+	logged   <-chan struct{} // closed once all the container's output is in the log
+
+	accepted chan *net.UnixConn // from accept
+	lines    chan connLine      // from each connection's reader
+	closed   chan *net.UnixConn // a connection's reader hit the end (buffered, so readers never block)
+
+	conn          *net.UnixConn // node's connection, nil while none is attached
+	everConnected bool
+	nodeLost      bool // a node's connection closed (or the first node died before connecting)
+	mainDone      bool
+	ws            unix.WaitStatus
+	signalled     bool             // SIGTERM/INT/HUP: the container is being taken down for good
+	expired       bool             // the re-attach window passed: no node is let in any more
+	window        <-chan time.Time // the re-attach window, while no node is attached
+	grace         <-chan time.Time // the grace between SIGTERM and SIGKILL once the window passed
+}
+
+// connLine is one line node sent on conn.
+type connLine struct {
+	conn *net.UnixConn
+	line string
+}
+
+// accept hands every new connection to run; it ends when the listener is closed.
+func (s *shim) accept() {
+	for {
+		c, err := s.listener.AcceptUnix()
+		if err != nil {
+			return
+		}
+		s.accepted <- c // run reads this until it exits; then the process ends with it
+	}
+}
+
+// read forwards conn's lines; it ends when conn is closed (by node or by run).
+func (s *shim) read(c *net.UnixConn) {
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		s.lines <- connLine{conn: c, line: strings.TrimSpace(sc.Text())}
+	}
+	s.closed <- c
+}
+
+// send writes one report on the current connection; a failure drops the connection.
+func (s *shim) send(m shimMessage) bool {
+	b, _ := json.Marshal(m)
+	_ = s.conn.SetWriteDeadline(time.Now().Add(shimWriteTimeout))
+	if _, err := s.conn.Write(append(b, '\n')); err != nil {
+		s.drop()
+		return false
+	}
+	return true
+}
+
+// exitMessage is the main process's exit as reported to node.
+func (s *shim) exitMessage(event string) shimMessage {
+	m := shimMessage{Event: event, PID: s.pid, Exited: s.mainDone && event == "hello"}
+	switch {
+	case !s.mainDone:
+	case s.ws.Exited():
+		m.ExitCode = s.ws.ExitStatus()
+	case s.ws.Signaled():
+		m.Signal = int(s.ws.Signal())
+		m.ExitCode = 128 + int(s.ws.Signal())
+	}
+	return m
+}
+
+// drop forgets node's connection (closed by node, or failed) and applies the re-attach rule.
+func (s *shim) drop() {
+	_ = s.conn.Close()
+	s.conn = nil
+	s.detached()
+}
+
+// detached: no node is attached any more (or the first died before it connected).
+func (s *shim) detached() {
+	s.nodeLost = true
+	switch {
+	case s.spec.ReattachTimeout > 0:
+		s.window = time.After(s.spec.ReattachTimeout)
+	case s.mainDone:
+		s.window = time.After(0) // nobody will come to hear the exit
+	default:
+		killTree(s.pid) // the container dies with node's connection
+	}
+}
+
+// run is the shim's loop; it returns the shim's exit code.
+func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
+	defer func() {
+		_ = s.listener.Close()
+		_ = os.Remove(s.spec.Socket)
+		if s.conn != nil {
+			_ = s.conn.Close()
+		}
+	}()
+	for {
 		select {
-		case cmdName := <-control:
-			switch cmdName {
-			case shimTerm:
-				_ = unix.Kill(-pid, unix.SIGTERM)
-			case shimKill:
-				killTree(pid)
+		case c := <-s.accepted:
+			if s.expired {
+				_ = c.Close()
+				break
 			}
-		case s := <-sigs:
-			if s != syscall.SIGCHLD {
-				killTree(pid)
+			if s.conn != nil {
+				_ = s.conn.Close() // a new node replaces the old; its reader's end is ignored
+			}
+			s.conn, s.everConnected, s.window = c, true, nil
+			go s.read(c) // ends when c is closed
+			if s.send(s.exitMessage("hello")) && s.mainDone {
+				return 0 // the exit is reported
+			}
+		case l := <-s.lines:
+			if l.conn != s.conn {
+				break // from a replaced connection
+			}
+			switch l.line {
+			case shimTerm:
+				_ = unix.Kill(-s.pid, unix.SIGTERM)
+			case shimKill:
+				killTree(s.pid)
+			}
+		case c := <-s.closed:
+			if c == s.conn {
+				s.drop()
+			}
+		case <-stdinEOF:
+			stdinEOF = nil
+			if !s.everConnected {
+				s.detached() // the first node died before it connected
+			}
+		case <-s.window:
+			s.window = nil
+			if s.mainDone {
+				return 0 // nobody came to hear the exit
+			}
+			// No node came back: stop the container as node would have, and let no node in.
+			s.expired = true
+			_ = s.listener.Close()
+			_ = os.Remove(s.spec.Socket)
+			_ = unix.Kill(-s.pid, unix.SIGTERM)
+			s.grace = time.After(s.spec.Grace)
+		case <-s.grace:
+			s.grace = nil
+			killTree(s.pid)
+		case sig := <-sigs:
+			if sig != syscall.SIGCHLD {
+				s.signalled = true
+				killTree(s.pid)
 			}
 		}
-		mainDone = reapUntil(pid, &ws)
+		if !s.mainDone && reapUntil(s.pid, &s.ws) {
+			s.mainDone = true
+			s.finish()
+			if s.conn != nil && s.send(s.exitMessage("exited")) {
+				return 0
+			}
+			if s.spec.ReattachTimeout <= 0 && s.nodeLost || s.expired || s.signalled {
+				return 0
+			}
+			// Keep the exit for the next node within the window (or for the first one).
+		}
 	}
-	// The main process is gone: nothing else of the container may survive it.
-	killTree(pid)
+}
+
+// finish runs once the main process has exited: nothing else of the container may survive it,
+// and its last output must be in the log before anyone hears of the exit.
+func (s *shim) finish() {
+	killTree(s.pid)
 	for {
 		var other unix.WaitStatus
 		if _, err := unix.Wait4(-1, &other, 0, nil); errors.Is(err, unix.ECHILD) {
@@ -143,24 +335,13 @@ func ShimMain(args []string) {
 		} else if err != nil && !errors.Is(err, unix.EINTR) {
 			break
 		}
-		killTree(pid) // a reaped parent may have re-parented more orphans to us
+		killTree(s.pid) // a reaped parent may have re-parented more orphans to us
 	}
-	// Everything that could write is dead: the log is complete before node hears of the exit
-	// (bounded, should an escaped process still hold the pipe).
+	// Everything that could write is dead (bounded, should an escaped process still hold the pipe).
 	select {
-	case <-logged:
+	case <-s.logged:
 	case <-time.After(logDrainGrace):
 	}
-	m := shimMessage{Event: "exited"}
-	switch {
-	case ws.Exited():
-		m.ExitCode = ws.ExitStatus()
-	case ws.Signaled():
-		m.Signal = int(ws.Signal())
-		m.ExitCode = 128 + int(ws.Signal())
-	}
-	report(m)
-	os.Exit(0)
 }
 
 // logDrainGrace bounds how long an exiting shim waits for the container's last output.
