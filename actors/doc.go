@@ -123,6 +123,25 @@
 //     next tick.
 //   - A probe attempt that errored (the prober failed after its 3 tries) counts
 //     prober_probe_total{result="unknown"}; kubelet counts nothing for it (issue 10 asks for it).
+//   - A container the tree first sees running and reported Ready (or Started) by the runtime keeps
+//     that (kubelet 1.35+ after its own restart, KEP-4781 with ChangeContainerStatusOnKubeletRestart
+//     off, its default since 1.35; 1.30–1.33 report it not ready and, with a startup probe, not
+//     started until its probes pass again). The trigger is exact: a container status with
+//     State.Running set and Ready true (readiness) or Started true or Ready true (startup: only a
+//     started container is ever ready) for a container ID with no readiness (startup) result yet.
+//     The rule is one pure function, worker.Adopted, read by both cores: statusbook takes it as the
+//     result until the worker's first publish, so /pods reports the container ready and started
+//     from the first status, with no manual trigger, and liveness is not held back by startup;
+//     worker.Machine publishes Success (not Failure/Unknown) when it first sees the container ID,
+//     with its success/failure streaks at zero, so nothing flaps and a later probe result (a
+//     readiness Failure after FailureThreshold consecutive failures) changes it as usual; the
+//     startup probe does not run for a started container. A runtime reports Ready or Started only
+//     for a container it took over (node's process runtime reports Ready false and Started unset
+//     for every container it starts), so a fresh container is unchanged. Kubelet differs in what it
+//     trusts and keeps: the previous API status (Started of a running container; Ready only for a
+//     container started 10 s before kubelet and a pod whose Ready condition was True), no result
+//     until a probe reaches a threshold, and a manual readiness trigger on every status generation
+//     meanwhile; here the readiness probe runs at its period, after the start-up jitter.
 //   - With the real clock, deadlines are rounded up to a 1 ms grid (clock.DefaultResolution), so a
 //     probe may start up to ~2 ms after its period (kubelet's per-worker ticker: ~0.1 ms).
 package actors

@@ -76,6 +76,13 @@ type ContainerView struct {
 	StartedAt   time.Time // State.Running.StartedAt
 	Terminated  bool      // State.Terminated != nil
 	Started     bool      // Started != nil && *Started, as overlaid by statusManager (step 9)
+	// ReportedReady and ReportedStarted are the runtime's own Ready and Started (Started != nil &&
+	// *Started) of the container, before statusManager's overlay. A runtime reports them true only
+	// for a container that was ready or started before the tree took it over (node re-adopting its
+	// containers after its own restart): the worker then takes them as the container's first result
+	// (kubelet 1.35+, KEP-4781; see worker.Machine).
+	ReportedReady   bool
+	ReportedStarted bool
 }
 
 // PodStatusChanged carries a pod's probe-adjusted status after statusManager recomputed it:

@@ -1,8 +1,11 @@
 // Package statusbook is the pure core of the probe tree's statusManager: per pod, the runtime's
 // status, the readiness and startup results it mirrors, which keys have a worker, and the probe
 // adjustment (Started/Ready flags, ContainersReady and Ready condition times) recomputed with
-// kubelet's rules (internal/podstatus); the container views the workers get. Table-tested, and
-// checked against a straightforward reference on random sequences.
+// kubelet's rules (internal/podstatus); the container views the workers get. A container the
+// runtime reports running and ready or started, with no result yet, reads as the Success its
+// worker will publish (worker.Adopted: kubelet 1.35+ keeps such a container ready and started
+// across its own restart). Table-tested, and checked against a straightforward reference on random
+// sequences.
 package statusbook
 
 import (
@@ -15,6 +18,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
+	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
@@ -110,13 +114,39 @@ func New() *Book {
 // probesView answers podstatus.Probes for one pod.
 type probesView struct{ e *podEntry }
 
+// Result is the mirrored result of a container's probe, else the result its worker will publish
+// when it first sees the container (worker.Adopted): Success for a running container the runtime
+// reports ready (readiness) or started (startup). So an adopted container is ready and started
+// from its first status on, before its worker ran (kubelet 1.35+: a container that was ready and
+// started when kubelet restarted is reported so at once), the worker's first publish changes
+// nothing, and no manual readiness trigger is sent for it (kubelet 1.35+ keeps no result and
+// triggers; the container is ready either way). Where no worker of the type exists, this is what
+// kubelet's "no worker" rule gives anyway.
 func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messages.Result, bool) {
 	for _, m := range p.e.results {
 		if m.id == id && m.t == t {
 			return m.result, true
 		}
 	}
+	if t != messages.Liveness && p.e.runtime != nil {
+		if cs := statusByID(p.e.runtime, id); cs != nil &&
+			worker.Adopted(t, cs.State.Running != nil, cs.Ready, cs.Started != nil && *cs.Started) {
+			return messages.Success, true
+		}
+	}
 	return messages.Unknown, false
+}
+
+// statusByID returns the status of the container whose current ID is id, or nil.
+func statusByID(st *v1.PodStatus, id messages.ContainerID) *v1.ContainerStatus {
+	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range ss {
+			if ss[i].ContainerID == string(id) {
+				return &ss[i]
+			}
+		}
+	}
+	return nil
 }
 
 func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
@@ -461,17 +491,12 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	}
 	v.Terminated = cs.State.Terminated != nil
 	v.Started = e.flags[idx].Started
+	v.ReportedReady = cs.Ready
+	v.ReportedStarted = cs.Started != nil && *cs.Started
 	return v
 }
 
 // hasContainerID reports whether id is the current ID of one of the status's containers.
 func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].ContainerID == string(id) {
-				return true
-			}
-		}
-	}
-	return false
+	return statusByID(st, id) != nil
 }

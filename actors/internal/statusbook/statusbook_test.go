@@ -98,6 +98,112 @@ func TestStatusBook(t *testing.T) {
 	assert.Empty(t, b.pods)
 }
 
+// A running container the runtime reports ready and started, with no result for its ID yet (node
+// re-adopting it after its own restart), is ready and started from its first status on, before any
+// worker ran, with no manual trigger (kubelet 1.35+, KEP-4781); its workers see the report. A probe
+// result then decides as usual. A fresh container (Ready false, Started unset) is unchanged.
+func TestAdoptedContainerIsReadyAndStartedAtOnce(t *testing.T) {
+	pod := testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(), StartupProbe: execProbe(),
+		LivenessProbe: execProbe()})
+	rec := podrecord.New(pod)
+	flags := func(b *Book) (ready, started bool) {
+		st, ok := b.Status("u1")
+		require.True(t, ok)
+		return st.ContainerStatuses[0].Ready, *st.ContainerStatuses[0].Started
+	}
+	reported := func(id string, ready bool, started *bool) *v1.PodStatus {
+		st := runningStatus(id)
+		st.ContainerStatuses[0].Ready, st.ContainerStatuses[0].Started = ready, started
+		return st
+	}
+	yes := true
+
+	b := New()
+	b.AddPod(rec, podrecord.Probes(rec))
+	b.SetRuntime(rec.UID, rec, reported("x://1", true, &yes))
+	views, trigger := b.Recompute("u1", t0)
+	ready, started := flags(b)
+	assert.True(t, ready, "adopted: ready before any result")
+	assert.True(t, started, "adopted: started before any result")
+	assert.Empty(t, trigger, "ready: nothing to trigger")
+	require.Len(t, views, 1)
+	assert.Equal(t, protocol.ContainerView{PodStatusKnown: true, Phase: v1.PodRunning, Found: true, ContainerID: "x://1",
+		Running: true, StartedAt: t0, Started: true, ReportedReady: true, ReportedStarted: true}, *views[0].View,
+		"the workers see the report (and liveness sees a started container)")
+	st, _ := b.Status("u1")
+	assert.Equal(t, v1.ConditionTrue, condStatusOf(st, v1.PodReady))
+	assert.Zero(t, b.MirroredResults(), "nothing is mirrored that the cache does not hold")
+
+	// The workers' first publishes (worker.Adopted) change nothing; a readiness Failure (after
+	// its threshold) does.
+	b.Apply([]messages.ResultChanged{readiness("x://1", messages.Success),
+		{PodUID: "u1", Container: "app", ContainerID: "x://1", Type: messages.Startup, Result: messages.Success}})
+	b.Recompute("u1", t0)
+	ready, started = flags(b)
+	assert.True(t, ready && started)
+	b.Apply([]messages.ResultChanged{readiness("x://1", messages.Failure)})
+	_, trigger = b.Recompute("u1", t0)
+	ready, started = flags(b)
+	assert.False(t, ready, "a result overrides the report")
+	assert.True(t, started)
+	assert.Equal(t, []string{"app"}, trigger)
+	b.SetRuntime(rec.UID, rec, reported("x://1", true, &yes)) // the runtime repeats its report
+	b.Recompute("u1", t0)
+	ready, _ = flags(b)
+	assert.False(t, ready, "the result still decides")
+
+	// A fresh container: not started (its startup worker has no result), not ready.
+	b.SetRuntime(rec.UID, rec, reported("x://2", false, nil))
+	views, _ = b.Recompute("u1", t0)
+	ready, started = flags(b)
+	assert.False(t, ready)
+	assert.False(t, started)
+	require.Len(t, views, 1)
+	assert.False(t, views[0].View.ReportedReady || views[0].View.ReportedStarted || views[0].View.Started)
+
+	// Reported ready only: a ready container has started.
+	b.SetRuntime(rec.UID, rec, reported("x://3", true, nil))
+	_, trigger = b.Recompute("u1", t0)
+	ready, started = flags(b)
+	assert.True(t, ready)
+	assert.True(t, started)
+	assert.Empty(t, trigger)
+
+	// Reported started only: started, and readiness as for any started container without a result.
+	no := false
+	b.SetRuntime(rec.UID, rec, reported("x://4", false, &yes))
+	_, trigger = b.Recompute("u1", t0)
+	ready, started = flags(b)
+	assert.False(t, ready)
+	assert.True(t, started)
+	assert.Equal(t, []string{"app"}, trigger)
+	b.SetRuntime(rec.UID, rec, reported("x://5", false, &no))
+	b.Recompute("u1", t0)
+	_, started = flags(b)
+	assert.False(t, started, "Started false is a fresh container")
+
+	// Not running: not started, whatever the runtime reports (Ready is then the runtime's own, as
+	// kubelet's overlay leaves it for a container that has not started).
+	stopped := reported("x://6", false, &yes)
+	stopped.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1}}
+	b.SetRuntime(rec.UID, rec, stopped)
+	views, trigger = b.Recompute("u1", t0)
+	_, started = flags(b)
+	assert.False(t, started)
+	assert.Empty(t, trigger)
+	require.Len(t, views, 1)
+	assert.False(t, views[0].View.Running || views[0].View.Started)
+}
+
+func condStatusOf(st v1.PodStatus, ct v1.PodConditionType) v1.ConditionStatus {
+	for _, c := range st.Conditions {
+		if c.Type == ct {
+			return c.Status
+		}
+	}
+	return ""
+}
+
 // refBook is the straightforward statusManager the Book replaced: it keeps a full adjusted
 // Status per pod, recomputed from a deep copy of the runtime status each time.
 type refBook struct {
@@ -202,8 +308,12 @@ func randomStatus(rnd *rand.Rand, gen int) *v1.PodStatus {
 		}
 	}
 	cs := func(name string) v1.ContainerStatus {
+		var started *bool
+		if k := rnd.IntN(3); k < 2 {
+			started = ptr(k == 0)
+		}
 		return v1.ContainerStatus{Name: name, ContainerID: fmt.Sprintf("x://%s/%d", name, rnd.IntN(2)+gen%2),
-			State: state(), Ready: rnd.IntN(2) == 0}
+			State: state(), Ready: rnd.IntN(2) == 0, Started: started}
 	}
 	st := &v1.PodStatus{Phase: []v1.PodPhase{v1.PodRunning, v1.PodPending, v1.PodSucceeded}[rnd.IntN(3)], PodIP: "10.0.0.1",
 		ContainerStatuses:     []v1.ContainerStatus{cs("a"), cs("b"), cs("plain")},
@@ -254,3 +364,5 @@ func TestViewsReachAWorkerTheBookDoesNotCount(t *testing.T) {
 	views, _ = b.Recompute("u2", t0)
 	assert.Nil(t, views, "a pod AddPod never gave has no workers to tell")
 }
+
+func ptr[T any](v T) *T { return &v }

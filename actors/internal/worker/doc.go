@@ -19,6 +19,10 @@
 //     what the cache holds for the key (kubelet's cache drops repeats; dropping them here saves the
 //     message). An attempt that ran while the container was replaced is discarded (deviation from
 //     kubelet, whose doProbe is synchronous and cannot observe a restart mid-attempt).
+//   - A new container ID gets InitialValue, except an adopted one (Adopted: running and reported
+//     ready or started by the runtime, as node reports the containers it re-adopts after its own
+//     restart), which gets Success with the streaks at zero (kubelet 1.35+, KEP-4781).
+//     statusbook reads the same rule before the worker's first publish, so both agree.
 //   - A restart (Restarting, then Started) keeps the run counters, the hold and the tracked
 //     container, abandons the attempt in flight and probes at once.
 //   - An attempt that errored (the prober failed after its tries) is discarded, as kubelet does, and

@@ -28,7 +28,7 @@ type Config struct {
 }
 
 // InitialValue is the result a worker publishes for a new container ID: readiness Failure,
-// liveness Success, startup Unknown.
+// liveness Success, startup Unknown (but see Adopted).
 func InitialValue(t messages.ProbeType) messages.Result {
 	switch t {
 	case messages.Readiness:
@@ -37,6 +37,27 @@ func InitialValue(t messages.ProbeType) messages.Result {
 		return messages.Unknown
 	default:
 		return messages.Success
+	}
+}
+
+// Adopted reports whether a worker of type t takes a new container's own report as its first
+// result instead of InitialValue: a running container the runtime reports ready (a readiness
+// worker) or started or ready (a startup worker: only a started container is ever ready, and a
+// ready one left unstarted would be neither probed for readiness nor shown ready). That result is
+// Success, and the worker's streaks start afresh. This is kubelet 1.35+ after its own restart (KEP-4781, ChangeContainerStatusOnKubeletRestart
+// off, its default there): a container that was ready and started stays so, with no probe run,
+// until a probe result changes it; kubelet ≤1.34 reports it not ready (and, with a startup probe,
+// not started) until probes pass again. A runtime reports Ready or Started only for a container it
+// did not just start (node's process runtime reports Ready false and Started unset for every
+// container it starts), so a fresh container gets InitialValue as before.
+func Adopted(t messages.ProbeType, running, reportedReady, reportedStarted bool) bool {
+	switch t {
+	case messages.Readiness:
+		return running && reportedReady
+	case messages.Startup:
+		return running && (reportedStarted || reportedReady)
+	default:
+		return false
 	}
 }
 
@@ -204,9 +225,12 @@ type view struct {
 	running    bool
 	terminated bool
 	started    bool
-	id         messages.ContainerID
-	podIP      string
-	startedAt  time.Time
+	// the runtime's own report (before statusManager's overlay), read when the container is new
+	reportedReady   bool
+	reportedStarted bool
+	id              messages.ContainerID
+	podIP           string
+	startedAt       time.Time
 }
 
 func compact(v *protocol.ContainerView) view {
@@ -215,6 +239,7 @@ func compact(v *protocol.ContainerView) view {
 	}
 	return view{known: v.PodStatusKnown, terminal: v.Phase == v1.PodFailed || v.Phase == v1.PodSucceeded,
 		found: v.Found, running: v.Running, terminated: v.Terminated, started: v.Started,
+		reportedReady: v.ReportedReady, reportedStarted: v.ReportedStarted,
 		id: v.ContainerID, podIP: v.PodIP, startedAt: v.StartedAt}
 }
 
@@ -414,13 +439,20 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	if !v.found || v.id == "" {
 		return false
 	}
-	// 4. New container: forget the old result, publish the initial value, release the hold.
+	// 4. New container: forget the old result, publish the initial value, release the hold. An
+	// adopted container (Adopted: the runtime reports it running and ready, or started) keeps that
+	// as its result instead, and its streaks start afresh: the next attempt counts from zero.
 	if m.containerID != v.id {
 		if m.containerID != "" {
 			m.remove(r, m.containerID)
 		}
 		m.containerID = v.id
-		m.set(r, InitialValue(m.cfg.Type))
+		if Adopted(m.cfg.Type, v.running, v.reportedReady, v.reportedStarted) {
+			m.lastResult, m.resultRun = int8(messages.Success), 0
+			m.set(r, messages.Success)
+		} else {
+			m.set(r, InitialValue(m.cfg.Type))
+		}
 		m.onHold = false
 	}
 	// 5. Held after a liveness failure or the startup threshold.

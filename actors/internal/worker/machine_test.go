@@ -340,6 +340,104 @@ func TestContainerRestartCarriesRun(t *testing.T) {
 	assert.NotContains(t, g.cache, testID)
 }
 
+// adopted is a running container the runtime reports as it was before the tree took it over
+// (node re-adopting it after its own restart): ready and started, Started overlaid accordingly.
+func adopted(id messages.ContainerID) protocol.ContainerView {
+	v := running(true)
+	v.ContainerID, v.ReportedReady, v.ReportedStarted = id, true, true
+	return v
+}
+
+// Kubelet 1.35+ after its own restart (KEP-4781): a container the runtime reports ready (readiness)
+// or started (startup) keeps that as its first result instead of the initial value, with no probe
+// run, until a probe result changes it; the streaks start from zero. A fresh container (Ready false,
+// Started unset, as node's runtime reports every container it starts) is unchanged, and so is one
+// that is not running whatever it reports.
+func TestAdoptedContainer(t *testing.T) {
+	const other = messages.ContainerID("test://previous")
+	readyOnly := running(true)
+	readyOnly.ReportedReady = true
+	startedOnly := running(true)
+	startedOnly.ReportedStarted = true
+	notRunning := adopted(testID)
+	notRunning.Running = false
+	cases := []struct {
+		name string
+		pt   messages.ProbeType
+		// before: attempts (all Failure) against container "other" first, to build up a streak
+		before int
+		view   protocol.ContainerView
+		probes []messages.Result // attempt results after the container appeared, in order
+		want   []messages.Result // cache writes for testID after it appeared
+		ran    int               // attempts against testID
+	}{
+		{name: "readiness adopted: ready until FailureThreshold failures counted from zero",
+			pt: messages.Readiness, view: adopted(testID),
+			probes: []messages.Result{messages.Failure, messages.Failure, messages.Failure},
+			want:   []messages.Result{messages.Success, messages.Failure}, ran: 3},
+		{name: "readiness adopted: a success changes nothing",
+			pt: messages.Readiness, view: adopted(testID), probes: []messages.Result{messages.Success},
+			want: []messages.Result{messages.Success}, ran: 1},
+		{name: "readiness adopted after a streak on the previous container: the streak starts afresh",
+			pt: messages.Readiness, before: 2, view: adopted(testID),
+			probes: []messages.Result{messages.Failure, messages.Failure},
+			want:   []messages.Result{messages.Success}, ran: 2},
+		{name: "readiness: reported ready only", pt: messages.Readiness, view: readyOnly,
+			probes: []messages.Result{messages.Failure}, want: []messages.Result{messages.Success}, ran: 1},
+		{name: "readiness: reported started only is a fresh readiness", pt: messages.Readiness, view: startedOnly,
+			probes: []messages.Result{messages.Failure}, want: []messages.Result{messages.Failure}, ran: 1},
+		{name: "readiness fresh", pt: messages.Readiness, view: running(true),
+			probes: []messages.Result{messages.Failure, messages.Success},
+			want:   []messages.Result{messages.Failure, messages.Success}, ran: 2},
+		{name: "readiness: not running, whatever it reports", pt: messages.Readiness, view: notRunning,
+			probes: []messages.Result{messages.Success}, want: []messages.Result{messages.Failure}},
+		{name: "startup adopted: started, never probed", pt: messages.Startup, view: adopted(testID),
+			probes: []messages.Result{messages.Failure, messages.Failure, messages.Failure},
+			want:   []messages.Result{messages.Success}},
+		{name: "startup: reported started only", pt: messages.Startup, view: startedOnly,
+			probes: []messages.Result{messages.Failure}, want: []messages.Result{messages.Success}},
+		{name: "startup: reported ready only (a ready container has started)", pt: messages.Startup, view: readyOnly,
+			probes: []messages.Result{messages.Failure}, want: []messages.Result{messages.Success}},
+		{name: "startup fresh", pt: messages.Startup, view: running(false),
+			probes: []messages.Result{messages.Failure, messages.Failure, messages.Failure},
+			want:   []messages.Result{messages.Unknown, messages.Failure}, ran: 3},
+		{name: "startup: not running, whatever it reports", pt: messages.Startup, view: notRunning,
+			probes: []messages.Result{messages.Success}, want: []messages.Result{messages.Unknown, messages.Failure}},
+		{name: "liveness adopted: its initial value, probed at once", pt: messages.Liveness, view: adopted(testID),
+			probes: []messages.Result{messages.Failure, messages.Failure, messages.Failure},
+			want:   []messages.Result{messages.Success, messages.Failure}, ran: 3},
+		{name: "liveness fresh", pt: messages.Liveness, view: running(true),
+			probes: []messages.Result{messages.Failure}, want: []messages.Result{messages.Success}, ran: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.pt.String()+"/"+tc.name, func(t *testing.T) {
+			g := newRig(t, Config{Type: tc.pt, Spec: spec(1, 3, 0)})
+			if tc.before > 0 {
+				prev := running(true)
+				prev.ContainerID = other
+				g.view(prev)
+				for range tc.before {
+					require.True(t, g.doProbe(t0, messages.Failure))
+				}
+				require.Equal(t, tc.before, g.m.ResultRun())
+			}
+			g.writes, g.probes = nil, 0
+			g.view(tc.view)
+			for _, res := range tc.probes {
+				g.doProbe(t0, res)
+			}
+			var got []messages.Result
+			for _, op := range g.writes {
+				if !op.Remove && op.ContainerID == testID {
+					got = append(got, op.Result)
+				}
+			}
+			assert.Equal(t, tc.want, got, "cache writes")
+			assert.Equal(t, tc.ran, g.probes, "attempts")
+		})
+	}
+}
+
 // What reaches the cache: only changes for the current container (kubelet's worker calls Set on
 // every probe and lets the cache drop repeats).
 func TestOnlyChangesAreWritten(t *testing.T) {
