@@ -136,7 +136,7 @@
 //     with its success/failure streaks at zero, so nothing flaps and a later probe result (a
 //     readiness Failure after FailureThreshold consecutive failures) changes it as usual; the
 //     startup probe does not run for a started container. A runtime reports Ready or Started only
-//     for a container it took over (node's process runtime reports Ready false and Started unset
+//     for a container it took over (node's process runtime reports Ready and Started false
 //     for every container it starts), so a fresh container is unchanged. Kubelet differs in what it
 //     trusts and keeps: the previous API status (Started of a running container; Ready only for a
 //     container started 10 s before kubelet and a pod whose Ready condition was True), no result

@@ -17,7 +17,7 @@ import (
 // re-adopting its containers after its own restart) is ready and started at once, before any probe
 // ran, and stays so until a probe result changes it: readiness turns it not ready only after
 // FailureThreshold consecutive failures counted from zero, startup does not probe it and liveness is
-// not held back (kubelet 1.35+, KEP-4781). A fresh container next to it (Ready false, Started unset,
+// not held back (kubelet 1.35+, KEP-4781). A fresh container next to it (Ready false, Started unset or false,
 // as a runtime reports a container it just started) behaves as before.
 func TestAdoptedContainerKeepsReadyAndStarted(t *testing.T) {
 	inBubble(t, func(t *testing.T) {

@@ -48,7 +48,7 @@ func InitialValue(t messages.ProbeType) messages.Result {
 // off, its default there): a container that was ready and started stays so, with no probe run,
 // until a probe result changes it; kubelet ≤1.34 reports it not ready (and, with a startup probe,
 // not started) until probes pass again. A runtime reports Ready or Started only for a container it
-// did not just start (node's process runtime reports Ready false and Started unset for every
+// did not just start (node's process runtime reports Ready and Started false for every
 // container it starts), so a fresh container gets InitialValue as before.
 func Adopted(t messages.ProbeType, running, reportedReady, reportedStarted bool) bool {
 	switch t {

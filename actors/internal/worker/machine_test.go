@@ -351,7 +351,7 @@ func adopted(id messages.ContainerID) protocol.ContainerView {
 // Kubelet 1.35+ after its own restart (KEP-4781): a container the runtime reports ready (readiness)
 // or started (startup) keeps that as its first result instead of the initial value, with no probe
 // run, until a probe result changes it; the streaks start from zero. A fresh container (Ready false,
-// Started unset, as node's runtime reports every container it starts) is unchanged, and so is one
+// Started false or unset, as node's runtime reports every container it starts) is unchanged, and so is one
 // that is not running whatever it reports.
 func TestAdoptedContainer(t *testing.T) {
 	const other = messages.ContainerID("test://previous")
