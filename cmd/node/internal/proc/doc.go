@@ -8,11 +8,52 @@
 // Runtime implements the actor core's Runtime interface: KillContainer for liveness/startup kills and
 // RunInContainer for exec probes (run locally with the container's env and working directory).
 //
-// Every container instance runs under a shim — the node binary re-executed with ShimArg — which:
-// puts the container in its own process group; is the child subreaper of everything the container
-// forks; obeys TERM/KILL lines on its stdin, and treats end-of-file (node exited, even by SIGKILL)
-// as KILL; and, once the container's main process exits, kills and reaps every remaining
-// descendant before reporting the exit status. So nothing a container started outlives it, or node.
+// Every container instance runs under a shim — the node binary re-executed with ShimArg, in its
+// own session — which: puts the container in its own process group; is the child subreaper of
+// everything the container forks; and, once the container's main process exits, kills and reaps
+// every remaining descendant before reporting the exit status. So nothing a container started
+// outlives its main process.
+//
+// Shim protocol. fd 3 carries only the start handshake ("started" with the container's pid, or
+// "error"). Before "started" the shim listens on <RootDir>/shims/<container id>.sock (mode 0600,
+// in a 0700 directory; bound and dialled through /proc/self/fd/<dir fd>/, so a root dir of any
+// length works; the container inherits neither it nor any connection). Everything else goes
+// over one connection at a time (a new one replaces the old): node sends TERM and KILL lines; the
+// shim sends JSON lines, a "hello" on every connect (the pid; whether the main process has exited,
+// and its status) and later "exited". The node that started the shim connects right after
+// "started" (until then its end of the shim's stdin stands for the connection) and also reaps the
+// shim. When the connection closes without a KILL — node died, even by SIGKILL, or Detach — the
+// shim kills the container's tree at once if Options.ReattachTimeout is 0 (containers die with
+// node), or keeps it running, its log written, for ReattachTimeout counted from the close: a node
+// that connects within it takes over (an exit meanwhile is kept and told in the hello, then the
+// shim exits); if none does, the shim stops the container as node would (SIGTERM to the group,
+// the pod's grace period, SIGKILL to the group and every descendant, setsid'd ones included) and
+// exits. SIGTERM, SIGINT or SIGHUP sent to a shim by hand kill its container's tree.
+//
+// What survives node, and when it is written. Per pod, <RootDir>/state/<uid>.json (podRecord):
+// the UID, namespace/name, the sha256 of the spec's JSON, the grace period, the pod's start time,
+// and per container its restart count, current and previous instance (ID, start, exit), whether a
+// sidecar has started, its back-off (delay, last restart, until, last BackOff shown), its shim's
+// socket, and the latest readiness and startup results node reported (ProbeResult). It is written
+// atomically (temporary file, fsync, rename, fsync of the directory) by the pod's goroutine
+// whenever it changed: after every decision (start, exit, restart, back-off) and every probe
+// result kept. It is enough because podState is a pure function of those fields and the spec
+// (snapshot and restore are a tested pair), and the live part — each running instance — is
+// reached through its socket, whose hello says whether it still runs. The record is deleted when
+// the pod terminated completely (Terminate, Shutdown, Remove: every process reaped); Detach and
+// node's death leave it. A container started after the last write is claimed by no record: it is
+// stopped as an orphan.
+//
+// Re-adoption. Start reads the records; one that cannot be used is logged once (error, its path
+// and why) and its containers become orphans (sockets no valid record claims). Run of a recorded
+// UID with the same spec hash adopts: running instances are attached (same container ID, start
+// time, restart count, lastState and log file; no new process, no Started event; reported Ready
+// and Started as last recorded, KEP-4781), an instance that exited meanwhile is applied as any
+// exit (the carried back-off follows), one whose shim is gone ended unseen (exit 137,
+// ContainerStatusUnknown). With another hash the old instances are stopped (SIGTERM, the recorded
+// grace, SIGKILL), the record deleted, and the pod starts afresh. StopOrphans stops every
+// recovered pod no Run claimed (its grace period) and every unclaimed shim (30 s) and deletes
+// their records; recovered pods are not listed by Pods.
 //
 // Logs. Opening a run's log (<RootDir>/pods/<pod>/<container>/<restartCount>.log) is part of starting
 // it, as with containerd ("failed to create container loggers"): when node cannot open it — out of
@@ -38,9 +79,11 @@
 // subscription order. A status reaches the subscribers before the tree's push (ReportStatus): the
 // status page's history must know a new container ID before the tree probes it.
 //
-// Lifecycle: Runtime is a lifecycle.Component. It runs from New on (Start does nothing); Stop ends
-// the exec-probe guard. Pods are not the runtime's to stop at Stop: whoever ran them terminates
-// them first (Shutdown, Remove).
+// Lifecycle: Runtime is a lifecycle.Component. It runs from New on; Start reads what an earlier
+// node left (see Re-adoption); Stop ends the exec-probe guard. Pods are not the runtime's to stop
+// at Stop: whoever ran them terminates them first (Shutdown, Remove), or leaves them to the next
+// node (Detach: every shim connection closed without a KILL, every pod goroutine and timer
+// ended, the records kept; a shim this runtime started is still reaped when it exits).
 //
 // Invariants: only a pod's own goroutine touches its podState, processes and timers; status is
 // published (to the subscribers, then to the function ReportStatus gave it: the tree's
@@ -48,6 +91,9 @@
 // statuses, PodRemoved; a sidecar with a startup probe counts as started when StartupSucceeded
 // says so (node feeds it from a subscription to the tree's startup results; nothing polls);
 // container IDs ("proc://<random hex>") are new on every start; time comes from the injected
-// clock, so back-off and grace periods are testable without waiting; Shutdown returns only after
-// every process of every pod has been reaped; Stop reaps the guard.
+// clock, so back-off and grace periods are testable without waiting (the shim's re-attach window
+// runs on real time: it must outlive node); Shutdown returns only after every process of every pod
+// has been reaped; Stop reaps the guard; a pod's record on disk is never older than its last
+// start (a later start is only a possible orphan); no container outlives the re-attach window
+// without a node.
 package proc
