@@ -108,8 +108,10 @@ func (pr *podRunner) prepare() bool {
 	}
 	if pr.replace != nil {
 		pr.log.Info("pod spec changed while node was down: stopping its old containers, then starting it afresh")
-		if err := pr.rt.stopRecorded(stops, *pr.replace); err != nil {
-			return false // only Detach ends a stop early
+		if err := pr.rt.stopRecorded(stops, *pr.replace); stops.Err() != nil {
+			return false // Detach: the old containers and their record are left to the next node
+		} else if err != nil {
+			pr.log.Error("old containers of a replaced pod not all stopped; their re-attach timeout ends them", "error", err)
 		}
 		pr.rt.deleteRecord(pr.pod.UID)
 	}
