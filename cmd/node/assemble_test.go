@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,28 +28,28 @@ func TestEachModeAssemblesItsPartsInOrder(t *testing.T) {
 	base := []string{partEvents, partActorSystem, partRuntime, partProbeTree}
 	cases := []struct {
 		name  string
-		flags func(t *testing.T, cfg *runConfig)
+		flags func(t *testing.T, cfg *runConfig) (settled func(t *testing.T))
 		want  []string
 	}{
-		{"single", func(*testing.T, *runConfig) {},
-			concat(base, partHTTPAPI, partPods)},
-		{"static pods", func(t *testing.T, c *runConfig) { c.manifestPath = t.TempDir() },
-			concat(base, partHTTPAPI, partPods, partHousekeeping, partStaticPods)},
-		{"fleet", func(t *testing.T, c *runConfig) { fleetFlags(t, c) },
-			concat(base, partRemote, partHTTPAPI, partFleetLink, partPods)},
-		{"cluster", func(t *testing.T, c *runConfig) { clusterFlags(t, c) },
-			concat(base, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner)},
-		{"cluster, fleet and static pods", func(t *testing.T, c *runConfig) {
+		{"single", func(*testing.T, *runConfig) func(*testing.T) { return nil },
+			concat(base, partHTTPAPI, partPods, partOrphans)},
+		{"static pods", func(t *testing.T, c *runConfig) func(*testing.T) { c.manifestPath = t.TempDir(); return nil },
+			concat(base, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans)},
+		{"fleet", fleetFlags,
+			concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partOrphans)},
+		{"cluster", func(t *testing.T, c *runConfig) func(*testing.T) { clusterFlags(t, c); return nil },
+			concat(base, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner, partOrphans)},
+		{"cluster, fleet and static pods", func(t *testing.T, c *runConfig) func(*testing.T) {
 			clusterFlags(t, c)
-			fleetFlags(t, c)
 			c.manifestPath = t.TempDir()
-		}, concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods)},
+			return fleetFlags(t, c)
+		}, concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods, partOrphans)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(t.TempDir(), "root"), logFormat: "text", logOutput: io.Discard,
 				backoffInitial: 10 * time.Second, backoffMax: time.Minute, fileCheck: time.Second}
-			tc.flags(t, &cfg)
+			settled := tc.flags(t, &cfg)
 			var (
 				mu     sync.Mutex
 				events []lifecycle.Event
@@ -61,6 +63,9 @@ func TestEachModeAssemblesItsPartsInOrder(t *testing.T) {
 			assert.Equal(t, tc.want, n.list.Names(), "the mode's parts, in start order")
 
 			require.NoError(t, n.list.Start(context.Background()))
+			if settled != nil {
+				settled(t)
+			}
 			n.list.Stop()
 			mu.Lock()
 			defer mu.Unlock()
@@ -97,10 +102,23 @@ func TestABusyListenAddressFailsBeforeAnythingRuns(t *testing.T) {
 
 // fleetFlags points node at a running aggregator (`node fleet`, a child process: protoactor's
 // remote shutdown races in-process). One that is down would hold the remote's stop for
-// protoactor's 10 s: its endpoint writer to a dead address blocks.
-func fleetFlags(t *testing.T, c *runConfig) {
+// protoactor's 10 s: its endpoint writer to a dead address blocks. The returned wait lets node's
+// session with the aggregator settle before node stops: protoactor's graceful remote shutdown
+// waits up to 10 s for a peer's stream that is still being set up.
+func fleetFlags(t *testing.T, c *runConfig) func(*testing.T) {
 	agg := fleettest.StartAggregator(t)
 	c.fleet = fleetConfig{nodeName: "node-a", aggregator: agg.Remote, listen: "127.0.0.1:0", statusEvery: 10 * time.Second}
+	return func(t *testing.T) {
+		require.Eventually(t, func() bool {
+			resp, err := http.Get(agg.API + "/nodes")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return strings.Contains(string(b), `"node-a"`)
+		}, 30*time.Second, 20*time.Millisecond, "the node reports to the aggregator")
+	}
 }
 
 func clusterFlags(t *testing.T, c *runConfig) {

@@ -15,13 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
 func TestMain(m *testing.M) {
-	proc.RunHelper(os.Args) // the test binary doubles as the container shim and the exec-probe guard
+	proc.RunHelper(os.Args)                         // the test binary doubles as the container shim and the exec-probe guard
+	if len(os.Args) > 1 && os.Args[1] == demo.Arg { // and as the demo's containers (restart tests)
+		os.Exit(demo.Main(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	// Fleet and cluster process tests run aggregators and nodes as children of this binary.
 	fleettest.Register("node", func(args []string) int {
 		return dispatch(append([]string{"run"}, args...), os.Stdin, os.Stdout, os.Stderr)
@@ -136,6 +140,8 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"listen unparseable", []string{"-f", good, "--listen", "nonsense"}, 2, `--listen "nonsense": address nonsense: missing port`},
 		{"listen in use", []string{"-f", good, "--listen", busy.Addr().String(), "--root-dir", root}, 1, "--listen " + busy.Addr().String() + ": listen tcp"},
+		{"reattach timeout negative", []string{"-f", good, "--reattach-timeout", "-1s"}, 2, "--reattach-timeout -1s: must be 0 (containers die with node) or a positive duration"},
+		{"reattach timeout unparseable", []string{"-f", good, "--reattach-timeout", "soon"}, 2, `invalid value "soon" for flag -reattach-timeout`},
 		{"root dir held by a live node", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", held}, 1,
 			fmt.Sprintf(`--root-dir %q: another node (pid %d) holds it`, held, os.Getpid())},
 		{"root dir is a file", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", good}, 1, `--root-dir "` + good + `": cannot create the log directory`},

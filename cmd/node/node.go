@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -61,6 +64,7 @@ const (
 	partMembership   = "membership"     // the cluster's failure detector (--cluster)
 	partRunner       = "cluster-runner" // the sharder and this member's share of the pods (--cluster)
 	partStaticPods   = "static-pods"    // the --pod-manifest-path watcher
+	partOrphans      = "orphans"        // stops what an earlier node left that no source claims
 )
 
 // node is `node run` assembled: the ordered list of the parts the flags ask for, and the pieces
@@ -95,7 +99,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	mainReg := prometheus.NewRegistry()
 	mainReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	if n.rt, err = proc.New(proc.Options{RootDir: cfg.rootDir, Clock: clock.Real(), Logger: log, Events: rec,
+	if n.rt, err = proc.New(proc.Options{RootDir: cfg.rootDir, ReattachTimeout: cfg.reattach, Clock: clock.Real(), Logger: log, Events: rec,
 		InitialBackoff: cfg.backoffInitial, MaxBackoff: cfg.backoffMax}); err != nil {
 		return nil, err
 	}
@@ -181,23 +185,28 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if cfg.manifestPath != "" {
 		parts = append(parts, lifecycle.Part{Name: partStaticPods, Component: staticpod.New(static)})
 	}
+	// Last: every source had its first say (the -f pods started, the static pods' first read).
+	parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans()})
 	n.list = lifecycle.New(parts, append([]lifecycle.Option{lifecycle.WithLogger(log.Named("lifecycle"))}, opts...)...)
 	return n, nil
 }
 
-// startTree starts the probe tree and subscribes the runtime to its startup results: a sidecar
-// with a startup probe has started when the probe passes (the subscription ends with the tree).
+// startTree starts the probe tree and subscribes the runtime to its readiness and startup results
+// (the subscription ends with the tree): a sidecar with a startup probe has started when the probe
+// passes, and the runtime keeps each container's latest outcomes with its record, so a node that
+// adopts the container reports it ready and started at once (kubelet 1.35+, KEP-4781).
 func (n *node) startTree(ctx context.Context) error {
 	if err := n.tree.Start(ctx); err != nil {
 		return err
 	}
 	err := n.tree.SubscribeFunc(context.Background(), func(b messages.ResultChanges) {
 		for _, c := range b.Changes {
-			if c.Result == messages.Success {
+			n.rt.ProbeResult(c.PodUID, c.Container, string(c.ContainerID), c.Type, c.Result == messages.Success)
+			if c.Type == messages.Startup && c.Result == messages.Success {
 				n.rt.StartupSucceeded(c.PodUID, c.Container, string(c.ContainerID))
 			}
 		}
-	}, actors.OfTypes(messages.Startup))
+	}, actors.OfTypes(messages.Readiness, messages.Startup))
 	if err != nil {
 		_ = n.tree.Stop(ctx)
 		return fmt.Errorf("subscribe to startup results: %w", err)
@@ -230,7 +239,14 @@ func remoteConfig(cfg runConfig, log hclog.Logger) *remotesec.Config {
 // (the API, then the pods, all or none), serve until ctx ends or a part fails, and stop them in
 // reverse. stopSignals is called once serving ends, so a second Ctrl-C during shutdown kills node
 // at once (the shims still take every container down).
+//
+// SIGUSR2 is the planned restart (an upgrade, `systemctl restart` with KillMode=process): node stops
+// as for SIGTERM except that it leaves its containers running, each waiting for the next node on
+// the same --root-dir within --reattach-timeout (nginx's USR2 is its binary upgrade too).
 func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer) error {
+	leave := make(chan os.Signal, 1)
+	signal.Notify(leave, syscall.SIGUSR2)
+	defer signal.Stop(leave)
 	n, err := assemble(cfg, pods, log, stdout)
 	if err != nil {
 		return err
@@ -243,14 +259,27 @@ func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod,
 	}
 	log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", cfg.rootDir, "pod_manifest_path", cfg.manifestPath,
 		"parts", strings.Join(n.list.Names(), ","))
+	left := false
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down: stopping liveness and startup probes, killing containers with their grace periods")
+	case <-leave:
+		if cfg.reattach > 0 {
+			left = true
+			n.host.Leave()
+			log.Info("exiting for a restart: the containers keep running for the next node on this --root-dir", "reattach_timeout", cfg.reattach)
+		} else {
+			log.Warn("SIGUSR2 with --reattach-timeout 0: containers cannot outlive node; shutting down as for SIGTERM")
+		}
 	case err = <-n.list.Failed():
 	}
 	stopSignals()
 	n.list.Stop()
-	if err == nil {
+	switch {
+	case err != nil:
+	case left:
+		log.Info("node stopped; its containers wait for the next node", "reattach_timeout", cfg.reattach)
+	default:
 		log.Info("node stopped; no container left running")
 	}
 	return err

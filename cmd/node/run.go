@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -36,10 +37,22 @@ type runConfig struct {
 	profiling      bool
 	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
 	fileCheck      time.Duration // --file-check-frequency
+	reattach       time.Duration // --reattach-timeout: how long containers outlive node (0: not at all)
 	logOutput      io.Writer
 	cleanup        func()        // removes the demo's scratch directory
 	fleet          fleetConfig   // --fleet, --node-name and the TLS flags (fleet.go)
 	cluster        clusterConfig // --cluster, --cluster-listen, --cluster-peers (cluster.go)
+}
+
+// defaultReattachTimeout is --reattach-timeout's default: long enough for a restart or an upgrade
+// of node, short enough that the containers of a node that does not come back are not left alone.
+const defaultReattachTimeout = 60 * time.Second
+
+// flagGiven says whether the command line set the flag (not only its default).
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-node") }
@@ -57,6 +70,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
+	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node (not yet supported with --cluster, where it is 0)")
 	addFleetFlags(fs, &cfg.fleet)
 	addClusterFlags(fs, &cfg.cluster)
 	rest, err := parseInterspersed(fs, args)
@@ -80,6 +94,17 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if _, _, err := net.SplitHostPort(cfg.listen); err != nil {
 		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
 		return 2
+	}
+	if cfg.reattach < 0 {
+		fmt.Fprintf(stderr, "error: --reattach-timeout %v: must be 0 (containers die with node) or a positive duration (e.g. 60s)\n", cfg.reattach)
+		return 2
+	}
+	if cfg.cluster.enabled() {
+		if flagGiven(fs, "reattach-timeout") && cfg.reattach > 0 {
+			fmt.Fprintln(stderr, "error: --reattach-timeout: not supported with --cluster yet: a member's pods start on the others after --cluster-failure-timeout, so its containers must not outlive it (use 0)")
+			return 2
+		}
+		cfg.reattach = 0
 	}
 	if cfg.fileCheck <= 0 {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")

@@ -36,8 +36,9 @@ type Host struct {
 	opts Options
 	log  hclog.Logger
 
-	mu   sync.Mutex            // a pod's start, and housekeeping's look at which pods exist
-	pods map[types.UID]*v1.Pod // the pods started here and not stopped: Stop terminates them
+	mu    sync.Mutex            // a pod's start, and housekeeping's look at which pods exist
+	pods  map[types.UID]*v1.Pod // the pods started here and not stopped: Stop terminates them
+	leave bool                  // Leave was called: Stop leaves the pods running for the next node
 }
 
 // New returns a Host that runs nothing yet.
@@ -116,16 +117,37 @@ func (h *Host) StopTimeout() time.Duration {
 // allow for both and some slack.
 func stopTimeout(grace time.Duration) time.Duration { return 2*grace + 10*time.Second }
 
+// Leave makes Stop leave every pod running for the next node on the same root directory (a
+// planned restart: the runtime detaches from its containers, which wait for that node within the
+// re-attach timeout) instead of terminating them.
+func (h *Host) Leave() {
+	h.mu.Lock()
+	h.leave = true
+	h.mu.Unlock()
+}
+
 // Stop is kubelet's SyncTerminatingPod for every pod: liveness and startup probes stop, containers
 // are killed with their grace periods (readiness keeps probing meanwhile), then the pods' workers
-// are removed. The runtime refuses new pods from then on.
+// are removed. The runtime refuses new pods from then on. After Leave, the runtime detaches from
+// the containers instead (they keep running) and the workers are removed.
 func (h *Host) Stop(ctx context.Context) error {
 	h.mu.Lock()
 	pods := make([]*v1.Pod, 0, len(h.pods))
 	for _, pod := range h.pods {
 		pods = append(pods, pod)
 	}
+	leave := h.leave
 	h.mu.Unlock()
+	if leave {
+		h.opts.Runtime.Detach()
+		h.mu.Lock()
+		for _, pod := range pods {
+			h.opts.Tree.RemovePod(pod)
+			delete(h.pods, pod.UID)
+		}
+		h.mu.Unlock()
+		return nil
+	}
 	for _, pod := range pods {
 		h.opts.Tree.StopLivenessAndStartup(pod)
 	}
