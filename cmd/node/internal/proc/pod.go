@@ -155,11 +155,21 @@ func (p *podState) probeResult(name, id string, probe messages.ProbeType, succes
 	if !ok || c.current == nil || c.current.id != id {
 		return
 	}
+	// An adopted instance is reported as its probes last saw it, not as it was adopted: should the
+	// tree's workers for it be made anew (the pod removed and given again while it runs), they
+	// adopt today's outcome, not a stale one.
+	adopted := c.adopted != (probeOutcome{})
 	switch probe {
 	case messages.Readiness:
 		c.probed.Ready = success
+		if adopted {
+			c.adopted.Ready = success
+		}
 	case messages.Startup:
 		c.probed.Started = success
+		if adopted {
+			c.adopted.Started = success
+		}
 	default:
 	}
 }

@@ -150,3 +150,31 @@ func TestWriteFileAtomicAndLoad(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "junk.json"), bad[0].path)
 	assert.NoFileExists(t, crash, "a write that never finished is not a record")
 }
+
+// TestAnAdoptedInstanceIsReportedAsItsProbesLastSawIt: the readiness and startup an adopted
+// instance is reported with at once (KEP-4781) follow its probe results from then on, so a tree
+// that makes its workers anew adopts today's outcome; a fresh instance never reports them.
+func TestAnAdoptedInstanceIsReportedAsItsProbesLastSawIt(t *testing.T) {
+	t.Parallel()
+	p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app", "fresh"), map[string]string{"app": "running", "fresh": "running"})
+	app, fresh := p.byName["app"], p.byName["fresh"]
+	app.adopted = probeOutcome{Ready: true, Started: true}
+	report := func(name string) (bool, bool) {
+		for _, cs := range p.status().ContainerStatuses {
+			if cs.Name == name {
+				return cs.Ready, cs.Started != nil && *cs.Started
+			}
+		}
+		t.Fatalf("no status of %s", name)
+		return false, false
+	}
+	ready, started := report("app")
+	assert.True(t, ready && started, "adopted: ready and started at once")
+	p.probeResult("app", app.current.id, messages.Readiness, false)
+	ready, started = report("app")
+	assert.False(t, ready, "a readiness failure since is what is reported")
+	assert.True(t, started)
+	p.probeResult("fresh", fresh.current.id, messages.Readiness, true)
+	ready, _ = report("fresh")
+	assert.False(t, ready, "a fresh instance leaves readiness to the tree")
+}
