@@ -34,9 +34,9 @@ spec:
     command: ["sh", "-c", "trap '' TERM; sleep 602 & echo $! >> stubborn.pids; echo $$$$ >> stubborn.pids; wait"]
 `
 
-func startForker(t *testing.T) (*node, []int) {
+func startForker(t *testing.T, flags ...string) (*node, []int) {
 	m, data := render(t, forkingPod, nil)
-	n := startNode(t, m)
+	n := startNode(t, m, flags...)
 	dir := data["Dir"].(string)
 	var pids []int
 	require.Eventually(t, func() bool {
@@ -61,11 +61,13 @@ func TestSIGTERMKillsEveryContainerProcessAndExitsZero(t *testing.T) {
 	assert.Contains(t, n.stdout.String(), "Stopping container stubborn")
 }
 
+// TestSIGKILLOfNodeTakesItsContainersDown: with --reattach-timeout 0 containers die with node, as
+// before issue 20 (by default they wait 60 s for the next node: cmd/node's restart tests).
 func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
 	t.Parallel()
-	n, pids := startForker(t)
+	n, pids := startForker(t, "--reattach-timeout", "0")
 	n.stop(syscall.SIGKILL)
-	// The shims see their control pipe close and kill everything; the exec probe command dies by
+	// The shims see their connection close and kill everything; the exec probe command dies by
 	// Pdeathsig and the child it forked by the exec-probe guard, which sees its pipe close too.
 	require.Eventually(t, func() bool {
 		for _, p := range pids {
@@ -75,4 +77,33 @@ func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
 		}
 		return true
 	}, timeout, tick, "container or exec probe processes outlived a SIGKILLed node")
+}
+
+// TestSIGKILLOfNodeLeavesItsContainersButNotItsProbes: with a re-attach window (issue 20) a
+// SIGKILLed node's containers, and everything they forked, outlive it for that window, then die;
+// an exec probe in flight dies with node at once, as before (Pdeathsig and the exec-probe guard).
+func TestSIGKILLOfNodeLeavesItsContainersButNotItsProbes(t *testing.T) {
+	t.Parallel()
+	n, pids := startForker(t, "--reattach-timeout", "3s")
+	containers, probes := pids[:5], pids[5:] // polite's 3 and stubborn's 2, then the probe's 2
+	n.stop(syscall.SIGKILL)
+	require.Eventually(t, func() bool {
+		for _, p := range probes {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}, timeout, tick, "the exec probe and its child die with node")
+	for _, p := range containers {
+		assert.True(t, alive(p), "container process %d lives on within the window", p)
+	}
+	require.Eventually(t, func() bool {
+		for _, p := range containers {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}, timeout, tick, "no node came back: after the window every container process is killed, setsid'd ones and the one ignoring SIGTERM too")
 }
