@@ -322,3 +322,60 @@ func TestTwoNodesRaceForOneRootDir(t *testing.T) {
 	assert.Equal(t, 1, ee.ExitCode())
 	require.Eventually(t, func() bool { _, ok := winner.pod("a"); return ok }, 30*time.Second, 20*time.Millisecond, "the other runs")
 }
+
+// TestARestartedFleetNodeKeepsItsPodsAtTheAggregator: a node SIGKILLed and started again reports
+// the adopted pods with their preserved status: at the aggregator, a pod of a Ready node is ready
+// with the same container and restart count at every moment (at most the node turns Unknown while
+// it is down), and once the node is back its pods are exactly as before.
+func TestARestartedFleetNodeKeepsItsPodsAtTheAggregator(t *testing.T) {
+	agg := fleettest.StartAggregator(t, "--node-monitor-grace-period", "10s")
+	n := startFleetNode(t, "n1", agg.Remote, 2)
+	awaitAggregatorEqualsNodes(t, agg, []*fleetNode{n}, 2, 60*time.Second)
+	before, err := podList(agg.API)
+	require.NoError(t, err)
+	want := podSummary(before)
+	ids := map[string]string{}
+	for _, p := range before {
+		ids[p.Name] = p.Status.ContainerStatuses[0].ContainerID
+	}
+
+	n.proc.Kill()
+	n.proc.Restart()
+	deadline := time.Now().Add(60 * time.Second)
+	for back := false; !back; {
+		require.True(t, time.Now().Before(deadline), "the restarted node's pods never came back at the aggregator")
+		nodes, err := nodeList(agg.API)
+		require.NoError(t, err)
+		ready := len(nodes) == 1 && nodeReady(nodes[0])
+		pods, err := podList(agg.API)
+		require.NoError(t, err)
+		for _, p := range pods {
+			if !ready {
+				continue // a node that is not Ready reports no pod as ready: allowed while it is down
+			}
+			require.Len(t, p.Status.ContainerStatuses, 1)
+			c := p.Status.ContainerStatuses[0]
+			assert.True(t, c.Ready, "%s flapped at the aggregator: %+v", p.Name, c)
+			assert.Equal(t, ids[p.Name], c.ContainerID, "%s: the same container", p.Name)
+			assert.Zero(t, c.RestartCount, p.Name)
+		}
+		own, err := podList(n.api) // the restarted node serves, and the aggregator has its session
+		back = err == nil && ready && assert.ObjectsAreEqual(want, podSummary(own)) && assert.ObjectsAreEqual(want, podSummary(pods)) &&
+			strings.Count(n.proc.Stderr(), "reporting to the fleet aggregator") > 0
+		if !back {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	now, err := podList(n.api)
+	require.NoError(t, err)
+	assert.Equal(t, want, podSummary(now), "the node itself serves the same pods")
+}
+
+func nodeReady(n v1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}

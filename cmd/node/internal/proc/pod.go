@@ -50,6 +50,7 @@ type container struct {
 	backoffShown time.Time    // exit time of the instance whose BackOff event was already emitted
 	probed       probeOutcome // current's latest readiness and startup results (ProbeResult)
 	adopted      probeOutcome // current was adopted from an earlier node, which had these: reported at once
+	wasAdopted   bool         // current was adopted (adopted then follows its probe results)
 }
 
 // probeOutcome is whether an instance was last seen ready and started by its probes.
@@ -115,7 +116,7 @@ func (p *podState) started(name, id string, now time.Time) {
 	c.started = c.kind != kindSidecar || c.spec.StartupProbe == nil
 	c.forceRestart = false
 	c.backoffUntil = time.Time{}
-	c.probed, c.adopted = probeOutcome{}, probeOutcome{}
+	c.probed, c.adopted, c.wasAdopted = probeOutcome{}, probeOutcome{}, false
 }
 
 // startFailed records an instance that could not be started (kubelet/containerd: StartError, 128).
@@ -158,7 +159,7 @@ func (p *podState) probeResult(name, id string, probe messages.ProbeType, succes
 	// An adopted instance is reported as its probes last saw it, not as it was adopted: should the
 	// tree's workers for it be made anew (the pod removed and given again while it runs), they
 	// adopt today's outcome, not a stale one.
-	adopted := c.adopted != (probeOutcome{})
+	adopted := c.wasAdopted
 	switch probe {
 	case messages.Readiness:
 		c.probed.Ready = success
@@ -279,8 +280,13 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 		cs.ContainerID = c.current.id
 		// An instance adopted from an earlier node is reported as that node last saw it (kubelet
 		// 1.35+, KEP-4781); the tree's own results take over from there.
-		cs.Ready = c.adopted.Ready
-		*cs.Started = c.adopted.Started
+		if c.wasAdopted {
+			// As the tree last saw it: a container without a startup probe counts as started
+			// once running, one without a readiness probe as ready once started.
+			started := c.adopted.Started || c.spec.StartupProbe == nil
+			cs.Ready = c.adopted.Ready || c.spec.ReadinessProbe == nil && started
+			*cs.Started = started
+		}
 		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: c.current.startedAt}}}
 	case !c.backoffUntil.IsZero():
 		// Exited and waiting for its restart: kubelet shows Waiting/CrashLoopBackOff and the dead

@@ -120,7 +120,7 @@ func restore(pod *v1.Pod, rec podRecord, initialBackoff, maxBackoff time.Duratio
 		c.backoffUntil, c.backoffShown = cr.BackoffUntil, cr.BackoffShown
 		c.probed = probeOutcome{Ready: cr.Ready, Started: cr.StartupPassed}
 		if c.running() {
-			c.adopted = c.probed
+			c.adopted, c.wasAdopted = c.probed, true
 		}
 	}
 	return p, nil

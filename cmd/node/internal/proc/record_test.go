@@ -80,7 +80,7 @@ func TestRecordRoundTrip(t *testing.T) {
 				g := got.byName[c.spec.Name]
 				want := *c
 				if c.running() {
-					want.adopted = c.probed // an adopted instance shows what it was last seen with
+					want.adopted, want.wasAdopted = c.probed, true // an adopted instance shows what it was last seen with
 				}
 				assert.Equal(t, want, *g, c.spec.Name)
 			}
@@ -158,7 +158,8 @@ func TestAnAdoptedInstanceIsReportedAsItsProbesLastSawIt(t *testing.T) {
 	t.Parallel()
 	p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app", "fresh"), map[string]string{"app": "running", "fresh": "running"})
 	app, fresh := p.byName["app"], p.byName["fresh"]
-	app.adopted = probeOutcome{Ready: true, Started: true}
+	app.spec.ReadinessProbe, app.spec.StartupProbe = &v1.Probe{}, &v1.Probe{}
+	app.adopted, app.wasAdopted = probeOutcome{Ready: true, Started: true}, true
 	report := func(name string) (bool, bool) {
 		for _, cs := range p.status().ContainerStatuses {
 			if cs.Name == name {
@@ -177,4 +178,12 @@ func TestAnAdoptedInstanceIsReportedAsItsProbesLastSawIt(t *testing.T) {
 	p.probeResult("fresh", fresh.current.id, messages.Readiness, true)
 	ready, _ = report("fresh")
 	assert.False(t, ready, "a fresh instance leaves readiness to the tree")
+
+	// Without probes, an adopted instance is what the tree makes of a running container: started,
+	// and ready once started.
+	plain := stated(t, testPod(v1.RestartPolicyAlways, nil, "plain"), map[string]string{"plain": "running"})
+	plain.byName["plain"].wasAdopted = true
+	for _, cs := range plain.status().ContainerStatuses {
+		assert.True(t, cs.Ready && cs.Started != nil && *cs.Started, "no probes: ready and started")
+	}
 }

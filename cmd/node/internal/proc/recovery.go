@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/internal/podapi"
@@ -93,6 +95,19 @@ func (r *Runtime) claim(pr *podRunner) {
 		return
 	}
 	pr.state, pr.adopt = state, &rc.rec
+	// Until the pod's goroutine has attached and published, the runtime reports the pod as the
+	// record left it (its containers running, ready and started as last seen): a reader in that
+	// instant (the fleet link, /pods) must not see an adopted pod as new.
+	pr.last = initialStatus(state, r.opts.Clock.Now())
+}
+
+// initialStatus is what publish would report first for state, condition transitions at now.
+func initialStatus(state *podState, now time.Time) v1.PodStatus {
+	st := state.status()
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = metav1.Time{Time: now}
+	}
+	return st
 }
 
 // prepare runs first in the pod's goroutine: it waits for, replaces or adopts an earlier node's

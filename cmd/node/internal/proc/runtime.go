@@ -471,8 +471,9 @@ type podRunner struct {
 	replace *podRecord
 	adopt   *podRecord
 
-	mu   sync.Mutex
-	last v1.PodStatus // last pushed status (read by Status)
+	mu     sync.Mutex
+	last   v1.PodStatus // last pushed status (read by Status); an adopted pod's record until then
+	pushed bool         // publish has pushed a status (the first one always goes out)
 }
 
 // post hands m to the pod's goroutine; false if the pod has finished.
@@ -596,9 +597,9 @@ func (pr *podRunner) publish() {
 			}
 		}
 	}
-	changed := !equality.Semantic.DeepEqual(prev, st)
+	changed := !pr.pushed || !equality.Semantic.DeepEqual(prev, st)
 	if changed {
-		pr.last = st
+		pr.last, pr.pushed = st, true
 	}
 	pr.mu.Unlock()
 	if !changed {
