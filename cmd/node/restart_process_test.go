@@ -379,3 +379,81 @@ func nodeReady(n v1.Node) bool {
 	}
 	return false
 }
+
+// TestSIGUSR2LeavesThePodsToTheNextNode: the planned restart. SIGUSR2 makes node exit 0 without
+// stopping a container; the next node adopts them; SIGTERM keeps its meaning.
+func TestSIGUSR2LeavesThePodsToTheNextNode(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "pod.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: upgraded}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    workingDir: %s
+    command: ["sh", "-c", "echo $$$$ > app.pid; exec sleep 300"]
+    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 1}
+`, dir)), 0o600))
+	n := startRestartNode(t, dir, "-f", manifest)
+	var before v1.Pod
+	require.Eventually(t, func() bool {
+		var ok bool
+		before, ok = n.pod("upgraded")
+		return ok && readyAndStarted(before, "app")
+	}, 30*time.Second, 20*time.Millisecond, "the pod runs and is ready")
+	pid := pidOf(t, filepath.Join(dir, "app.pid"))
+
+	n.proc.Signal(syscall.SIGUSR2)
+	select {
+	case <-n.proc.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("node did not exit on SIGUSR2")
+	}
+	require.NoError(t, n.proc.Err(), "exit 0")
+	assert.Contains(t, n.proc.Stderr(), "node stopped; its containers wait for the next node")
+	assert.NotContains(t, n.proc.Stdout(), "Stopping container app", "no container was stopped")
+	assert.True(t, alive(pid), "the container runs on")
+
+	n.proc.Restart()
+	require.Eventually(t, func() bool {
+		p, ok := n.pod("upgraded")
+		return ok && readyAndStarted(p, "app") && statuses(p)["app"].ContainerID == statuses(before)["app"].ContainerID
+	}, 30*time.Second, 20*time.Millisecond, "the next node adopts the container")
+	assert.True(t, alive(pid))
+	require.NoError(t, n.proc.Stop())
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond, "SIGTERM still stops the pods")
+}
+
+// TestARestartWhileAContainerIsTerminating: node SIGKILLed while it stops a removed static pod's
+// container (it ignores SIGTERM, so node was waiting out its grace period) leaves it to the next
+// node, which has no manifest for it and so stops it again, grace period and SIGKILL, as an orphan.
+func TestARestartWhileAContainerIsTerminating(t *testing.T) {
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	require.NoError(t, os.Mkdir(manifests, 0o755))
+	file := filepath.Join(manifests, "stubborn.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: stubborn}
+spec:
+  terminationGracePeriodSeconds: 4
+  containers:
+  - name: app
+    workingDir: %s
+    command: ["sh", "-c", "trap '' TERM; echo $$$$ > app.pid; while :; do sleep 0.1; done"]
+`, dir)), 0o600))
+	n := startRestartNode(t, dir, "--pod-manifest-path", manifests, "--file-check-frequency", "500ms")
+	pid := pidOf(t, filepath.Join(dir, "app.pid"))
+	require.NoError(t, os.Remove(file))
+	require.Eventually(t, func() bool { return strings.Contains(n.proc.Stdout(), "Stopping container app") }, 30*time.Second, 20*time.Millisecond,
+		"node begins to stop the pod")
+	n.proc.Kill() // within the 4 s grace period the container ignores SIGTERM in
+	assert.True(t, alive(pid), "still terminating when node dies")
+
+	n.proc.Restart()
+	require.Eventually(t, func() bool { return !alive(pid) }, 30*time.Second, 20*time.Millisecond, "the next node stops it as an orphan")
+	_, listed := n.pod("stubborn")
+	assert.False(t, listed, "and does not adopt it")
+}
