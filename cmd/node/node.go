@@ -238,7 +238,7 @@ func remoteConfig(cfg runConfig, log hclog.Logger) *remotesec.Config {
 // run is node's life: assemble the parts the flags ask for (nothing runs yet), start them in order
 // (the API, then the pods, all or none), serve until ctx ends or a part fails, and stop them in
 // reverse. stopSignals is called once serving ends, so a second Ctrl-C during shutdown kills node
-// at once (the shims still take every container down).
+// at once (the shims then keep the containers for --reattach-timeout, as after any death of node).
 //
 // SIGUSR2 is the planned restart (an upgrade, `systemctl restart` with KillMode=process): node stops
 // as for SIGTERM except that it leaves its containers running, each waiting for the next node on
