@@ -86,6 +86,17 @@ cluster-blackbox:
 	PROBEACTOR_BLACKBOX_PODS=$(PODS) PROBEACTOR_BLACKBOX_PERIOD=$(PERIOD) PROBEACTOR_BLACKBOX_WINDOW=$(WINDOW) \
 		$(GO) test -run '^$$' -bench ClusterBlackbox -benchtime 1x -v -timeout 30m ./cmd/node/
 
+## restart-bench: node with PODS pods (default 500: one `sleep` each, HTTP readiness and TCP liveness
+## probes every 1-2 s); SIGKILL node, start it again on the same --root-dir; seconds until /pods lists
+## every pod, until every container is adopted and ready and probed again, and the containers
+## restarted (goal 0); then a graceful stop that must leave no process (without the race detector)
+# PODS is shared with cluster-blackbox (336 there): 500 here unless PODS came from the command line or
+# the environment.
+.PHONY: restart-bench
+restart-bench: PODS := $(if $(filter file,$(origin PODS)),500,$(PODS))
+restart-bench:
+	PROBEACTOR_RESTART_PODS=$(PODS) $(GO) test -run '^$$' -bench NodeRestart -benchtime 1x -v -timeout 20m ./cmd/node/
+
 clean:
 	rm -rf bin
 
