@@ -138,22 +138,16 @@ func (h *Host) Stop(ctx context.Context) error {
 	}
 	leave := h.leave
 	h.mu.Unlock()
+	var err error
 	if leave {
 		h.opts.Runtime.Detach()
-		h.mu.Lock()
+	} else {
 		for _, pod := range pods {
-			h.opts.Tree.RemovePod(pod)
-			delete(h.pods, pod.UID)
+			h.opts.Tree.StopLivenessAndStartup(pod)
 		}
-		h.mu.Unlock()
-		return nil
-	}
-	for _, pod := range pods {
-		h.opts.Tree.StopLivenessAndStartup(pod)
-	}
-	err := h.opts.Runtime.Shutdown(ctx)
-	if err != nil {
-		err = fmt.Errorf("containers did not stop in time: %w", err)
+		if err = h.opts.Runtime.Shutdown(ctx); err != nil {
+			err = fmt.Errorf("containers did not stop in time: %w", err)
+		}
 	}
 	h.mu.Lock()
 	for _, pod := range pods {
