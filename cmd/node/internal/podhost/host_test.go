@@ -2,8 +2,12 @@ package podhost
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,11 +37,14 @@ type fixture struct {
 	tree *actors.Tree
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureReattach(t, 0) }
+
+// newFixtureReattach is newFixture whose containers outlive their runtime by reattach.
+func newFixtureReattach(t *testing.T, reattach time.Duration) *fixture {
 	t.Helper()
 	log := logtest.New(t)
 	root := t.TempDir()
-	rt, err := proc.New(proc.Options{RootDir: root, Shim: []string{os.Args[0], proc.ShimArg}, Logger: log})
+	rt, err := proc.New(proc.Options{RootDir: root, Shim: []string{os.Args[0], proc.ShimArg}, Logger: log, ReattachTimeout: reattach})
 	require.NoError(t, err)
 	sys := actor.NewActorSystem(logging.SystemOption(log), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
 	tree, err := actors.Start(sys.Root, actors.WithRuntime(rt), actors.WithLogger(log))
@@ -141,4 +148,36 @@ func TestHousekeepingForgetsWhatTheRuntimeDoesNotRun(t *testing.T) {
 	assert.Equal(t, map[types.UID]struct{}{a.UID: {}}, <-got)
 	require.NoError(t, k.Stop(context.Background()))
 	require.NoError(t, h.Stop(context.Background()))
+}
+
+// TestLeaveDetachesInsteadOfStopping: after Leave (node's SIGUSR2), Stop leaves the containers
+// running for the next node (here none comes: they end with the re-attach window) and removes
+// the pods' workers all the same.
+func TestLeaveDetachesInsteadOfStopping(t *testing.T) {
+	f := newFixtureReattach(t, 2*time.Second)
+	h := f.host()
+	pod := sleeper("a")
+	dir := t.TempDir()
+	pod.Spec.Containers[0].WorkingDir = dir
+	pod.Spec.Containers[0].Command = []string{"sh", "-c", "echo $$$$ > pid; exec sleep 300"} // $$ is $ in a manifest
+	require.NoError(t, h.StartPod(pod))
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "the container runs")
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	shim, err := strconv.Atoi(strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))[1]) // ppid
+	require.NoError(t, err)
+	h.Leave()
+	require.NoError(t, h.Stop(context.Background()))
+	assert.NoError(t, syscall.Kill(pid, 0), "the container runs on")
+	assert.ErrorIs(t, h.StartPod(sleeper("b")), proc.ErrClosed, "nothing starts after Stop")
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil && syscall.Kill(shim, 0) != nil }, 20*time.Second, 20*time.Millisecond,
+		"no node came back: the window ends the container, then its shim")
 }
