@@ -151,7 +151,9 @@ func TestFleetOfThreeNodes(t *testing.T) {
 	agg := fleettest.StartAggregator(t)
 	var nodes []*fleetNode
 	for _, name := range []string{"n1", "n2", "n3"} {
-		nodes = append(nodes, startFleetNode(t, name, agg.Remote, 2))
+		// The node SIGKILLed below never comes back: its containers die with it rather than
+		// outliving the test (a restart is restart_process_test's).
+		nodes = append(nodes, startFleetNode(t, name, agg.Remote, 2, "--reattach-timeout", "0"))
 	}
 	took := awaitAggregatorEqualsNodes(t, agg, nodes, 6, 60*time.Second)
 	t.Logf("start: the aggregator shows every node's pods %v after the nodes started", took.Round(time.Millisecond))
