@@ -111,7 +111,10 @@ func startNode(t *testing.T, manifest string, flags ...string) *node {
 	port := freeport.Port(t)
 	n := &node{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), rootDir: t.TempDir(), stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	args := []string{"run", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--root-dir", n.rootDir,
-		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug"}
+		"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "2s", "--log-level", "debug",
+		// A node the harness has to SIGKILL (one that did not stop in time) takes its containers
+		// down with it, as before issue 20; a test about the re-attach window gives its own.
+		"--reattach-timeout", "0"}
 	if manifest != "" {
 		args = append(args, "-f", writeManifest(t, manifest))
 	}

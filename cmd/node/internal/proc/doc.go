@@ -18,7 +18,9 @@
 // "error"). Before "started" the shim listens on <RootDir>/shims/<container id>.sock (mode 0600,
 // in a 0700 directory; bound and dialled through /proc/self/fd/<dir fd>/, so a root dir of any
 // length works; the container inherits neither it nor any connection). Everything else goes
-// over one connection at a time (a new one replaces the old): node sends TERM and KILL lines; the
+// over one connection at a time (a new one replaces the old): node sends TERM and KILL lines (a
+// TERM carries the kill's grace period, and the shim SIGKILLs the tree when it ends even if node
+// is gone by then: a node that dies in a grace period does not stretch it); the
 // shim sends JSON lines, a "hello" on every connect (the pid; whether the main process has exited,
 // and its status) and later "exited". The node that started the shim connects right after
 // "started" (until then its end of the shim's stdin stands for the connection) and also reaps the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -208,7 +209,9 @@ func (p *process) send(cmd string) {
 }
 
 // terminate sends SIGTERM to the container's process group.
-func (p *process) terminate() { p.send(shimTerm) }
+func (p *process) terminate(grace time.Duration) {
+	p.send(shimTerm + " " + strconv.FormatInt(int64(grace), 10))
+}
 
 // kill SIGKILLs the container and everything it forked.
 func (p *process) kill() { p.send(shimKill) }

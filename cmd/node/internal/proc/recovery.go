@@ -346,8 +346,9 @@ func (r *Runtime) stopShim(ctx context.Context, socket string, grace time.Durati
 		<-p.done
 		return nil
 	}
-	p.terminate()
-	kill := r.opts.Clock.AfterFunc(max(grace, podapi.MinimumGracePeriod), p.kill)
+	grace = max(grace, podapi.MinimumGracePeriod)
+	p.terminate(grace)
+	kill := r.opts.Clock.AfterFunc(grace, p.kill)
 	defer kill.Stop()
 	select {
 	case <-p.done:

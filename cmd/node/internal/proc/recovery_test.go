@@ -5,9 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -417,4 +419,36 @@ func TestLongRootDir(t *testing.T) {
 	defer cancel()
 	require.NoError(t, rt2.Shutdown(ctx))
 	assertGone(t, pids)
+}
+
+// A kill under way when node goes away keeps its deadline: the shim holds it (TERM carries the
+// grace period), so a container that ignores SIGTERM dies when its grace period ends, not a
+// re-attach window plus a whole new grace period later.
+func TestAKillUnderWayOutlivesNode(t *testing.T) {
+	t.Parallel()
+	root, work := t.TempDir(), t.TempDir()
+	rt, rec, _ := newRuntimeAt(t, root, clock.Real(), time.Hour)
+	pod := shPod("stubborn", v1.RestartPolicyAlways, `trap '' TERM; echo $$$$ > pid; while :; do sleep 0.05; done`)
+	grace := int64(3)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	pod.Spec.Containers[0].WorkingDir = work
+	require.NoError(t, rt.Run(pod))
+	pid := readPIDs(t, filepath.Join(work, "pid"), 1)[0]
+	shim := shimOf(t, pid)
+	terminated := make(chan error, 1)
+	go func() { // ends when the runtime detaches (the wait is cut short) or the pod is gone
+		ctx, cancel := context.WithTimeout(context.Background(), settle)
+		defer cancel()
+		terminated <- rt.Terminate(ctx, pod.UID)
+	}()
+	require.Eventually(t, func() bool { return slices.Contains(rec.reasons("c"), "Killing: Stopping container c") }, settle, tick, "the kill began")
+	began := time.Now()
+	rt.Detach() // node goes away within the grace period
+	assert.True(t, alive(pid), "SIGTERM is ignored")
+	assertGone(t, []int{pid})
+	assert.Less(t, time.Since(began), 20*time.Second, "the grace period's end, not the hour-long window's")
+	// The shim keeps the exit for a next node until the window ends; none comes here.
+	require.NoError(t, syscall.Kill(shim, syscall.SIGTERM))
+	assertGone(t, []int{shim})
+	<-terminated
 }

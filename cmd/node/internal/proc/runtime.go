@@ -716,7 +716,7 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 // beginKill sends SIGTERM now and SIGKILL after grace (at least kubelet's 2 s floor).
 func (pr *podRunner) beginKill(r *running, grace time.Duration) {
 	grace = max(grace, podapi.MinimumGracePeriod)
-	r.proc.terminate()
+	r.proc.terminate(grace)
 	proc := r.proc
 	r.timer = pr.rt.opts.Clock.AfterFunc(grace, proc.kill)
 }

@@ -58,7 +58,7 @@ type shimMessage struct {
 
 // Shim commands, one per line on node's connection.
 const (
-	shimTerm = "TERM" // SIGTERM to the container's process group
+	shimTerm = "TERM" // SIGTERM to the container's process group; "TERM <grace ns>": and SIGKILL after grace
 	shimKill = "KILL" // SIGKILL to the container and everything it forked
 )
 
@@ -275,9 +275,15 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			if l.conn != s.conn {
 				break // from a replaced connection
 			}
-			switch l.line {
+			cmd, arg, _ := strings.Cut(l.line, " ")
+			switch cmd {
 			case shimTerm:
 				_ = unix.Kill(-s.pid, unix.SIGTERM)
+				// The shim keeps the kill's deadline itself, so a node that dies during a grace
+				// period does not stretch it (node arms its own SIGKILL as well).
+				if grace, err := strconv.ParseInt(arg, 10, 64); err == nil && grace >= 0 && s.grace == nil {
+					s.grace = time.After(time.Duration(grace))
+				}
 			case shimKill:
 				killTree(s.pid)
 			}
@@ -300,7 +306,9 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			_ = s.listener.Close()
 			_ = os.Remove(s.spec.Socket)
 			_ = unix.Kill(-s.pid, unix.SIGTERM)
-			s.grace = time.After(s.spec.Grace)
+			if s.grace == nil { // a kill already under way keeps its own deadline
+				s.grace = time.After(s.spec.Grace)
+			}
 		case <-s.grace:
 			s.grace = nil
 			killTree(s.pid)
@@ -308,6 +316,9 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			if sig != syscall.SIGCHLD {
 				s.signalled = true
 				killTree(s.pid)
+				if s.mainDone {
+					return 0 // a shim keeping an exit for the next node is told to go
+				}
 			}
 		}
 		if !s.mainDone && reapUntil(s.pid, &s.ws) {
