@@ -148,6 +148,23 @@ spec:
 	return path
 }
 
+// onePod writes, at path, a manifest of the pod name whose one container "app" runs script in dir
+// with the given grace period (extra: more YAML under the container, indented by four spaces).
+func onePod(t *testing.T, path, dir, name string, grace int, script, extra string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  terminationGracePeriodSeconds: %d
+  containers:
+  - name: app
+    workingDir: %s
+    command: ["sh", "-c", %q]
+%s`, name, grace, dir, script, extra)), 0o600))
+	return path
+}
+
 // TestARestartedNodeAdoptsItsContainers is issue 20's main promise with every probe kind: node
 // SIGKILLed and started again on the same --root-dir adopts the containers (same container IDs,
 // restart counts, start times and processes; no Started event; the log goes on), reports them ready
@@ -213,17 +230,8 @@ func TestARestartedNodeAdoptsItsContainers(t *testing.T) {
 // descendant too) is killed.
 func TestContainersDieAtTheReattachTimeout(t *testing.T) {
 	dir := t.TempDir()
-	manifest := filepath.Join(dir, "pod.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: lonely}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    workingDir: %s
-    command: ["sh", "-c", "setsid sleep 300 & echo $! > child.pid; echo $$$$ > app.pid; exec sleep 300"]
-`, dir)), 0o600))
+	manifest := onePod(t, filepath.Join(dir, "pod.yaml"), dir, "lonely", 1,
+		"setsid sleep 300 & echo $! > child.pid; echo $$$$ > app.pid; exec sleep 300", "")
 	n := startRestartNode(t, dir, "-f", manifest, "--reattach-timeout", "3s")
 	appPID, childPID := pidOf(t, filepath.Join(dir, "app.pid")), pidOf(t, filepath.Join(dir, "child.pid"))
 	n.proc.Kill()
@@ -384,18 +392,8 @@ func nodeReady(n v1.Node) bool {
 // stopping a container; the next node adopts them; SIGTERM keeps its meaning.
 func TestSIGUSR2LeavesThePodsToTheNextNode(t *testing.T) {
 	dir := t.TempDir()
-	manifest := filepath.Join(dir, "pod.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: upgraded}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    workingDir: %s
-    command: ["sh", "-c", "echo $$$$ > app.pid; exec sleep 300"]
-    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 1}
-`, dir)), 0o600))
+	manifest := onePod(t, filepath.Join(dir, "pod.yaml"), dir, "upgraded", 1, "echo $$$$ > app.pid; exec sleep 300",
+		"    readinessProbe: {exec: {command: [\"true\"]}, periodSeconds: 1}\n")
 	n := startRestartNode(t, dir, "-f", manifest)
 	var before v1.Pod
 	require.Eventually(t, func() bool {
@@ -433,17 +431,8 @@ func TestARestartWhileAContainerIsTerminating(t *testing.T) {
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
 	require.NoError(t, os.Mkdir(manifests, 0o755))
-	file := filepath.Join(manifests, "stubborn.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: stubborn}
-spec:
-  terminationGracePeriodSeconds: 4
-  containers:
-  - name: app
-    workingDir: %s
-    command: ["sh", "-c", "trap '' TERM; echo $$$$ > app.pid; while :; do sleep 0.1; done"]
-`, dir)), 0o600))
+	file := onePod(t, filepath.Join(manifests, "stubborn.yaml"), dir, "stubborn", 4,
+		"trap '' TERM; echo $$$$ > app.pid; while :; do sleep 0.1; done", "")
 	n := startRestartNode(t, dir, "--pod-manifest-path", manifests, "--file-check-frequency", "500ms")
 	pid := pidOf(t, filepath.Join(dir, "app.pid"))
 	require.NoError(t, os.Remove(file))
