@@ -40,8 +40,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newRuntimeAt is newTestRuntime on a given root dir and re-attach timeout, one "node" of several
-// that share root. It returns the runtime's log too.
+// newRuntimeAt is a runtime of the test binary's shim on root with a re-attach timeout, one "node"
+// of several that may share root; newTestRuntime is it on a fresh root with none. It returns the
+// runtime's log too.
 func newRuntimeAt(t *testing.T, root string, clk clock.Clock, reattach time.Duration) (*Runtime, *recorder, *syncBuffer) {
 	t.Helper()
 	rec := &recorder{}

@@ -74,23 +74,7 @@ func (r *recorder) container(uid types.UID, name string) (v1.ContainerStatus, v1
 
 func newTestRuntime(t *testing.T, clk clock.Clock) (*Runtime, *recorder) {
 	t.Helper()
-	rec := &recorder{}
-	rt, err := New(Options{
-		RootDir:        t.TempDir(),
-		Shim:           []string{os.Args[0], ShimArg},
-		Clock:          clk,
-		Events:         rec,
-		InitialBackoff: 10 * time.Second,
-		MaxBackoff:     40 * time.Second,
-	})
-	require.NoError(t, err)
-	rt.ReportStatus(rec.status)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		require.NoError(t, rt.Shutdown(ctx))
-		require.NoError(t, rt.Stop(ctx))
-	})
+	rt, rec, _ := newRuntimeAt(t, t.TempDir(), clk, 0)
 	return rt, rec
 }
 
