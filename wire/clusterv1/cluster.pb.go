@@ -37,6 +37,8 @@ type Heartbeat struct {
 	Seq           uint64                 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`                 // increases by one per heartbeat within an incarnation; older ones are ignored
 	View          []string               `protobuf:"bytes,5,rep,name=view,proto3" json:"view,omitempty"`                // the members the sender considers live (addresses, itself included); empty until its first round is complete
 	Leaving       bool                   `protobuf:"varint,6,opt,name=leaving,proto3" json:"leaving,omitempty"`         // the sender is shutting down: drop it now instead of after the failure timeout
+	Acks          []*Heartbeat_Ack       `protobuf:"bytes,7,rep,name=acks,proto3" json:"acks,omitempty"`                // for each peer the sender considers live, the newest heartbeat it accepted from it: the sender's lease grant (see Ack)
+	Stopping      []string               `protobuf:"bytes,8,rep,name=stopping,proto3" json:"stopping,omitempty"`        // the pods (UIDs) the sender still stops: a gainer waits until they are gone from here
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -113,18 +115,102 @@ func (x *Heartbeat) GetLeaving() bool {
 	return false
 }
 
+func (x *Heartbeat) GetAcks() []*Heartbeat_Ack {
+	if x != nil {
+		return x.Acks
+	}
+	return nil
+}
+
+func (x *Heartbeat) GetStopping() []string {
+	if x != nil {
+		return x.Stopping
+	}
+	return nil
+}
+
+// Ack grants the heartbeat's receiver a lease. The sender heard the receiver's heartbeat
+// (incarnation, seq) and will not drop the receiver from its view before the failure timeout
+// has passed since that heartbeat arrived, so the receiver may count on it until the failure
+// timeout after it sent that heartbeat (its own clock; see cluster/membership's quorum lease).
+type Heartbeat_Ack struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Incarnation   uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Seq           uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Heartbeat_Ack) Reset() {
+	*x = Heartbeat_Ack{}
+	mi := &file_wire_clusterv1_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Heartbeat_Ack) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Heartbeat_Ack) ProtoMessage() {}
+
+func (x *Heartbeat_Ack) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_clusterv1_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Heartbeat_Ack.ProtoReflect.Descriptor instead.
+func (*Heartbeat_Ack) Descriptor() ([]byte, []int) {
+	return file_wire_clusterv1_cluster_proto_rawDescGZIP(), []int{0, 0}
+}
+
+func (x *Heartbeat_Ack) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Heartbeat_Ack) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *Heartbeat_Ack) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_wire_clusterv1_cluster_proto protoreflect.FileDescriptor
 
 const file_wire_clusterv1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwire/clusterv1/cluster.proto\x12\x15probeactor.cluster.v1\"\xa1\x01\n" +
+	"\x1cwire/clusterv1/cluster.proto\x12\x15probeactor.cluster.v1\"\xcc\x02\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12 \n" +
 	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\x12\x10\n" +
 	"\x03seq\x18\x04 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04view\x18\x05 \x03(\tR\x04view\x12\x18\n" +
-	"\aleaving\x18\x06 \x01(\bR\aleavingB1Z/github.com/probeactor/probeactor/wire/clusterv1b\x06proto3"
+	"\aleaving\x18\x06 \x01(\bR\aleaving\x128\n" +
+	"\x04acks\x18\a \x03(\v2$.probeactor.cluster.v1.Heartbeat.AckR\x04acks\x12\x1a\n" +
+	"\bstopping\x18\b \x03(\tR\bstopping\x1aS\n" +
+	"\x03Ack\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12 \n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seqB1Z/github.com/probeactor/probeactor/wire/clusterv1b\x06proto3"
 
 var (
 	file_wire_clusterv1_cluster_proto_rawDescOnce sync.Once
@@ -138,16 +224,18 @@ func file_wire_clusterv1_cluster_proto_rawDescGZIP() []byte {
 	return file_wire_clusterv1_cluster_proto_rawDescData
 }
 
-var file_wire_clusterv1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_wire_clusterv1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_wire_clusterv1_cluster_proto_goTypes = []any{
-	(*Heartbeat)(nil), // 0: probeactor.cluster.v1.Heartbeat
+	(*Heartbeat)(nil),     // 0: probeactor.cluster.v1.Heartbeat
+	(*Heartbeat_Ack)(nil), // 1: probeactor.cluster.v1.Heartbeat.Ack
 }
 var file_wire_clusterv1_cluster_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1, // 0: probeactor.cluster.v1.Heartbeat.acks:type_name -> probeactor.cluster.v1.Heartbeat.Ack
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_wire_clusterv1_cluster_proto_init() }
@@ -161,7 +249,7 @@ func file_wire_clusterv1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_clusterv1_cluster_proto_rawDesc), len(file_wire_clusterv1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

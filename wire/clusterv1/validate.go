@@ -10,6 +10,15 @@ import (
 // MaxView bounds Heartbeat.view: no cluster of that many static peers is meant to exist.
 const MaxView = 1024
 
+// MaxStopping bounds Heartbeat.stopping: the pods one member may report as still stopping (a
+// member stopping more reports the first MaxStopping and holds its peers back no less: see
+// cluster/membership).
+const MaxStopping = 65536
+
+// maxUID bounds one pod UID in Heartbeat.stopping (Kubernetes' UIDs are 36 bytes; a UID node
+// derives is a 64-character hash).
+const maxUID = 128
+
 // Validate checks what every member's heartbeat satisfies, naming the field that does not.
 func (h *Heartbeat) Validate() error {
 	if h.GetCluster() == "" {
@@ -36,6 +45,25 @@ func (h *Heartbeat) Validate() error {
 			return fmt.Errorf("heartbeat: view[%d]: duplicate %q", i, m)
 		}
 		seen[m] = true
+	}
+	if len(h.GetAcks()) > MaxView {
+		return fmt.Errorf("heartbeat: acks: %d entries (at most %d)", len(h.GetAcks()), MaxView)
+	}
+	for i, a := range h.GetAcks() {
+		if err := CheckAddress(a.GetAddress()); err != nil {
+			return fmt.Errorf("heartbeat: acks[%d].address: %w", i, err)
+		}
+		if a.GetIncarnation() == 0 || a.GetSeq() == 0 {
+			return fmt.Errorf("heartbeat: acks[%d]: incarnation and seq are required", i)
+		}
+	}
+	if len(h.GetStopping()) > MaxStopping {
+		return fmt.Errorf("heartbeat: stopping: %d pods (at most %d)", len(h.GetStopping()), MaxStopping)
+	}
+	for i, uid := range h.GetStopping() {
+		if uid == "" || len(uid) > maxUID {
+			return fmt.Errorf("heartbeat: stopping[%d]: a pod UID of 1 to %d bytes", i, maxUID)
+		}
 	}
 	return nil
 }

@@ -13,6 +13,10 @@ func TestHeartbeatValidateNamesTheField(t *testing.T) {
 		return &Heartbeat{Cluster: "demo", Address: "127.0.0.1:7101", Incarnation: 1, Seq: 1, View: []string{"127.0.0.1:7101", "127.0.0.1:7102"}}
 	}
 	require.NoError(t, valid().Validate())
+	withLease := valid()
+	withLease.Acks = []*Heartbeat_Ack{{Address: "127.0.0.1:7102", Incarnation: 7, Seq: 3}}
+	withLease.Stopping = []string{"0b6a3c1e-0000-4000-8000-000000000001"}
+	require.NoError(t, withLease.Validate())
 	require.NoError(t, (&Heartbeat{Cluster: "demo", Address: "n1.example:7101", Incarnation: 1, Seq: 1}).Validate(), "an empty view: the first round is not complete")
 
 	long := valid()
@@ -36,6 +40,10 @@ func TestHeartbeatValidateNamesTheField(t *testing.T) {
 		{"bad view entry", func(h *Heartbeat) { h.View[1] = "nonsense" }, "view[1]:"},
 		{"duplicate view entry", func(h *Heartbeat) { h.View[1] = h.View[0] }, "view[1]: duplicate"},
 		{"view too long", func(h *Heartbeat) { h.View = long.View }, "view: 1025 members"},
+		{"ack without address", func(h *Heartbeat) { h.Acks = []*Heartbeat_Ack{{Incarnation: 1, Seq: 1}} }, "acks[0].address:"},
+		{"ack without seq", func(h *Heartbeat) { h.Acks = []*Heartbeat_Ack{{Address: "127.0.0.1:7102", Incarnation: 1}} }, "acks[0]: incarnation and seq are required"},
+		{"empty stopping UID", func(h *Heartbeat) { h.Stopping = []string{"a", ""} }, "stopping[1]: a pod UID"},
+		{"stopping too long", func(h *Heartbeat) { h.Stopping = make([]string, MaxStopping+1) }, "stopping: 65537 pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := valid()

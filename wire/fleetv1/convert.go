@@ -208,6 +208,14 @@ func (c *Changes) Validate() error {
 			return fmt.Errorf("changes: pods[%d]: %w", i, err)
 		}
 	}
+	for i, nc := range c.GetConditions() {
+		switch {
+		case nc.GetType() == "" || nc.GetType() == "Ready":
+			return fmt.Errorf("changes: conditions[%d]: type %q: a condition of the node's own other than Ready", i, nc.GetType())
+		case nc.GetStatus() != "True" && nc.GetStatus() != "False" && nc.GetStatus() != "Unknown":
+			return fmt.Errorf("changes: conditions[%d]: status %q: True, False or Unknown", i, nc.GetStatus())
+		}
+	}
 	return nil
 }
 

@@ -121,6 +121,9 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 			Pods:    []*PodChanged{p, RemovedPod("gone")}}
 	}
 	require.NoError(t, good().Validate())
+	withCondition := good()
+	withCondition.Conditions = []*NodeCondition{{Type: "ClusterQuorum", Status: "False", Reason: "QuorumLost"}}
+	require.NoError(t, withCondition.Validate())
 	cases := map[string]struct {
 		mutate func(*Changes)
 		want   string
@@ -134,6 +137,9 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 		"pod without uid":   {func(c *Changes) { c.Pods[1].Uid = "" }, "pods[1]: uid is empty"},
 		"pod without name":  {func(c *Changes) { c.Pods[0].Meta.Name = "" }, "pods[0]: meta.name is empty"},
 		"undecodable state": {func(c *Changes) { c.Pods[0].Status = []byte{0xff, 0xff, 0xff} }, "pods[0]: decode pod status"},
+		"untyped condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Status: "True"}} }, `conditions[0]: type ""`},
+		"a Ready condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "Ready", Status: "True"}} }, `conditions[0]: type "Ready"`},
+		"bad status":        {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "ClusterQuorum", Status: "yes"}} }, `conditions[0]: status "yes"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -306,6 +306,7 @@ type Changes struct {
 	Snapshot      bool                   `protobuf:"varint,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	Results       []*ResultChanged       `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
 	Pods          []*PodChanged          `protobuf:"bytes,6,rep,name=pods,proto3" json:"pods,omitempty"`
+	Conditions    []*NodeCondition       `protobuf:"bytes,7,rep,name=conditions,proto3" json:"conditions,omitempty"` // node conditions beyond Ready, by type (a snapshot carries them all)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -382,6 +383,91 @@ func (x *Changes) GetPods() []*PodChanged {
 	return nil
 }
 
+func (x *Changes) GetConditions() []*NodeCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+// NodeCondition is one of the node's own conditions (v1.NodeCondition): a cluster member's
+// ClusterQuorum (False, reason QuorumLost, while it runs no pods for want of a quorum).
+type NodeCondition struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Type               string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Status             string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"` // True, False or Unknown
+	Reason             string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message            string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	TransitionUnixNano int64                  `protobuf:"varint,5,opt,name=transition_unix_nano,json=transitionUnixNano,proto3" json:"transition_unix_nano,omitempty"` // lastTransitionTime
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *NodeCondition) Reset() {
+	*x = NodeCondition{}
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCondition) ProtoMessage() {}
+
+func (x *NodeCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
+func (*NodeCondition) Descriptor() ([]byte, []int) {
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *NodeCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetTransitionUnixNano() int64 {
+	if x != nil {
+		return x.TransitionUnixNano
+	}
+	return 0
+}
+
 // ResultChanged is a probe worker's published verdict for a container (messages.ResultChanged).
 type ResultChanged struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -396,7 +482,7 @@ type ResultChanged struct {
 
 func (x *ResultChanged) Reset() {
 	*x = ResultChanged{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -408,7 +494,7 @@ func (x *ResultChanged) String() string {
 func (*ResultChanged) ProtoMessage() {}
 
 func (x *ResultChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -421,7 +507,7 @@ func (x *ResultChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultChanged.ProtoReflect.Descriptor instead.
 func (*ResultChanged) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{3}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ResultChanged) GetPodUid() string {
@@ -473,7 +559,7 @@ type PodChanged struct {
 
 func (x *PodChanged) Reset() {
 	*x = PodChanged{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +571,7 @@ func (x *PodChanged) String() string {
 func (*PodChanged) ProtoMessage() {}
 
 func (x *PodChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +584,7 @@ func (x *PodChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodChanged.ProtoReflect.Descriptor instead.
 func (*PodChanged) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{4}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PodChanged) GetUid() string {
@@ -543,7 +629,7 @@ type PodMeta struct {
 
 func (x *PodMeta) Reset() {
 	*x = PodMeta{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -555,7 +641,7 @@ func (x *PodMeta) String() string {
 func (*PodMeta) ProtoMessage() {}
 
 func (x *PodMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -568,7 +654,7 @@ func (x *PodMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodMeta.ProtoReflect.Descriptor instead.
 func (*PodMeta) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{5}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PodMeta) GetNamespace() string {
@@ -617,7 +703,7 @@ type ContainerMeta struct {
 
 func (x *ContainerMeta) Reset() {
 	*x = ContainerMeta{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -629,7 +715,7 @@ func (x *ContainerMeta) String() string {
 func (*ContainerMeta) ProtoMessage() {}
 
 func (x *ContainerMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -642,7 +728,7 @@ func (x *ContainerMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerMeta.ProtoReflect.Descriptor instead.
 func (*ContainerMeta) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{6}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ContainerMeta) GetName() string {
@@ -678,7 +764,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +776,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +789,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{7}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Heartbeat) GetNode() string {
@@ -732,7 +818,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +830,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +843,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{8}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -791,14 +877,23 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\"@\n" +
 	"\aWelcome\x125\n" +
-	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xe0\x01\n" +
+	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xa4\x02\n" +
 	"\aChanges\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x1a\n" +
 	"\bsnapshot\x18\x04 \x01(\bR\bsnapshot\x12<\n" +
 	"\aresults\x18\x05 \x03(\v2\".probeactor.fleet.v1.ResultChangedR\aresults\x123\n" +
-	"\x04pods\x18\x06 \x03(\v2\x1f.probeactor.fleet.v1.PodChangedR\x04pods\"\xd2\x01\n" +
+	"\x04pods\x18\x06 \x03(\v2\x1f.probeactor.fleet.v1.PodChangedR\x04pods\x12B\n" +
+	"\n" +
+	"conditions\x18\a \x03(\v2\".probeactor.fleet.v1.NodeConditionR\n" +
+	"conditions\"\x9f\x01\n" +
+	"\rNodeCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x120\n" +
+	"\x14transition_unix_nano\x18\x05 \x01(\x03R\x12transitionUnixNano\"\xd2\x01\n" +
 	"\rResultChanged\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
 	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12!\n" +
@@ -861,7 +956,7 @@ func file_wire_fleetv1_fleet_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_fleetv1_fleet_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wire_fleetv1_fleet_proto_goTypes = []any{
 	(ProbeType)(0),        // 0: probeactor.fleet.v1.ProbeType
 	(Result)(0),           // 1: probeactor.fleet.v1.Result
@@ -869,27 +964,29 @@ var file_wire_fleetv1_fleet_proto_goTypes = []any{
 	(*Hello)(nil),         // 3: probeactor.fleet.v1.Hello
 	(*Welcome)(nil),       // 4: probeactor.fleet.v1.Welcome
 	(*Changes)(nil),       // 5: probeactor.fleet.v1.Changes
-	(*ResultChanged)(nil), // 6: probeactor.fleet.v1.ResultChanged
-	(*PodChanged)(nil),    // 7: probeactor.fleet.v1.PodChanged
-	(*PodMeta)(nil),       // 8: probeactor.fleet.v1.PodMeta
-	(*ContainerMeta)(nil), // 9: probeactor.fleet.v1.ContainerMeta
-	(*Heartbeat)(nil),     // 10: probeactor.fleet.v1.Heartbeat
-	(*Ack)(nil),           // 11: probeactor.fleet.v1.Ack
+	(*NodeCondition)(nil), // 6: probeactor.fleet.v1.NodeCondition
+	(*ResultChanged)(nil), // 7: probeactor.fleet.v1.ResultChanged
+	(*PodChanged)(nil),    // 8: probeactor.fleet.v1.PodChanged
+	(*PodMeta)(nil),       // 9: probeactor.fleet.v1.PodMeta
+	(*ContainerMeta)(nil), // 10: probeactor.fleet.v1.ContainerMeta
+	(*Heartbeat)(nil),     // 11: probeactor.fleet.v1.Heartbeat
+	(*Ack)(nil),           // 12: probeactor.fleet.v1.Ack
 }
 var file_wire_fleetv1_fleet_proto_depIdxs = []int32{
-	6, // 0: probeactor.fleet.v1.Changes.results:type_name -> probeactor.fleet.v1.ResultChanged
-	7, // 1: probeactor.fleet.v1.Changes.pods:type_name -> probeactor.fleet.v1.PodChanged
-	0, // 2: probeactor.fleet.v1.ResultChanged.type:type_name -> probeactor.fleet.v1.ProbeType
-	1, // 3: probeactor.fleet.v1.ResultChanged.result:type_name -> probeactor.fleet.v1.Result
-	8, // 4: probeactor.fleet.v1.PodChanged.meta:type_name -> probeactor.fleet.v1.PodMeta
-	9, // 5: probeactor.fleet.v1.PodMeta.containers:type_name -> probeactor.fleet.v1.ContainerMeta
-	9, // 6: probeactor.fleet.v1.PodMeta.init_containers:type_name -> probeactor.fleet.v1.ContainerMeta
-	2, // 7: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	7,  // 0: probeactor.fleet.v1.Changes.results:type_name -> probeactor.fleet.v1.ResultChanged
+	8,  // 1: probeactor.fleet.v1.Changes.pods:type_name -> probeactor.fleet.v1.PodChanged
+	6,  // 2: probeactor.fleet.v1.Changes.conditions:type_name -> probeactor.fleet.v1.NodeCondition
+	0,  // 3: probeactor.fleet.v1.ResultChanged.type:type_name -> probeactor.fleet.v1.ProbeType
+	1,  // 4: probeactor.fleet.v1.ResultChanged.result:type_name -> probeactor.fleet.v1.Result
+	9,  // 5: probeactor.fleet.v1.PodChanged.meta:type_name -> probeactor.fleet.v1.PodMeta
+	10, // 6: probeactor.fleet.v1.PodMeta.containers:type_name -> probeactor.fleet.v1.ContainerMeta
+	10, // 7: probeactor.fleet.v1.PodMeta.init_containers:type_name -> probeactor.fleet.v1.ContainerMeta
+	2,  // 8: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_wire_fleetv1_fleet_proto_init() }
@@ -903,7 +1000,7 @@ func file_wire_fleetv1_fleet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_fleetv1_fleet_proto_rawDesc), len(file_wire_fleetv1_fleet_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
