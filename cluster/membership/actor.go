@@ -23,6 +23,8 @@ type (
 	}
 	// applied: Member.Applied → the actor: the subscriber has acted on the view of this version.
 	applied struct{ version uint64 }
+	// stoppingChanged: Member.SetStopping → the actor: the pods this member still stops.
+	stoppingChanged struct{ uids []string }
 	// leaveRequest: Member.Stop → the actor: stop heartbeating, answer with a leaveReply.
 	leaveRequest struct{}
 	// leaveReply: the actor → Member.Stop: the leave to announce, and to which peers.
@@ -42,6 +44,7 @@ type memberActor struct {
 	core    *core
 	timer   clock.Timer
 	stopped atomic.Bool // read by the timer's callback and the probes
+	quorate bool        // as last logged
 }
 
 func newMemberActor(m *Member) *memberActor {
@@ -60,16 +63,18 @@ func (a *memberActor) Receive(ctx actor.Context) {
 		a.perform(ctx, a.core.tick(a.m.cfg.Clock.Now()))
 		a.armTick(ctx)
 	case probed:
-		a.perform(ctx, a.core.probed(msg.peer, msg.ok))
+		a.perform(ctx, a.core.probed(msg.peer, msg.ok, a.m.cfg.Clock.Now()))
 	case *clusterv1.Heartbeat:
 		e := a.core.heard(msg, a.m.cfg.Clock.Now(), ctx.Sender() != nil)
 		a.logHeard(msg, e)
 		a.perform(ctx, e)
 	case applied:
-		a.perform(ctx, a.core.applied(msg.version))
+		a.perform(ctx, a.core.applied(msg.version, a.m.cfg.Clock.Now()))
+	case stoppingChanged:
+		a.perform(ctx, a.core.setStopping(msg.uids, a.m.cfg.Clock.Now()))
 	case leaveRequest:
 		a.cancelTick()
-		hb, peers := a.core.leave()
+		hb, peers := a.core.leave(a.m.cfg.Clock.Now())
 		ctx.Respond(leaveReply{hb: hb, peers: peers})
 	case *actor.Stopping:
 		a.stopped.Store(true)
@@ -98,10 +103,14 @@ func (a *memberActor) perform(ctx actor.Context, e effects) {
 			ctx.Send(actor.NewPID(p, ActorName), o.hb)
 		}
 	}
+	if e.lease != nil && a.m.cfg.Lease != nil && !e.lease.Equal(farFuture) {
+		a.m.cfg.Lease(*e.lease) // before the view: what starts under it holds the lease already
+	}
 	if v := e.publish; v != nil {
 		if len(e.joined) > 0 || len(e.dropped) > 0 {
 			a.m.cfg.Logger.Info("cluster view changed", "members", v.Members, "joined", e.joined, "left", e.dropped)
 		}
+		a.logQuorum(*v)
 		if mt := a.m.metrics; mt != nil {
 			mt.members.WithLabelValues().Set(float64(len(v.Members)))
 			mt.views.Inc()
@@ -110,6 +119,20 @@ func (a *memberActor) perform(ctx actor.Context, e effects) {
 	}
 	for _, p := range e.probe {
 		a.probe(ctx, p)
+	}
+}
+
+// logQuorum logs when this member gains or loses its quorum lease.
+func (a *memberActor) logQuorum(v View) {
+	quorate := v.Published.Before(v.LeaseUntil)
+	if quorate == a.quorate {
+		return
+	}
+	a.quorate = quorate
+	if quorate {
+		a.m.cfg.Logger.Info("this member holds a quorum lease", "members", v.Members, "until", v.LeaseUntil)
+	} else {
+		a.m.cfg.Logger.Warn("this member lost its quorum lease: it runs no pod until a quorum grants it one again", "members", v.Members, "of", v.All)
 	}
 }
 

@@ -56,6 +56,11 @@ type Config struct {
 	Logger hclog.Logger
 	// Registerer, when set, gets probeactor_cluster_* metrics.
 	Registerer prometheus.Registerer
+	// Lease, when set, is called (on the membership actor: it must not block) whenever this
+	// member's quorum lease end changes, before the view that carries it is published: node
+	// hands it to its containers' shims, which stop their containers when it runs out (not called
+	// in a one-member cluster, whose lease never ends; a zero time: no lease any more).
+	Lease func(until time.Time)
 
 	// lose (tests only) makes heartbeats to a peer vanish while it returns true: a connection that
 	// loses what is sent without an error here (see heardOutcome.repair).

@@ -1,10 +1,12 @@
 package membership
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
 
@@ -29,8 +31,9 @@ type core struct {
 	awaitApplied bool
 
 	det  *detector
-	seq  uint64 // of the last heartbeat made
-	view View   // the last published view (Version 0: none yet)
+	now  time.Time // of the event being handled (heartbeats are stamped with it)
+	seq  uint64    // of the last heartbeat made
+	view View      // the last published view (Version 0: none yet)
 	// reported is the view peers are told (in every heartbeat): the last published one, or with
 	// awaitApplied the last one the subscriber acknowledged; history keeps the members of the
 	// published versions not acknowledged yet.
@@ -39,6 +42,19 @@ type core struct {
 	leaving  bool
 	probing  map[string]bool // peers with a TCP probe in flight
 	warned   map[string]bool // (peer, reason) pairs of ignored heartbeats already warned about
+
+	// The quorum lease (see the package doc, "Quorum and leases").
+	all     []string             // every configured member, self included, sorted
+	timeout time.Duration        // the failure timeout
+	started time.Time            // when this core was made: its own absence evidence counts from started+timeout
+	sent    map[uint64]time.Time // seq → when this member made that heartbeat (the last timeout's worth)
+	// granted: peer → when this member made the newest of its heartbeats the peer acknowledged
+	// (this incarnation); the peer's grant holds until granted+timeout.
+	granted map[string]time.Time
+	// gone: configured member → since when a quorum of current reports has left it out.
+	gone     map[string]time.Time
+	left     map[string]bool // peers whose last incarnation announced its leave (and has not come back)
+	stopping []string        // the pods this member still stops (SetStopping), told in every heartbeat
 }
 
 // effects is what one event asks the actor to do, in this order: reset the endpoints, answer the
@@ -55,6 +71,8 @@ type effects struct {
 	send []outgoing
 	// publish is a new view for the subscribers (nil: none).
 	publish *View
+	// lease is this member's new quorum lease end, when it changed (Config.Lease gets it).
+	lease *time.Time
 	// probe lists peers that are not live to check with a TCP connect (then probed).
 	probe []string
 
@@ -75,6 +93,8 @@ func newCore(cfg *Config, now time.Time) *core {
 		cluster: cfg.Cluster, self: cfg.Self, incarnation: cfg.Incarnation, awaitApplied: cfg.AwaitApplied,
 		det:     newDetector(cfg.Cluster, cfg.Self, cfg.Peers, cfg.FailureTimeout, cfg.repairAfter(), now),
 		history: map[uint64][]string{}, probing: map[string]bool{}, warned: map[string]bool{},
+		all: slices.Sorted(slices.Values(cfg.Peers)), timeout: cfg.FailureTimeout, started: now,
+		sent: map[uint64]time.Time{}, granted: map[string]time.Time{}, gone: map[string]time.Time{}, left: map[string]bool{},
 	}
 	for _, p := range cfg.Peers {
 		if p != cfg.Self {
@@ -87,6 +107,7 @@ func newCore(cfg *Config, now time.Time) *core {
 // start: the actor runs. Every peer is probed; a member without peers publishes its view at once.
 func (c *core) start(now time.Time) effects {
 	var e effects
+	c.now = now
 	c.update(now, &e)
 	c.probeDown(&e)
 	return e
@@ -97,12 +118,12 @@ func (c *core) start(now time.Time) effects {
 // is probed.
 func (c *core) tick(now time.Time) effects {
 	var e effects
+	c.now = now
 	if c.leaving {
 		return e
 	}
-	if c.det.tick(now) {
-		c.update(now, &e)
-	}
+	c.det.tick(now)
+	c.update(now, &e)
 	c.heartbeat(&e, c.livePeers()...)
 	c.probeDown(&e)
 	return e
@@ -113,6 +134,7 @@ func (c *core) tick(now time.Time) effects {
 // this member's own heartbeat, also when it is a repeated one (the leaver asks until it hears
 // back, see Member.Stop).
 func (c *core) heard(hb *clusterv1.Heartbeat, now time.Time, canReply bool) effects {
+	c.now = now
 	out := c.det.heard(hb, now)
 	e := effects{heard: out}
 	addr := hb.GetAddress()
@@ -130,15 +152,20 @@ func (c *core) heard(hb *clusterv1.Heartbeat, now time.Time, canReply bool) effe
 	if out.admitted || out.restarted || out.repair {
 		c.heartbeat(&e, addr) // greet it: it hears this member without waiting a tick
 	}
-	if out.changed {
-		c.update(now, &e)
+	if hb.GetLeaving() {
+		c.left[addr] = true
+	} else {
+		delete(c.left, addr)
+		c.grant(hb)
 	}
+	c.update(now, &e)
 	return e
 }
 
 // probed: the TCP probe of peer ended; a peer that listens (and is still not live) is greeted.
-func (c *core) probed(peer string, ok bool) effects {
+func (c *core) probed(peer string, ok bool, now time.Time) effects {
 	var e effects
+	c.now = now
 	delete(c.probing, peer)
 	if ok && !c.det.isLive(peer) {
 		c.heartbeat(&e, peer)
@@ -149,8 +176,9 @@ func (c *core) probed(peer string, ok bool) effects {
 // applied: the subscriber has acted on the view of version (Member.Applied). With awaitApplied,
 // that view (and nothing newer) becomes the one peers are told; a version already acknowledged
 // or dropped from the history changes nothing.
-func (c *core) applied(version uint64) effects {
+func (c *core) applied(version uint64, now time.Time) effects {
 	var e effects
+	c.now = now
 	members, ok := c.history[version]
 	if !ok {
 		return e
@@ -166,32 +194,44 @@ func (c *core) applied(version uint64) effects {
 
 // leave stops every further heartbeat, view and probe, and returns the leave to announce and the
 // live peers to announce it to (Member.Stop sends it until each acknowledges).
-func (c *core) leave() (hb *clusterv1.Heartbeat, peers []string) {
+func (c *core) leave(now time.Time) (hb *clusterv1.Heartbeat, peers []string) {
+	c.now = now
 	c.leaving = true
 	hb = c.next()
 	hb.Leaving = true
 	return hb, slices.DeleteFunc(slices.Clone(c.view.Members), func(p string) bool { return p == c.self })
 }
 
-// update publishes the detector's live set with the peers' reported views when either changed
-// since the last view, and resets the endpoints of the members it drops (protoactor would keep
-// a writer to a peer that is gone, and a stale one once it is back). Without awaitApplied peers
-// are told the new members at once.
+// update publishes the detector's live set with the peers' reported views and the quorum's
+// state (the lease, the current reports, the stopping pods, the members a quorum left out) when
+// any of it changed since the last view, and resets the endpoints of the members it drops
+// (protoactor would keep a writer to a peer that is gone, and a stale one once it is back).
+// Without awaitApplied peers are told the new members at once.
 func (c *core) update(now time.Time, e *effects) {
 	live := c.det.live()
 	if live == nil || c.leaving {
 		return
 	}
 	reported := c.det.reported()
+	current := c.current(now, live)
+	stopping := c.det.stoppingOf()
+	c.updateGone(now, live, reported, current)
+	lease := c.lease(now)
 	membersChanged := !slices.Equal(live, c.view.Members)
-	if !membersChanged && c.view.Version > 0 && equalReports(reported, c.view.Reported) {
+	if !membersChanged && c.view.Version > 0 && equalReports(reported, c.view.Reported) && equalReports(stopping, c.view.Stopping) &&
+		lease.Equal(c.view.LeaseUntil) && maps.EqualFunc(current, c.view.Current, time.Time.Equal) &&
+		maps.EqualFunc(c.gone, c.view.Gone, time.Time.Equal) && maps.Equal(c.left, c.view.Left) {
 		return
 	}
 	if membersChanged {
 		e.joined, e.dropped = diff(c.view.Members, live)
 		e.reset = append(e.reset, e.dropped...)
 	}
-	c.view = View{Self: c.self, Members: live, Reported: reported, Version: c.view.Version + 1, Published: now}
+	if !lease.Equal(c.view.LeaseUntil) {
+		e.lease = &lease
+	}
+	c.view = View{Self: c.self, All: slices.Clone(c.all), Members: live, Reported: reported, Version: c.view.Version + 1, Published: now,
+		LeaseUntil: lease, Current: current, Stopping: stopping, Gone: maps.Clone(c.gone), Left: maps.Clone(c.left)}
 	v := c.view.Clone()
 	e.publish = &v
 	if !c.awaitApplied {
@@ -202,6 +242,117 @@ func (c *core) update(now time.Time, e *effects) {
 		delete(c.history, slices.Min(slices.Collect(maps.Keys(c.history))))
 	}
 	c.history[c.view.Version] = live
+}
+
+// grant takes the acknowledgement of this member's heartbeats that hb carries: its sender heard
+// the heartbeat this member made at sent[seq], so it keeps this member in its view until the
+// failure timeout after that (its own clock), and this member may count on its grant until then.
+func (c *core) grant(hb *clusterv1.Heartbeat) {
+	for _, a := range hb.GetAcks() {
+		if a.GetAddress() != c.self || a.GetIncarnation() != c.incarnation {
+			continue
+		}
+		if at, ok := c.sent[a.GetSeq()]; ok && at.After(c.granted[hb.GetAddress()]) {
+			c.granted[hb.GetAddress()] = at
+		}
+	}
+}
+
+// current returns, for each live peer, until when its report is current (its grant holds).
+func (c *core) current(now time.Time, live []string) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range live {
+		if until := c.granted[p].Add(c.timeout); p != c.self && !c.granted[p].IsZero() && until.After(now) {
+			out[p] = until
+		}
+	}
+	return out
+}
+
+// lease returns until when this member holds its quorum lease: the latest time at which the
+// members whose grants still hold, with this member, are a quorum (ownership.Quorate). A member
+// alone in its configured cluster holds it for good (farFuture); zero: none now.
+func (c *core) lease(now time.Time) time.Time {
+	if ownership.Quorate([]string{c.self}, c.all) {
+		return farFuture
+	}
+	type grant struct {
+		peer  string
+		until time.Time
+	}
+	var gs []grant
+	for p, at := range c.granted {
+		if until := at.Add(c.timeout); until.After(now) {
+			gs = append(gs, grant{p, until})
+		}
+	}
+	slices.SortFunc(gs, func(a, b grant) int { return cmp.Or(b.until.Compare(a.until), cmp.Compare(a.peer, b.peer)) })
+	seen := []string{c.self}
+	for _, g := range gs {
+		seen = append(seen, g.peer)
+		if ownership.Quorate(seen, c.all) {
+			return g.until
+		}
+	}
+	return time.Time{}
+}
+
+// farFuture is the lease of a one-member cluster (no peer can take its pods).
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// updateGone keeps, for each configured member outside this member's view, since when a quorum
+// of members has left it out: this member (its view, once it has run for the failure timeout,
+// so that grants its previous incarnation gave have run out) and the live peers whose reports
+// are current and count as evidence (first heard, in their incarnation, a failure timeout ago:
+// a peer that restarted does not remember the grants it gave before). A member a quorum no
+// longer leaves out loses its entry.
+func (c *core) updateGone(now time.Time, live []string, reported map[string][]string, current map[string]time.Time) {
+	for _, m := range c.all {
+		if m == c.self || slices.Contains(live, m) {
+			delete(c.gone, m)
+			continue
+		}
+		var out []string
+		if !now.Before(c.started.Add(c.timeout)) {
+			out = append(out, c.self)
+		}
+		for p, view := range reported {
+			if _, ok := current[p]; ok && len(view) > 0 && !slices.Contains(view, m) && c.det.evidence(p, now) {
+				out = append(out, p)
+			}
+		}
+		if !ownership.Quorate(out, c.all) {
+			delete(c.gone, m)
+		} else if _, ok := c.gone[m]; !ok {
+			c.gone[m] = now
+		}
+	}
+}
+
+// setStopping replaces the pods this member tells its peers it still stops. A shorter list is
+// told at once (a gainer waits for it); a longer one goes with the next heartbeat, which the
+// view that caused it (applied) sends anyway.
+func (c *core) setStopping(uids []string, now time.Time) effects {
+	var e effects
+	c.now = now
+	shrunk := len(uids) < len(c.stopping) || !isSubset(uids, c.stopping)
+	c.stopping = slices.Clone(uids)
+	if len(c.stopping) > clusterv1.MaxStopping {
+		c.stopping = c.stopping[:clusterv1.MaxStopping]
+	}
+	if shrunk || !c.awaitApplied {
+		c.heartbeat(&e, c.livePeers()...)
+	}
+	return e
+}
+
+func isSubset(small, big []string) bool {
+	for _, s := range small {
+		if !slices.Contains(big, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // report changes the view peers are told and tells the live ones at once.
@@ -224,7 +375,19 @@ func (c *core) heartbeat(e *effects, to ...string) {
 // next makes this member's next heartbeat.
 func (c *core) next() *clusterv1.Heartbeat {
 	c.seq++
-	return &clusterv1.Heartbeat{Cluster: c.cluster, Address: c.self, Incarnation: c.incarnation, Seq: c.seq, View: slices.Clone(c.reported)}
+	c.sent[c.seq] = c.now
+	for seq, at := range c.sent {
+		if c.now.Sub(at) > c.timeout {
+			delete(c.sent, seq) // its grant would have run out already
+		}
+	}
+	hb := &clusterv1.Heartbeat{Cluster: c.cluster, Address: c.self, Incarnation: c.incarnation, Seq: c.seq, View: slices.Clone(c.reported),
+		Stopping: slices.Clone(c.stopping)}
+	for _, p := range c.livePeers() {
+		ps := c.det.peers[p]
+		hb.Acks = append(hb.Acks, &clusterv1.Heartbeat_Ack{Address: p, Incarnation: ps.incarnation, Seq: ps.seq})
+	}
+	return hb
 }
 
 // livePeers are the peers the detector considers live: they get every heartbeat. Heartbeats

@@ -39,6 +39,8 @@ type peerState struct {
 	seq         uint64    // of the newest heartbeat accepted
 	heard       time.Time // when the newest accepted heartbeat arrived
 	view        []string  // the view that heartbeat reported
+	stopping    []string  // the pods that heartbeat said its sender still stops
+	firstHeard  time.Time // when this incarnation was first heard
 	left        uint64    // an incarnation that announced its leave (never admitted again)
 	// unseenSince: since when the peer, live here, has reported views without this member (zero
 	// while it lists this member, or has no view yet); repaired: when its connection was last reset.
@@ -106,11 +108,17 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	}
 	var out heardOutcome
 	newIncarnation := inc != p.incarnation
+	if newIncarnation {
+		p.firstHeard = now
+	}
 	p.incarnation, p.seq, p.heard = inc, seq, now
+	if !slices.Equal(p.stopping, hb.GetStopping()) {
+		p.stopping, out.changed = slices.Clone(hb.GetStopping()), true
+	}
 	if hb.GetLeaving() {
 		p.left = inc
 		if p.live {
-			p.live, p.view, p.unseenSince, out.changed = false, nil, time.Time{}, true
+			p.live, p.view, p.stopping, p.unseenSince, out.changed = false, nil, nil, time.Time{}, true
 		}
 		d.completeRound(now)
 		return out
@@ -155,7 +163,7 @@ func (d *detector) tick(now time.Time) bool {
 	changed := false
 	for _, p := range d.peers {
 		if p.live && now.Sub(p.heard) > d.timeout {
-			p.live, p.view, p.unseenSince, changed = false, nil, time.Time{}, true
+			p.live, p.view, p.stopping, p.unseenSince, changed = false, nil, nil, time.Time{}, true
 		}
 	}
 	if d.completeRound(now) {
@@ -206,6 +214,25 @@ func (d *detector) reported() map[string][]string {
 		}
 	}
 	return out
+}
+
+// stoppingOf returns what each live peer said it still stops (peers stopping nothing left out).
+func (d *detector) stoppingOf() map[string][]string {
+	out := map[string][]string{}
+	for a, p := range d.peers {
+		if p.live && len(p.stopping) > 0 {
+			out[a] = slices.Clone(p.stopping)
+		}
+	}
+	return out
+}
+
+// evidence says whether peer's reports count as evidence that a member is out of the cluster:
+// its incarnation was first heard a failure timeout ago or more, so any grant its previous
+// incarnation gave has run out.
+func (d *detector) evidence(peer string, now time.Time) bool {
+	p, ok := d.peers[peer]
+	return ok && !p.firstHeard.IsZero() && now.Sub(p.firstHeard) >= d.timeout
 }
 
 // isLive says whether peer is live now.

@@ -83,6 +83,38 @@
 // close makes protoactor drop the address's current endpoint too, so a message can be lost around
 // a reconnect: heartbeats are repeated anyway and the leave is requested until acknowledged.
 //
+// # Quorum and leases (no pod runs twice)
+//
+// Every heartbeat acknowledges, for each peer live to its sender, the newest heartbeat heard from
+// it (Heartbeat.acks) and lists the pods its sender still stops (Heartbeat.stopping, SetStopping).
+// An acknowledgement is a grant: the sender heard the receiver's heartbeat made at time s (the
+// receiver's clock) and drops the receiver no earlier than the failure timeout after it heard
+// it, so the receiver may count on the grant until s + FailureTimeout. A member holds its quorum
+// lease (View.LeaseUntil) while the grants that still hold, with itself, are a quorum of the
+// configured members (ownership.Quorate). Heartbeats buffered while a member was frozen grant
+// nothing new: their acknowledgements name heartbeats made before the freeze. A peer's report is
+// current (View.Current) while its grant holds: it was sent after the peer heard a heartbeat made
+// within the failure timeout. View.Gone records since when a quorum (this member once it has run
+// for the failure timeout, and peers whose current reports leave the member out and whose
+// incarnation was first heard a failure timeout ago — a restarted peer forgets the grants it gave)
+// has left a member out: from then on that member holds no lease, since every quorum it could use
+// includes a member of that quorum, whose last grant ran out when it dropped it. Config.Lease hands
+// the lease's end to node, which gives it to every container's shim as a CLOCK_MONOTONIC deadline
+// (cmd/node/internal/proc): a frozen or dead node's containers stop at the lease's end by
+// themselves.
+//
+// The bound (ownership.Reconcile, rule 3): a survivor starts a lost member's pod no earlier than
+// Gone + the pod's grace period + the margin. Derivation, with T the failure timeout, g the grace
+// period and c the last contact (the lost member's last heartbeat a quorum member heard): its
+// lease ends by c + T on its own clock (its last grant from that member lasts T from a heartbeat
+// made before c), which is no later than that member's drop, which is no later than Gone; its
+// node and shims begin the stop there and the pod is gone by c + T + g. The margin
+// (sharder.Margin: (T + g)/10 + T/8 + 500 ms) covers a lost member's clock running up to 10 %
+// slower than the survivors' over T + g, one heartbeat interval for its node to notice (its shims
+// act at the deadline itself), and half a second for a SIGKILL's delivery and the exit's reaping.
+// With T = 2 s and g = 2 s: detection ≈ 2 s, Gone ≈ 2.25 s (a peer's report), start ≈ 2.25 + 2 +
+// 1.15 ≈ 5.4 s after the fault, while the lost member's pods are stopped within 4 s.
+//
 // # How a false suspicion heals
 //
 // A peer silent for longer than FailureTimeout is dropped even when it is alive (CPU starvation,
@@ -109,8 +141,9 @@
 // after the peer speaks again plus a hop and the subscriber's apply; for a one-way loss, half the
 // failure timeout plus two heartbeat intervals plus a connect and a reconcile (measured in
 // TestAFalseSuspicionHeals: ~0.7 s after the drop with a 1 s timeout; with the defaults ≤ 1.5 s
-// + a connect). Meanwhile the two disagree, and both may run the dropped member's pods (no quorum;
-// see cluster/ownership). A reset that was not needed costs one reconnect.
+// + a connect). Meanwhile the two disagree, and nothing starts on either while they do (cluster/
+// ownership's agreed-view rule); what runs stays where it runs. A reset that was not needed costs
+// one reconnect.
 //
 // # Trust boundary
 //

@@ -30,6 +30,23 @@ type View struct {
 	Version uint64
 	// Published is when the view was published.
 	Published time.Time
+
+	// All lists every configured member (Config.Peers, sorted), Self included.
+	All []string
+	// LeaseUntil is until when this member holds its quorum lease (zero: none): until then a
+	// quorum of All (this member included) is bound not to drop it. See the package doc.
+	LeaseUntil time.Time
+	// Current holds, for each live peer whose grant holds, until when: its report was sent after
+	// it heard a heartbeat this member made within the failure timeout.
+	Current map[string]time.Time
+	// Stopping holds, for each live peer that reported some, the pods it still stops.
+	Stopping map[string][]string
+	// Gone holds, for each configured member out of the view, since when a quorum has left it out
+	// (a member out of the view and not in Gone may still hold a lease).
+	Gone map[string]time.Time
+	// Left holds the peers whose last incarnation announced its leave: they stopped their pods
+	// before they did.
+	Left map[string]bool
 }
 
 // Clone returns a deep copy.
@@ -39,6 +56,16 @@ func (v View) Clone() View {
 	c.Reported = make(map[string][]string, len(v.Reported))
 	for k, r := range v.Reported {
 		c.Reported[k] = slices.Clone(r)
+	}
+	c.All = slices.Clone(v.All)
+	c.Current = maps.Clone(v.Current)
+	c.Gone = maps.Clone(v.Gone)
+	c.Left = maps.Clone(v.Left)
+	if v.Stopping != nil {
+		c.Stopping = make(map[string][]string, len(v.Stopping))
+		for k, r := range v.Stopping {
+			c.Stopping[k] = slices.Clone(r)
+		}
 	}
 	return c
 }
@@ -150,6 +177,16 @@ func (m *Member) Subscribe(fn func(View)) (cancel func()) {
 func (m *Member) Applied(version uint64) {
 	if pid := m.actor(); pid != nil {
 		m.sys.Root.Send(pid, applied{version: version})
+	}
+}
+
+// SetStopping tells the membership the pods this member still stops (their UIDs): every
+// heartbeat carries them, so a peer that gains one of them starts it only once it is gone from
+// here. The sharder's runner calls it whenever the set changes, before it acknowledges the view
+// that caused a stop (Applied), so that no peer hears the view without the stop. It never blocks.
+func (m *Member) SetStopping(uids []string) {
+	if pid := m.actor(); pid != nil {
+		m.sys.Root.Send(pid, stoppingChanged{uids: slices.Clone(uids)})
 	}
 }
 

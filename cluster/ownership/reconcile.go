@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -16,10 +17,37 @@ type Input struct {
 	// the failure timeout passed): until then nothing is started, since a member that has not
 	// heard its peers would own every pod.
 	Ready bool
+	// Now is when the reconciliation runs (the member's own clock): leases and bounds are
+	// compared with it, so a view that aged (a member frozen between the view and its
+	// reconciliation) is judged by what is true now.
+	Now time.Time
+	// All lists every configured member (--cluster-peers), self included: quorums are of these.
+	All []string
 	// Members is this member's view: the live members' addresses, itself included.
 	Members []string
 	// Reported holds, for each live peer, the view it last reported (its heartbeats carry it).
 	Reported map[string][]string
+	// Current holds, for each live peer, until when its last report is current: it was sent after
+	// the peer heard a heartbeat this member sent within the failure timeout (cluster/membership).
+	// A report that is not current (a member resumed after a freeze reading heartbeats buffered
+	// meanwhile) is not acted on.
+	Current map[string]time.Time
+	// Stopping holds, for each live peer, the pods its last report said it still stops.
+	Stopping map[string][]types.UID
+	// LeaseUntil is until when this member holds its quorum lease: a quorum of the configured
+	// members (itself included) has granted it one (zero: none). Past it the member runs nothing.
+	LeaseUntil time.Time
+	// Gone holds, for each configured member outside Members, since when a quorum of current
+	// reports (this member's view included) has left it out: from then on that member can hold
+	// no quorum lease, so it began to stop its pods by then at the latest. A member outside
+	// Members and not in Gone is not known to be fenced.
+	Gone map[string]time.Time
+	// Left holds the members whose last incarnation announced its leave: a member stops its pods
+	// before it announces it, so they are waited for no longer.
+	Left map[string]bool
+	// Margin is added to every bound to cover clock-rate differences between members and the
+	// scheduling delay of a stop (see cluster/membership's doc for its derivation).
+	Margin time.Duration
 	// Desired is the pod set every member reads (UID → termination grace period).
 	Desired map[types.UID]time.Duration
 	// Running is what this member started and has not stopped since (UID → grace period).
@@ -63,52 +91,64 @@ type Plan struct {
 	Effects []Effect
 	// Owned counts the desired pods this member owns in its view (running or waiting).
 	Owned int
-	// Waiting holds the owned pods not started (UID → the live peer waited for: one that has not yet
-	// reported a view containing this member). The handoff of a member's share back to it waits
-	// until the previous owner has reported a view with the member, in which it no longer owns them.
+	// Waiting holds the owned pods not started, each with what it waits for.
 	Waiting map[types.UID]string
+	// Quorate is whether this member held its quorum lease at Now; Reason says why not.
+	Quorate bool
+	Reason  string
+	// Next is the earliest later time at which this plan may change with no new input (the lease
+	// runs out, a lost member's bound passes); zero: none.
+	Next time.Time
 }
 
 // Reconcile decides which pods this member starts and stops. The rules:
 //
-//   - a pod runs on the live member that owns it by rendezvous hashing of its UID over the live
-//     members (Owner), in each member's own view;
-//   - the loser of a pod stops it (with its grace period) as soon as its view says it no longer
-//     owns it, or when the pod leaves the pod set;
-//   - the gainer starts it once its view says it owns it and every live peer (in its view) has
-//     reported a view that contains the gainer: mutual visibility. Then no live peer can be running
-//     it by its own view: a peer that has seen the gainer scores lower for this pod in any view
-//     (rendezvous), so it does not own the pod whatever else its view holds. A pod whose owner died
-//     starts at once on the survivor that gains it (the survivors have long seen each other); a
-//     member that (re)joined starts nothing until every live peer has seen it, so a pod handed back
-//     to it waits until its previous owner has seen the joiner and stopped the pod, and a pod that a
-//     peer which has not seen the joiner yet takes over from a member that died meanwhile is not
-//     started twice;
-//   - a pod already running here keeps running while this member's view says it owns it, whatever
-//     peers report (two members run a pod only while one of them misses a live member from its
-//     view: a false suspicion or a partition; see the package doc).
+//   - a pod's owner is the live member that scores highest for its UID among the live members
+//     (Owner), in each member's own view;
+//   - a member runs pods only while it holds its quorum lease: a member that lost it stops every
+//     pod (with its grace period) and starts none;
+//   - the loser of a pod stops it as soon as its view says it no longer owns it, or when the pod
+//     leaves the pod set;
+//   - the gainer starts it only when (1) its view is agreed: every live peer has a current report
+//     of exactly this view (so no peer runs the pod by its own view: it is owned by the gainer in
+//     it), (2) no live peer reports it still stops the pod (a hand-back waits for the old
+//     container's exit), and (3) every configured member outside the view has been left out by a
+//     quorum for at least the pod's grace period plus the margin: such a member can renew no quorum
+//     lease, so it (or its shims, whose lease is the member's) began the pod's stop by then, and
+//     finished it a grace period later;
+//   - a pod already running here keeps running while this member holds its lease and its view
+//     says it owns it.
 //
 // Nothing starts before the membership is Ready.
 func Reconcile(in Input) Plan {
 	plan := Plan{Waiting: map[types.UID]string{}}
-	live := in.Ready && slices.Contains(in.Members, in.Self)
+	inView := in.Ready && slices.Contains(in.Members, in.Self)
+	plan.Quorate, plan.Reason = quorum(in, inView)
+	if plan.Quorate {
+		plan.Next = in.LeaseUntil
+	}
 	for uid, grace := range in.Running {
 		if _, ok := in.Desired[uid]; !ok {
 			plan.Effects = append(plan.Effects, Effect{Action: Stop, UID: uid, Grace: grace, Reason: "removed from the pod set"})
 			continue
 		}
-		if !live {
-			plan.Effects = append(plan.Effects, Effect{Action: Stop, UID: uid, Grace: grace, Reason: "this member is not in its own view"})
+		if !plan.Quorate {
+			plan.Effects = append(plan.Effects, Effect{Action: Stop, UID: uid, Grace: grace, Reason: plan.Reason})
 			continue
 		}
 		if owner := Owner(string(uid), in.Members); owner != in.Self {
 			plan.Effects = append(plan.Effects, Effect{Action: Stop, UID: uid, Grace: grace, Reason: "moved to " + owner})
 		}
 	}
-	if live {
-		peers := livePeers(in)
-		unseen := notSeenBy(in.Self, peers, in.Reported)
-		for uid := range in.Desired {
+	if plan.Quorate {
+		agreed := disagreement(in)
+		stopping := map[types.UID]string{}
+		for _, p := range livePeers(in) {
+			for _, uid := range in.Stopping[p] {
+				stopping[uid] = p
+			}
+		}
+		for uid, grace := range in.Desired {
 			if Owner(string(uid), in.Members) != in.Self {
 				continue
 			}
@@ -116,8 +156,19 @@ func Reconcile(in Input) Plan {
 			if _, ok := in.Running[uid]; ok {
 				continue
 			}
-			if unseen != "" {
-				plan.Waiting[uid] = unseen
+			if agreed != "" {
+				plan.Waiting[uid] = agreed
+				continue
+			}
+			if p, ok := stopping[uid]; ok {
+				plan.Waiting[uid] = p + " still stops it"
+				continue
+			}
+			if why, at := fenced(in, grace); why != "" {
+				plan.Waiting[uid] = why
+				if !at.IsZero() && (plan.Next.IsZero() || at.Before(plan.Next)) {
+					plan.Next = at
+				}
 				continue
 			}
 			plan.Effects = append(plan.Effects, Effect{Action: Start, UID: uid, Reason: "owned"})
@@ -127,6 +178,58 @@ func Reconcile(in Input) Plan {
 		return cmp.Or(cmp.Compare(b.Action, a.Action), cmp.Compare(a.UID, b.UID))
 	})
 	return plan
+}
+
+// quorum says whether this member holds its quorum lease at in.Now, and if not why.
+func quorum(in Input, inView bool) (bool, string) {
+	switch {
+	case !inView:
+		return false, "this member is not in its own view yet"
+	case in.LeaseUntil.IsZero() || !in.Now.Before(in.LeaseUntil):
+		seen := []string{in.Self}
+		for _, p := range livePeers(in) {
+			if in.Now.Before(in.Current[p]) {
+				seen = append(seen, p)
+			}
+		}
+		return false, fmt.Sprintf("QuorumLost: this member is in contact with %d of the %d cluster members (a quorum needs %d)",
+			len(seen), len(in.All), QuorumSize(len(in.All)))
+	default:
+		return true, ""
+	}
+}
+
+// disagreement names the first live peer whose report is not current or not this member's view,
+// "" when every live peer currently reports exactly this view.
+func disagreement(in Input) string {
+	for _, p := range livePeers(in) {
+		if !in.Now.Before(in.Current[p]) {
+			return "waiting for a current report from " + p
+		}
+		if !slices.Equal(in.Reported[p], in.Members) {
+			return p + " reports another view"
+		}
+	}
+	return ""
+}
+
+// fenced says what a pod with this grace period still waits for among the configured members
+// outside the view ("" when none), and when that wait ends (zero: not known yet).
+func fenced(in Input, grace time.Duration) (string, time.Time) {
+	why, until := "", time.Time{}
+	for _, m := range in.All {
+		if slices.Contains(in.Members, m) || in.Left[m] {
+			continue
+		}
+		since, ok := in.Gone[m]
+		if !ok {
+			return m + " is not yet left out by a quorum", time.Time{}
+		}
+		if end := since.Add(grace + in.Margin); in.Now.Before(end) && end.After(until) {
+			why, until = fmt.Sprintf("%s may still run it until %s", m, end.Format(time.RFC3339Nano)), end
+		}
+	}
+	return why, until
 }
 
 // livePeers are the members of this member's view other than itself, in order.
@@ -139,15 +242,4 @@ func livePeers(in Input) []string {
 	}
 	slices.Sort(peers)
 	return peers
-}
-
-// notSeenBy returns the first live peer whose reported view does not contain self, "" when every
-// live peer has seen this member.
-func notSeenBy(self string, peers []string, reported map[string][]string) string {
-	for _, p := range peers {
-		if !slices.Contains(reported[p], self) {
-			return p
-		}
-	}
-	return ""
 }

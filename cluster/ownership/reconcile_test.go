@@ -61,6 +61,28 @@ func TestReconcile(t *testing.T) {
 	bOf3 := []types.UID{bToA[0], bToC[0]}
 	desired := set(append(append([]types.UID{}, aOf3...), bOf3...)...)
 
+	now := time.Unix(1000, 0)
+	later := now.Add(time.Hour)
+	// q completes an input of the three-member cluster a, b, c: a lease and a current report from
+	// every live peer, unless the case sets them.
+	q := func(in Input) Input {
+		in.Now = now
+		if in.All == nil {
+			in.All = all
+		}
+		if in.LeaseUntil.IsZero() {
+			in.LeaseUntil = later
+		}
+		if in.Current == nil {
+			in.Current = map[string]time.Time{}
+			for _, m := range in.Members {
+				in.Current[m] = later
+			}
+		}
+		in.Margin = time.Second
+		return in
+	}
+	goneLongAgo := map[string]time.Time{b: now.Add(-time.Minute)}
 	for _, tc := range []struct {
 		name        string
 		in          Input
@@ -68,42 +90,72 @@ func TestReconcile(t *testing.T) {
 		wantStops   []types.UID
 		wantWaiting map[types.UID]string
 		wantOwned   int
+		wantNext    time.Time
+		lost        bool
 	}{
 		{name: "not ready: nothing starts, even what this member would own alone",
-			in: Input{Self: a, Ready: false, Members: []string{a}, Desired: desired}},
+			in: q(Input{Self: a, Ready: false, Members: []string{a}, Desired: desired}), lost: true},
 		{name: "not ready: a pod leaving the pod set is still stopped",
-			in:        Input{Self: a, Ready: false, Desired: set(), Running: set(aOf3[0])},
-			wantStops: []types.UID{aOf3[0]}},
-		{name: "alone: every pod",
-			in:         Input{Self: a, Ready: true, Members: []string{a}, Desired: desired},
-			wantStarts: sorted(append(append([]types.UID{}, aOf3...), bOf3...)), wantOwned: 4},
+			in:        q(Input{Self: a, Ready: false, Desired: set(), Running: set(aOf3[0])}),
+			wantStops: []types.UID{aOf3[0]}, lost: true},
+		{name: "a one-member cluster: every pod",
+			in:         q(Input{Self: a, Ready: true, All: []string{a}, Members: []string{a}, Desired: desired}),
+			wantStarts: sorted(append(append([]types.UID{}, aOf3...), bOf3...)), wantOwned: 4, wantNext: later},
 		{name: "three agreeing members: only this member's share",
-			in:         Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{b: all, c: all}, Desired: desired},
-			wantStarts: sorted(aOf3), wantOwned: 2},
+			in:         q(Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{b: all, c: all}, Desired: desired}),
+			wantStarts: sorted(aOf3), wantOwned: 2, wantNext: later},
 		{name: "already running: nothing to do",
-			in:        Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{b: all, c: all}, Desired: desired, Running: set(aOf3...)},
-			wantOwned: 2},
+			in:        q(Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{b: all, c: all}, Desired: desired, Running: set(aOf3...)}),
+			wantOwned: 2, wantNext: later},
 		{name: "a pod removed from the set stops with its grace period",
-			in:        Input{Self: a, Ready: true, Members: all, Desired: set(aOf3[1]), Running: set(aOf3...)},
-			wantStops: []types.UID{aOf3[0]}, wantOwned: 1},
-		{name: "failover: b died; its pods that a now owns start at once (c's stale view still has b, which claims nothing for c)",
-			in:         Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: all}, Desired: desired, Running: set(aOf3...)},
-			wantStarts: bToA, wantOwned: 3},
-		{name: "claims of a member outside the view (the dead b) are ignored",
-			in:         Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{b: {b}, c: {a, c}}, Desired: desired, Running: set(aOf3...)},
-			wantStarts: bToA, wantOwned: 3},
+			in:        q(Input{Self: a, Ready: true, Members: all, Desired: set(aOf3[1]), Running: set(aOf3...)}),
+			wantStops: []types.UID{aOf3[0]}, wantOwned: 1, wantNext: later},
+		{name: "failover: b left out by a quorum long enough ago: its pods that a now owns start",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: {a, c}}, Gone: goneLongAgo,
+				Desired: desired, Running: set(aOf3...)}),
+			wantStarts: bToA, wantOwned: 3, wantNext: later},
+		{name: "failover: b may still be stopping its pods (grace 30 s + margin 1 s from when a quorum left it out)",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: {a, c}}, Gone: map[string]time.Time{b: now.Add(-time.Second)},
+				Desired: desired, Running: set(aOf3...)}),
+			wantWaiting: map[types.UID]string{bToA[0]: b + " may still run it until " + now.Add(30*time.Second).Format(time.RFC3339Nano)},
+			wantOwned:   3, wantNext: now.Add(30 * time.Second)},
+		{name: "failover: b not yet left out by a quorum (it may hold a lease)",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: {a, c}},
+				Desired: desired, Running: set(aOf3...)}),
+			wantWaiting: map[types.UID]string{bToA[0]: b + " is not yet left out by a quorum"}, wantOwned: 3, wantNext: later},
+		{name: "failover: b left (it stopped its pods before it said so): no wait",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: {a, c}}, Left: map[string]bool{b: true},
+				Desired: desired, Running: set(aOf3...)}),
+			wantStarts: bToA, wantOwned: 3, wantNext: later},
+		{name: "c still reports b: nothing starts until the views agree",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: all}, Gone: goneLongAgo,
+				Desired: desired, Running: set(aOf3...)}),
+			wantWaiting: map[types.UID]string{bToA[0]: c + " reports another view"}, wantOwned: 3, wantNext: later},
+		{name: "c's report is not current (read after a freeze): nothing starts",
+			in: q(Input{Self: a, Ready: true, Members: []string{a, c}, Reported: map[string][]string{c: {a, c}}, Gone: goneLongAgo,
+				Current: map[string]time.Time{c: now}, Desired: desired, Running: set(aOf3...)}),
+			wantWaiting: map[types.UID]string{bToA[0]: "waiting for a current report from " + c}, wantOwned: 3, wantNext: later},
 		{name: "rejoin, loser side: a sees b again and stops what b owns",
-			in:        Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{c: {a, c}, b: all}, Desired: desired, Running: set(append(append([]types.UID{}, aOf3...), bToA...)...)},
-			wantStops: bToA, wantOwned: 2},
+			in: q(Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{c: {a, c}, b: all}, Desired: desired,
+				Running: set(append(append([]types.UID{}, aOf3...), bToA...)...)}),
+			wantStops: bToA, wantOwned: 2, wantNext: later},
 		{name: "rejoin, gainer side: b waits while a has not seen it",
-			in:          Input{Self: b, Ready: true, Members: all, Reported: map[string][]string{a: {a, c}, c: all}, Desired: desired},
-			wantWaiting: map[types.UID]string{bToA[0]: a, bToC[0]: a}, wantOwned: 2},
-		{name: "a running pod is kept while this member owns it, whatever a peer reports",
-			in:        Input{Self: b, Ready: true, Members: all, Reported: map[string][]string{a: {a, c}}, Desired: desired, Running: set(bOf3...)},
-			wantOwned: 2},
+			in:          q(Input{Self: b, Ready: true, Members: all, Reported: map[string][]string{a: {a, c}, c: all}, Desired: desired}),
+			wantWaiting: map[types.UID]string{bToA[0]: a + " reports another view", bToC[0]: a + " reports another view"}, wantOwned: 2, wantNext: later},
+		{name: "rejoin, gainer side: b waits while a still stops the pod a handed back",
+			in: q(Input{Self: b, Ready: true, Members: all, Reported: map[string][]string{a: all, c: all}, Stopping: map[string][]types.UID{a: bToA},
+				Desired: desired}),
+			wantStarts: bToC, wantWaiting: map[types.UID]string{bToA[0]: a + " still stops it"}, wantOwned: 2, wantNext: later},
+		{name: "a running pod is kept while this member owns it and holds its lease, whatever a peer reports",
+			in:        q(Input{Self: b, Ready: true, Members: all, Reported: map[string][]string{a: {a, c}}, Desired: desired, Running: set(bOf3...)}),
+			wantOwned: 2, wantNext: later},
+		{name: "the lease ran out: stop everything, start nothing",
+			in: q(Input{Self: a, Ready: true, Members: all, Reported: map[string][]string{b: all, c: all}, LeaseUntil: now,
+				Current: map[string]time.Time{b: later}, Desired: desired, Running: set(aOf3[0])}),
+			wantStops: []types.UID{aOf3[0]}, lost: true},
 		{name: "not in its own view: stop everything",
-			in:        Input{Self: a, Ready: true, Members: []string{b, c}, Desired: desired, Running: set(aOf3...)},
-			wantStops: sorted(aOf3)},
+			in:        q(Input{Self: a, Ready: true, Members: []string{b, c}, Desired: desired, Running: set(aOf3...)}),
+			wantStops: sorted(aOf3), lost: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Reconcile(tc.in)
@@ -114,6 +166,9 @@ func TestReconcile(t *testing.T) {
 			}
 			assert.Equal(t, tc.wantWaiting, p.Waiting, "waiting")
 			assert.Equal(t, tc.wantOwned, p.Owned, "owned")
+			assert.Equal(t, !tc.lost, p.Quorate, "quorate")
+			assert.Equal(t, tc.lost, p.Reason != "", "a reason exactly when not quorate: %q", p.Reason)
+			assert.Equal(t, tc.wantNext, p.Next, "next")
 			for _, e := range p.Effects {
 				if e.Action == Stop {
 					assert.Equal(t, tc.in.Running[e.UID], e.Grace, "a stop carries the pod's grace period")
@@ -122,12 +177,55 @@ func TestReconcile(t *testing.T) {
 			}
 		})
 	}
+	lost := Reconcile(q(Input{Self: a, Ready: true, Members: all, LeaseUntil: now, Current: map[string]time.Time{b: later, c: now}}))
+	assert.Equal(t, "QuorumLost: this member is in contact with 2 of the 3 cluster members (a quorum needs 2)", lost.Reason,
+		"the reason counts the members whose reports are current")
+}
+
+func TestQuorate(t *testing.T) {
+	for _, tc := range []struct {
+		seen, all []string
+		want      bool
+	}{
+		{[]string{a}, []string{a}, true},
+		{[]string{a, b}, []string{a, b, c}, true},
+		{[]string{c}, []string{a, b, c}, false},
+		{nil, []string{a, b, c}, false},
+		{[]string{a, "10.0.0.1:1"}, []string{a, b, c}, false},
+		{[]string{a, b}, []string{a, b, c, "127.0.0.1:9999"}, true},
+		{[]string{c, "127.0.0.1:9999"}, []string{a, b, c, "127.0.0.1:9999"}, false},
+		{[]string{a}, nil, false},
+	} {
+		assert.Equal(t, tc.want, Quorate(tc.seen, tc.all), "%v of %v", tc.seen, tc.all)
+	}
+	// Any two quorums of the same members share one: the tie-break gives one of two halves.
+	members := []string{a, b, c, "127.0.0.1:9999"}
+	for x := range 16 {
+		for y := range 16 {
+			sx, sy := subset(members, x), subset(members, y)
+			if Quorate(sx, members) && Quorate(sy, members) {
+				assert.True(t, slices.ContainsFunc(sx, func(m string) bool { return slices.Contains(sy, m) }), "%v and %v", sx, sy)
+			}
+		}
+	}
+}
+
+func subset(members []string, bits int) []string {
+	var out []string
+	for i, m := range members {
+		if bits&(1<<i) != 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func TestReconcileOrdersStopsBeforeStartsByUID(t *testing.T) {
 	members := []string{a, b}
 	mine, theirs := podsOf(t, 3, a, members), podsOf(t, 3, b, members)
-	p := Reconcile(Input{Self: a, Ready: true, Members: members, Reported: map[string][]string{b: members}, Desired: set(mine...), Running: set(theirs...)})
+	now := time.Unix(1000, 0)
+	p := Reconcile(Input{Self: a, Ready: true, Now: now, All: members, Members: members, Reported: map[string][]string{b: members},
+		Current: map[string]time.Time{b: now.Add(time.Second)}, LeaseUntil: now.Add(time.Second), Desired: set(mine...), Running: set(theirs...)})
 	require.Len(t, p.Effects, 6)
 	assert.Equal(t, sorted(theirs), stops(p))
 	assert.Equal(t, sorted(mine), starts(p))
