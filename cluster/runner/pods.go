@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,11 @@ var errRunnerClosed = errors.New("node is shutting down")
 type pods struct {
 	ops PodOps
 	log hclog.Logger
+	// report tells the membership the pods still stopping here (Membership.SetStopping),
+	// whenever that set changes, under mu: in order, and before the sharder acknowledges the
+	// view that caused a stop.
+	report   func(uids []string)
+	reported []string
 
 	mu            sync.Mutex
 	book          *book
@@ -31,8 +37,18 @@ type pods struct {
 
 var _ sharder.PodRunner = (*pods)(nil)
 
-func newPods(ops PodOps, log hclog.Logger) *pods {
-	return &pods{ops: ops, log: log, book: newBook(), drained: make(chan struct{})}
+func newPods(ops PodOps, log hclog.Logger, report func([]string)) *pods {
+	return &pods{ops: ops, log: log, report: report, book: newBook(), drained: make(chan struct{})}
+}
+
+// reportLocked tells the membership the stopping set if it changed. s.mu is held.
+func (s *pods) reportLocked() {
+	if now := s.book.stopping(); !slices.Equal(now, s.reported) {
+		s.reported = now
+		if s.report != nil {
+			s.report(now)
+		}
+	}
 }
 
 // Start implements sharder.PodRunner.
@@ -60,6 +76,7 @@ func (s *pods) Stop(uid types.UID, _ time.Duration) error {
 	if eff := s.book.apply(uid, stop, nil); eff.act == stopNow {
 		s.stopLocked(eff)
 	}
+	s.reportLocked()
 	return nil
 }
 
@@ -77,6 +94,7 @@ func (s *pods) stopLocked(eff effect) {
 				s.log.Error("could not start a pod again after its stop; it stays stopped here", "uid", eff.uid, "error", err)
 			}
 		}
+		s.reportLocked()
 		s.drainedLocked()
 	})
 }
@@ -93,6 +111,7 @@ func (s *pods) close() <-chan struct{} {
 	for _, eff := range stops {
 		s.stopLocked(eff)
 	}
+	s.reportLocked()
 	s.drainedLocked()
 	return s.drained
 }

@@ -89,7 +89,13 @@ func testPod(name string) *v1.Pod {
 // cmd/node's clusterRunner; close is what its Close was).
 func TestClusterRunnerStartsStopsAndRestartsAfterTheStop(t *testing.T) {
 	ops := newFakeOps()
-	r := newPods(ops, hclog.NewNullLogger())
+	var reportsMu sync.Mutex
+	var reports [][]string
+	r := newPods(ops, hclog.NewNullLogger(), func(uids []string) {
+		reportsMu.Lock()
+		defer reportsMu.Unlock()
+		reports = append(reports, uids)
+	})
 	a, b := testPod("a"), testPod("b")
 
 	require.NoError(t, r.Start(a))
@@ -124,6 +130,10 @@ func TestClusterRunnerStartsStopsAndRestartsAfterTheStop(t *testing.T) {
 	r.stops.Wait()
 	assert.ErrorIs(t, r.Start(a), errRunnerClosed, "no start after Close")
 	assert.Equal(t, []string{"start a", "stop a", "start a", "stop a", "start b", "stop b"}, ops.calls())
+	reportsMu.Lock()
+	defer reportsMu.Unlock()
+	assert.Equal(t, [][]string{{"uid-a"}, nil, {"uid-a"}, nil, {"uid-b"}, nil}, reports,
+		"the membership hears every stop as it begins (before the sharder acknowledges the view) and as it ends")
 }
 
 // TestAStartAgainThatFailsIsLogged: when the start after a stop fails, the pod stays stopped
@@ -132,7 +142,7 @@ func TestClusterRunnerStartsStopsAndRestartsAfterTheStop(t *testing.T) {
 func TestAStartAgainThatFailsIsLogged(t *testing.T) {
 	ops := newFakeOps()
 	log, logs := logtest.Capture(t)
-	r := newPods(ops, log)
+	r := newPods(ops, log, nil)
 	a := testPod("a")
 	require.NoError(t, r.Start(a))
 	require.NoError(t, r.Stop(a.UID, time.Second))
@@ -153,7 +163,7 @@ func TestAStartAgainThatFailsIsLogged(t *testing.T) {
 func TestCloseStopsWhatTheSharderDidNotRelease(t *testing.T) {
 	ops := newFakeOps()
 	log, logs := logtest.Capture(t)
-	r := newPods(ops, log)
+	r := newPods(ops, log, nil)
 	a := testPod("a")
 	require.NoError(t, r.Start(a))
 	drained := r.close()

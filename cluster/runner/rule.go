@@ -254,6 +254,18 @@ func (b *book) stopsInProgress() int {
 	return n
 }
 
+// stopping lists the pods whose StopPod has not returned, in UID order.
+func (b *book) stopping() []string {
+	var out []string
+	for uid, en := range b.pods {
+		if en.phase == stopping || en.phase == restarting {
+			out = append(out, string(uid))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // longestGrace is the longest termination grace period among the pods here (running, stopping
 // or kept to start), 0 when there are none.
 func (b *book) longestGrace() time.Duration {

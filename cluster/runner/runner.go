@@ -42,6 +42,12 @@ type Config struct {
 	Logger hclog.Logger
 	// Registerer, when set, gets the sharder's probeactor_cluster_pods_* metrics (registered by New).
 	Registerer prometheus.Registerer
+	// Margin is the sharder's (sharder.Margin of the failure timeout).
+	Margin func(grace time.Duration) time.Duration
+	// Quorum, when set, is told (on the sharder's goroutine: it must not block) whenever this member
+	// starts or stops running pods for its quorum lease, with the reason it runs none ("" while it
+	// runs its share): node reports it to the fleet as the ClusterQuorum condition.
+	Quorum func(reason string)
 }
 
 // requestTimeout bounds a request to the sharder when no deadline says otherwise.
@@ -60,6 +66,7 @@ type Runner struct {
 	pods  *pods
 
 	leaving atomic.Bool               // Stop began: the set no longer changes
+	warning atomic.Pointer[string]    // why this member runs no pods ("" or nil: it runs its share)
 	sharder atomic.Pointer[actor.PID] // set by Start
 
 	setMu   sync.Mutex // one pod set change at a time, in order
@@ -95,13 +102,28 @@ func New(cfg Config) (*Runner, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	cfg.FilePods = slices.Clip(cfg.FilePods)
-	r := &Runner{cfg: cfg, log: cfg.Logger, pods: newPods(cfg.Pods, cfg.Logger)}
-	props, err := sharder.Props(sharder.Config{Membership: cfg.Membership, Runner: r.pods, Logger: cfg.Logger, Registerer: cfg.Registerer})
+	r := &Runner{cfg: cfg, log: cfg.Logger, pods: newPods(cfg.Pods, cfg.Logger, cfg.Membership.SetStopping)}
+	props, err := sharder.Props(sharder.Config{Membership: cfg.Membership, Runner: r.pods, Logger: cfg.Logger, Registerer: cfg.Registerer,
+		Margin: cfg.Margin, Quorum: func(reason string) {
+			r.warning.Store(&reason)
+			if cfg.Quorum != nil {
+				cfg.Quorum(reason)
+			}
+		}})
 	if err != nil {
 		return nil, err
 	}
 	r.props = props
 	return r, nil
+}
+
+// Warning says why this member runs no pods (its quorum lease ran out: "QuorumLost: ..."), ""
+// while it runs its share. node's /pods sends it as a Warning header.
+func (r *Runner) Warning() string {
+	if w := r.warning.Load(); w != nil {
+		return *w
+	}
+	return ""
 }
 
 // Start spawns the sharder (sharder.ActorName) and gives it the -f pods, with the static pods

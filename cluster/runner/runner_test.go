@@ -39,10 +39,11 @@ type fakeMembership struct {
 	mu        sync.Mutex
 	applied   []uint64
 	cancelled bool
+	stopping  [][]string // every SetStopping, in order
 }
 
 func alone(self string) *fakeMembership {
-	return &fakeMembership{view: membership.View{Self: self, Members: []string{self}, Version: 1}}
+	return &fakeMembership{view: membership.View{Self: self, Members: []string{self}, All: []string{self}, LeaseUntil: time.Now().Add(time.Hour), Version: 1}}
 }
 
 func (f *fakeMembership) Subscribe(fn func(membership.View)) func() {
@@ -52,6 +53,12 @@ func (f *fakeMembership) Subscribe(fn func(membership.View)) func() {
 		defer f.mu.Unlock()
 		f.cancelled = true
 	}
+}
+
+func (f *fakeMembership) SetStopping(uids []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopping = append(f.stopping, slices.Clone(uids))
 }
 
 func (f *fakeMembership) Applied(v uint64) {

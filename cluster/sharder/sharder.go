@@ -14,6 +14,7 @@ import (
 
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/cluster/ownership"
+	"github.com/probeactor/probeactor/internal/podapi"
 )
 
 // ActorName is the sharder's default name (it is local: peers never address it).
@@ -44,6 +45,10 @@ type Membership interface {
 	// only then, so a joiner (which waits until every peer has reported seeing it) starts a pod
 	// only after its previous owner has issued the pod's Stop.
 	Applied(version uint64)
+	// SetStopping tells the peers which pods this member still stops (the PodRunner's shell
+	// calls it, before the sharder acknowledges the view that caused the stop): a gainer starts a
+	// pod only once it is gone from here.
+	SetStopping(uids []string)
 }
 
 // Config configures a sharder.
@@ -53,6 +58,26 @@ type Config struct {
 	Logger     hclog.Logger
 	// Registerer, when set, gets probeactor_cluster_pods_* metrics.
 	Registerer prometheus.Registerer
+	// Margin is added to the bound a lost member's pods wait for (ownership.Input.Margin; default
+	// DefaultMargin of the view's failure timeout, see Margin).
+	Margin func(grace time.Duration) time.Duration
+	// Now reads the clock (default time.Now); the views' times are on the same clock.
+	Now func() time.Time
+	// Quorum, when set, is called (on the sharder's goroutine: it must not block) whenever this
+	// member starts or stops running pods for its quorum lease, with the reason it runs none ("").
+	Quorum func(reason string)
+}
+
+// Margin is the default margin of the bound a lost member's pods wait for, for a cluster whose
+// failure timeout is timeout and a heartbeat interval of timeout/8: a tenth of the failure
+// timeout and the longest grace period waited for (a clock that runs up to 10 % slower than its
+// peers' still ends its lease and its grace period within it), one heartbeat interval (a member
+// notices its lease ran out at its next event at the latest, its shims exactly) and 500 ms for the
+// stop's own scheduling (a SIGKILL delivered, the exit reaped). See cluster/membership's doc.
+func Margin(timeout time.Duration) func(grace time.Duration) time.Duration {
+	return func(grace time.Duration) time.Duration {
+		return (timeout+grace)/10 + timeout/8 + 500*time.Millisecond
+	}
 }
 
 // SetPods replaces the pod set every member reads (caller → sharder, Request: answered with
@@ -88,6 +113,10 @@ type State struct {
 	Waiting map[types.UID]string
 	// Released is true after Release.
 	Released bool
+	// Quorate says whether this member held its quorum lease at its last reconciliation; Reason
+	// says why not (it then runs nothing).
+	Quorate bool
+	Reason  string
 }
 
 // Props returns the sharder's props.
@@ -97,6 +126,9 @@ func Props(cfg Config) (*actor.Props, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -108,6 +140,10 @@ func Props(cfg Config) (*actor.Props, error) {
 }
 
 type viewChanged struct{ v membership.View }
+
+// recheck: the sharder's timer → the sharder: the plan's Next time came (a lease ran out, a lost
+// member's bound passed).
+type recheck struct{}
 
 // sharderActor is the thin shell over ownership.Reconcile: it keeps the inputs (the view, the pod
 // set, what it started) and performs the plan's effects on the PodRunner.
@@ -121,13 +157,23 @@ type sharderActor struct {
 	running  map[types.UID]time.Duration
 	plan     ownership.Plan
 	released bool
+	timer    *time.Timer // fires recheck at plan.Next
+	self     *actor.PID
+	root     *actor.RootContext
+	stopped  bool
+	quorate  bool // as last logged
 }
 
 func (s *sharderActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
+		s.self, s.root = self, root
 		s.cancel = s.cfg.Membership.Subscribe(func(v membership.View) { root.Send(self, viewChanged{v}) })
+	case recheck:
+		if s.haveView {
+			s.reconcile()
+		}
 	case viewChanged:
 		s.view, s.haveView = msg.v, true
 		s.reconcile()
@@ -147,6 +193,10 @@ func (s *sharderActor) Receive(ctx actor.Context) {
 	case *GetState:
 		ctx.Respond(s.state())
 	case *actor.Stopping:
+		s.stopped = true
+		if s.timer != nil {
+			s.timer.Stop()
+		}
 		if s.cancel != nil {
 			s.cancel()
 		}
@@ -182,8 +232,9 @@ func (s *sharderActor) reconcile() {
 			desired[uid] = gracePeriod(p)
 		}
 	}
-	in := ownership.Input{Self: s.view.Self, Ready: s.haveView && !s.released, Members: s.view.Members, Reported: s.view.Reported, Desired: desired, Running: s.running}
-	s.plan = ownership.Reconcile(in)
+	s.plan = ownership.Reconcile(s.input(desired))
+	s.armRecheck()
+	s.logQuorum()
 	var started, stopped int
 	for _, e := range s.plan.Effects {
 		switch e.Action {
@@ -217,8 +268,68 @@ func (s *sharderActor) reconcile() {
 	}
 }
 
+// input is what the core looks at now.
+func (s *sharderActor) input(desired map[types.UID]time.Duration) ownership.Input {
+	v := s.view
+	in := ownership.Input{Self: v.Self, Ready: s.haveView && !s.released, Now: s.cfg.Now(), All: v.All, Members: v.Members, Reported: v.Reported,
+		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: desired, Running: s.running}
+	if len(v.Stopping) > 0 {
+		in.Stopping = make(map[string][]types.UID, len(v.Stopping))
+		for p, uids := range v.Stopping {
+			for _, u := range uids {
+				in.Stopping[p] = append(in.Stopping[p], types.UID(u))
+			}
+		}
+	}
+	var longest time.Duration
+	for _, g := range desired {
+		longest = max(longest, g)
+	}
+	if s.cfg.Margin != nil {
+		in.Margin = s.cfg.Margin(longest)
+	}
+	return in
+}
+
+// armRecheck has the timer send recheck at the plan's Next time (a lease's end, a bound).
+func (s *sharderActor) armRecheck() {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	if s.plan.Next.IsZero() || s.stopped || s.root == nil {
+		return
+	}
+	self, root := s.self, s.root
+	s.timer = time.AfterFunc(max(s.plan.Next.Sub(s.cfg.Now()), 0)+time.Millisecond, func() { root.Send(self, recheck{}) })
+}
+
+// logQuorum logs when this member starts or stops running pods for its quorum.
+func (s *sharderActor) logQuorum() {
+	if s.plan.Quorate == s.quorate || s.released {
+		return
+	}
+	s.quorate = s.plan.Quorate
+	if s.quorate {
+		s.cfg.Logger.Info("this member holds a quorum lease: it runs its share of the pods")
+	} else if s.view.Version > 0 {
+		s.cfg.Logger.Warn("this member runs no pods", "reason", s.plan.Reason, "running_stopped", len(s.running))
+	}
+	if s.cfg.Quorum != nil {
+		s.cfg.Quorum(s.plan.Reason)
+	}
+	if m := s.metrics; m != nil {
+		v := 0.0
+		if s.quorate {
+			v = 1
+		}
+		m.quorate.Set(v)
+	}
+}
+
 func (s *sharderActor) state() *State {
-	st := &State{View: s.view.Clone(), HaveView: s.haveView, Owned: s.plan.Owned, Waiting: map[types.UID]string{}, Released: s.released}
+	st := &State{View: s.view.Clone(), HaveView: s.haveView, Owned: s.plan.Owned, Waiting: map[types.UID]string{}, Released: s.released,
+		Quorate: s.plan.Quorate, Reason: s.plan.Reason}
 	for uid := range s.running {
 		st.Running = append(st.Running, uid)
 	}
@@ -229,17 +340,19 @@ func (s *sharderActor) state() *State {
 	return st
 }
 
-// gracePeriod is the pod's spec.terminationGracePeriodSeconds, or DefaultGracePeriod.
+// gracePeriod is the time a stop of the pod may take: its spec.terminationGracePeriodSeconds (or
+// DefaultGracePeriod), never below kubelet's minimum (podapi.MinimumGracePeriod), which node's
+// stops and its shims' fencing apply. The bound a lost member's pods wait for uses it.
 func gracePeriod(p *v1.Pod) time.Duration {
-	if p == nil || p.Spec.TerminationGracePeriodSeconds == nil {
-		return DefaultGracePeriod
+	if p == nil {
+		return max(DefaultGracePeriod, podapi.MinimumGracePeriod)
 	}
-	return time.Duration(*p.Spec.TerminationGracePeriodSeconds) * time.Second
+	return max(podapi.GracePeriod(p), podapi.MinimumGracePeriod)
 }
 
 type metrics struct {
-	owned, waiting, running prometheus.Gauge
-	changes                 *prometheus.CounterVec
+	owned, waiting, running, quorate prometheus.Gauge
+	changes                          *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -250,11 +363,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		owned:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "probeactor_cluster_pods_owned", Help: "Pods of the set this member owns in its view."}),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "probeactor_cluster_pods_waiting", Help: "Owned pods held back until every live peer has seen this member."}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "probeactor_cluster_pods_running", Help: "Pods this member started and has not stopped."}),
+		quorate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "probeactor_cluster_quorum", Help: "1 while this member holds its quorum lease (it runs its share), 0 while it runs no pod for want of one."}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "probeactor_cluster_pod_changes_total", Help: "Pods started and stopped here because of the pod set or the membership."}, []string{"action"}),
 	}
 	m.changes.WithLabelValues("start")
 	m.changes.WithLabelValues("stop")
-	for _, c := range []prometheus.Collector{m.owned, m.waiting, m.running, m.changes} {
+	for _, c := range []prometheus.Collector{m.owned, m.waiting, m.running, m.quorate, m.changes} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register sharder metrics: %w", err)
 		}

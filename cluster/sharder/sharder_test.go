@@ -35,6 +35,8 @@ func (f *fakeMembership) Applied(v uint64) {
 	f.mu.Unlock()
 }
 
+func (f *fakeMembership) SetStopping([]string) {}
+
 func (f *fakeMembership) Subscribe(fn func(membership.View)) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -137,7 +139,21 @@ func (h *harness) setPods(pods ...*v1.Pod) error {
 }
 
 // view delivers a view and waits until the sharder has processed it.
+// view delivers v, by default a view of a cluster made of its members, every peer's report
+// current and this member's lease held.
 func (h *harness) view(v membership.View) *State {
+	if v.All == nil {
+		v.All = v.Members
+	}
+	if v.LeaseUntil.IsZero() {
+		v.LeaseUntil = time.Now().Add(time.Hour)
+	}
+	if v.Current == nil {
+		v.Current = map[string]time.Time{}
+		for _, m := range v.Members {
+			v.Current[m] = time.Now().Add(time.Hour)
+		}
+	}
 	h.mem.deliver(v)
 	return h.state()
 }
@@ -209,7 +225,7 @@ func TestSharderWaitsUntilEveryPeerHasSeenIt(t *testing.T) {
 	require.NoError(t, h.setPods(pod(mine[0], 1), pod(mine[1], 1)))
 	st := h.view(membership.View{Self: a, Members: all, Reported: map[string][]string{b: all, c: {b, c}}, Version: 1})
 	assert.Empty(t, st.Running)
-	assert.Equal(t, map[types.UID]string{types.UID(mine[0]): c, types.UID(mine[1]): c}, st.Waiting)
+	assert.Equal(t, map[types.UID]string{types.UID(mine[0]): c + " reports another view", types.UID(mine[1]): c + " reports another view"}, st.Waiting)
 	st = h.view(membership.View{Self: a, Members: all, Reported: map[string][]string{b: all, c: all}, Version: 2})
 	assert.Equal(t, uids(mine...), st.Running)
 	assert.Empty(t, st.Waiting)

@@ -134,7 +134,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out.event(clustertest.Event{At: v.Published, Kind: clustertest.View, Members: v.Members})
 	})
 	defer cancel()
-	props, err := sharder.Props(sharder.Config{Membership: m, Runner: &runner{p: out}, Logger: log.Named("sharder"), Registerer: reg})
+	props, err := sharder.Props(sharder.Config{Membership: m, Runner: &runner{p: out}, Logger: log.Named("sharder"), Registerer: reg,
+		Margin: sharder.Margin(*timeout)})
 	if err != nil {
 		log.Error("sharder", "error", err)
 		return 1
