@@ -10,8 +10,17 @@ import (
 // decide is one kubelet SyncPod for this pod: what to start, stop and when to look again. Three
 // decisions, in kubelet's order: the init containers (sidecars among them) until initialization is
 // complete, then the app containers, then the sidecars while (or once no longer) the app runs.
-func (p *podState) decide(now time.Time) plan {
+//
+// fenced says node's cluster lease has run out (Runtime.SetLease): then nothing starts — every
+// container that would start now (first start, or restart with its back-off over) waits instead,
+// shown Waiting, Fenced, and no back-off step is spent on it — while stops and back-off go on as
+// ever. A later decide with the lease held again starts them.
+func (p *podState) decide(now time.Time, fenced bool) plan {
 	var pl plan
+	p.fenced = fenced
+	for _, c := range p.containers {
+		c.fenced = false // as this decision finds it
+	}
 	if p.terminating {
 		return pl
 	}
@@ -64,7 +73,7 @@ func (p *podState) decideInit(now time.Time, pl *plan) bool {
 func (p *podState) decideInitContainer(c *container, now time.Time, pl *plan) (next bool) {
 	switch {
 	case c.current == nil:
-		pl.Start = append(pl.Start, c.spec.Name)
+		p.planStart(c, pl)
 		return false
 	case !c.current.exited:
 		return false
@@ -85,7 +94,7 @@ func (p *podState) decideInitContainer(c *container, now time.Time, pl *plan) (n
 func (p *podState) decideSidecarDuringInit(c *container, now time.Time, pl *plan) (next bool) {
 	switch {
 	case c.current == nil:
-		pl.Start = append(pl.Start, c.spec.Name)
+		p.planStart(c, pl)
 		return false
 	case c.current.exited:
 		if p.anyAppStarted() {
@@ -109,7 +118,7 @@ func (p *podState) decideApps(now time.Time, pl *plan) (appActive bool) {
 		}
 		switch {
 		case c.current == nil:
-			pl.Start = append(pl.Start, c.spec.Name)
+			p.planStart(c, pl)
 			appActive = true
 		case !c.current.exited:
 			appActive = true
@@ -153,6 +162,20 @@ func (p *podState) restart(c *container, now time.Time, pl *plan) {
 		}
 		return
 	}
+	if p.fenced {
+		c.fenced = true // the back-off step is spent when it really starts
+		return
+	}
 	c.backoff.next(exit, now)
+	pl.Start = append(pl.Start, c.spec.Name)
+}
+
+// planStart plans c's first start, or keeps it waiting (Fenced) while node's cluster lease has run
+// out.
+func (p *podState) planStart(c *container, pl *plan) {
+	if p.fenced {
+		c.fenced = true
+		return
+	}
 	pl.Start = append(pl.Start, c.spec.Name)
 }

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,4 +221,62 @@ func TestDecideSidecars(t *testing.T) {
 			})
 		}
 	})
+}
+
+// While node's cluster lease has run out (decide's fenced input) nothing starts: each container
+// that would start now waits, Waiting/Fenced, without spending a back-off step; stops and back-off
+// go on as ever. The same state with the lease held again starts them.
+func TestDecideWhileFenced(t *testing.T) {
+	cases := []struct {
+		name   string
+		policy v1.RestartPolicy
+		inits  []string // "side:" prefix: a sidecar
+		states map[string]string
+		want   want     // the fenced decision
+		fenced []string // shown Waiting, Fenced
+		later  []string // started once the lease is held again
+	}{
+		{name: "a first start waits", fenced: []string{"app"}, later: []string{"app"}},
+		{name: "an init container waits", inits: []string{"i1"}, fenced: []string{"i1"}, later: []string{"i1"}},
+		{name: "a sidecar waits", inits: []string{"side:s"}, fenced: []string{"s"}, later: []string{"s"}},
+		{name: "a restart under Always waits", policy: v1.RestartPolicyAlways, states: map[string]string{"app": "exited 0"},
+			fenced: []string{"app"}, later: []string{"app"}},
+		{name: "a failed init container's restart waits", policy: v1.RestartPolicyOnFailure, inits: []string{"i1"}, states: map[string]string{"i1": "exited 1"},
+			fenced: []string{"i1"}, later: []string{"i1"}},
+		{name: "a sidecar's restart while the app runs waits", inits: []string{"side:s"}, states: map[string]string{"s": "exited 1", "app": "running"},
+			fenced: []string{"s"}, later: []string{"s"}},
+		{name: "a probe kill's restart under Never waits", policy: v1.RestartPolicyNever, states: map[string]string{"app": "exited 0 killed"},
+			fenced: []string{"app"}, later: []string{"app"}},
+		{name: "a back-off still runs its course", policy: v1.RestartPolicyAlways, states: map[string]string{"app": "exited 1 backoff"},
+			want: want{wakeIn: 9 * time.Second, events: []string{"BackOff app"}}},
+		{name: "sidecars still stop once the app is done", policy: v1.RestartPolicyNever, inits: []string{"side:s"}, states: map[string]string{"s": "running", "app": "exited 0"},
+			want: want{stop: []string{"s"}}},
+		{name: "running containers are left alone", states: map[string]string{"app": "running"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stated(t, testPod(tc.policy, inits(tc.inits...), "app"), tc.states)
+			tc.want.check(t, p.decide(decideNow, true))
+			for _, c := range p.containers {
+				cs := p.containerStatus(c, !p.initDone())
+				if slices.Contains(tc.fenced, c.spec.Name) {
+					require.NotNil(t, cs.State.Waiting, c.spec.Name)
+					assert.Equal(t, ReasonFenced, cs.State.Waiting.Reason, c.spec.Name)
+					assert.Equal(t, "the node's cluster lease ran out: no container of this pod starts here again; the cluster places the pod anew", cs.State.Waiting.Message)
+					if c.current != nil {
+						assert.Equal(t, c.current.id, cs.LastTerminationState.Terminated.ContainerID, "the dead instance is lastState")
+						assert.Zero(t, c.backoff.current, "no back-off step spent on a start that did not happen")
+					}
+				} else {
+					assert.False(t, cs.State.Waiting != nil && cs.State.Waiting.Reason == ReasonFenced, "%s: %+v", c.spec.Name, cs.State)
+				}
+			}
+
+			again := p.decide(decideNow, false)
+			assert.Equal(t, tc.later, again.Start, "the lease held again")
+			for _, c := range p.containers {
+				assert.False(t, c.fenced, "%s: fenced no more", c.spec.Name)
+			}
+		})
+	}
 }

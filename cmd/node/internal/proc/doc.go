@@ -15,22 +15,47 @@
 // outlives its main process.
 //
 // Shim protocol. fd 3 carries only the start handshake ("started" with the container's pid, or
-// "error"). Before "started" the shim listens on <RootDir>/shims/<container id>.sock (mode 0600,
-// in a 0700 directory; bound and dialled through /proc/self/fd/<dir fd>/, so a root dir of any
-// length works; the container inherits neither it nor any connection). Everything else goes
-// over one connection at a time (a new one replaces the old): node sends TERM and KILL lines (a
-// TERM carries the kill's grace period, and the shim SIGKILLs the tree when it ends even if node
-// is gone by then: a node that dies in a grace period does not stretch it); the
+// "error"). Before "started" the shim listens on <RootDir>/shims/<container id>.sock (mode 0600, in
+// a 0700 directory; bound and dialled through /proc/self/fd/<dir fd>/, so a root dir of any length
+// works; the container inherits neither it nor any connection). Everything else goes over one
+// connection at a time (a new one replaces the old): node sends TERM, KILL and LEASE lines (a TERM
+// carries the kill's grace period, and the shim SIGKILLs the tree when it ends even if node is gone
+// by then: a node that dies in a grace period does not stretch it; LEASE: see Cluster lease); the
 // shim sends JSON lines, a "hello" on every connect (the pid; whether the main process has exited,
-// and its status) and later "exited". The node that started the shim connects right after
-// "started" (until then its end of the shim's stdin stands for the connection) and also reaps the
-// shim. When the connection closes without a KILL — node died, even by SIGKILL, or Detach — the
-// shim kills the container's tree at once if Options.ReattachTimeout is 0 (containers die with
-// node), or keeps it running, its log written, for ReattachTimeout counted from the close: a node
-// that connects within it takes over (an exit meanwhile is kept and told in the hello, then the
-// shim exits); if none does, the shim stops the container as node would (SIGTERM to the group,
-// the pod's grace period, SIGKILL to the group and every descendant, setsid'd ones included) and
-// exits. SIGTERM, SIGINT or SIGHUP sent to a shim by hand kill its container's tree.
+// and its status) and later "exited" (both say Fenced when the lease ended the container). The node
+// that started the shim connects right after "started" (until then its end of the shim's stdin
+// stands for the connection) and also reaps the shim. When the connection closes without a KILL —
+// node died, even by SIGKILL, or Detach — the shim kills the container's tree at once if
+// Options.ReattachTimeout is 0 (containers die with node), or keeps it running, its log written,
+// for ReattachTimeout counted from the close: a node that connects within it takes over (an exit
+// meanwhile is kept and told in the hello, then the shim exits); if none does, the shim stops the
+// container as node would (SIGTERM to the group, the pod's grace period, SIGKILL to the group and
+// every descendant, setsid'd ones included) and exits. SIGTERM, SIGINT or SIGHUP sent to a shim by
+// hand kill its container's tree. Of two stops under way (a TERM, the window's end, the lease's)
+// the earlier SIGKILL deadline holds.
+//
+// Cluster lease (fencing). In cluster mode another member starts this node's pods once a time bound
+// after its lease passed, whether node is frozen, dead or cut off; so every container is gone by
+// then without node's help. Runtime.SetLease (the membership calls it every ~250 ms) turns the
+// lease's end into an absolute CLOCK_MONOTONIC deadline — read the clock first, then add the time
+// left, so it errs early — which is one instant for node and every shim on the host, however late a
+// starved process reads it. Every shim holds it: a new one from its spec (LeaseDeadline, armed
+// before the container starts; a deadline already passed and it does not start it), running and
+// adopted ones from "LEASE <deadline ns> <grace ns>" lines (grace: the pod's), written by a
+// per-instance goroutine that keeps only the latest, so SetLease never waits for a shim. A deadline
+// is only ever extended. When it passes, the shim stops the container by itself, connected or not —
+// SIGTERM to the group, SIGKILL to the group and every descendant once the pod's grace period has
+// passed since the deadline (or when a kill under way ends, if earlier) — and reports the exit with
+// Fenced: the container is terminated, reason Fenced ("the node's cluster lease ran out; the shim
+// stopped the container"), by the deadline plus the grace period. No renewal undoes it. While
+// node's lease has run out, nothing starts (decide's input): a container that would start, first
+// start or restart, init and sidecar containers included, waits, Waiting/Fenced ("the node's
+// cluster lease ran out: no container of this pod starts here again; the cluster places the pod
+// anew"), spending no back-off step, and it stays so for the pod's life here, renewal or not: the
+// member that lost its lease stops every pod and starts one again only under a current quorum, and
+// a renewal that reached the runtime before that stop must not start what may run elsewhere. Before
+// the first SetLease there is no lease and none of this applies. A recovered pod no Run claimed,
+// and a shim no record claims, keep the lease an earlier node gave them (if any) until stopped.
 //
 // What survives node, and when it is written. Per pod, <RootDir>/state/<uid>.json (podRecord):
 // the UID, namespace/name, the sha256 of the spec's JSON, the grace period, the pod's start time,
@@ -97,5 +122,7 @@
 // runs on real time: it must outlive node); Shutdown returns only after every process of every pod
 // has been reaped; Stop reaps the guard; a pod's record on disk is never older than its last
 // start (a later start is only a possible orphan); no container outlives the re-attach window
-// without a node.
+// without a node; once SetLease was called, no container outlives node's cluster lease by more
+// than its pod's grace period (its shim's deadline, not node, ends it), none starts while the
+// lease has run out, and a lease is only ever extended.
 package proc

@@ -65,6 +65,9 @@ func fieldValue(pod *v1.Pod, path string) string {
 	case "status.podIP", "status.hostIP":
 		return PodIP
 	case "spec.nodeName":
+		if pod.Spec.NodeName != "" { // --node-name: the member's or fleet node's name, as kubelet sets it
+			return pod.Spec.NodeName
+		}
 		host, _ := os.Hostname()
 		return host
 	default:

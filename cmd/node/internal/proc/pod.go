@@ -51,6 +51,7 @@ type container struct {
 	probed       probeOutcome // current's latest readiness and startup results (ProbeResult)
 	adopted      probeOutcome // current was adopted from an earlier node, which had these: reported at once
 	wasAdopted   bool         // current was adopted (adopted then follows its probe results)
+	fenced       bool         // the last decision would have started it, but node's cluster lease had run out
 }
 
 // probeOutcome is whether an instance was last seen ready and started by its probes.
@@ -83,6 +84,7 @@ type podState struct {
 	startTime   time.Time
 	terminating bool
 	initFailed  bool
+	fenced      bool // decide's input: node's cluster lease has run out, nothing may start
 }
 
 func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Duration) *podState {
@@ -117,6 +119,13 @@ func (p *podState) started(name, id string, now time.Time) {
 	c.forceRestart = false
 	c.backoffUntil = time.Time{}
 	c.probed, c.adopted, c.wasAdopted = probeOutcome{}, probeOutcome{}, false
+}
+
+// fence records that the shell did not start name after all: node's cluster lease ran out
+// between the decision and the start. It waits, Fenced, as if decide had found the lease run out
+// (but a restart's back-off step is spent already).
+func (p *podState) fence(name string) {
+	p.byName[name].fenced = true
 }
 
 // startFailed records an instance that could not be started (kubelet/containerd: StartError, 128).
@@ -270,6 +279,9 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 		cs.LastTerminationState = v1.ContainerState{Terminated: terminatedState(c.previous)}
 	}
 	switch {
+	case c.fenced && c.current == nil:
+		// Its first start is due, held for node's cluster lease.
+		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonFenced, Message: fencedWaiting}}
 	case c.current == nil:
 		reason := "ContainerCreating"
 		if c.kind == kindApp && initRunning || c.kind != kindApp {
@@ -288,6 +300,12 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 			*cs.Started = started
 		}
 		cs.State = v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Time{Time: c.current.startedAt}}}
+	case c.fenced:
+		// Exited, its restart due, held for the lease: shown as in CrashLoopBackOff, the dead
+		// instance as lastState.
+		cs.ContainerID = c.current.id
+		cs.LastTerminationState = v1.ContainerState{Terminated: terminatedState(c.current)}
+		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonFenced, Message: fencedWaiting}}
 	case !c.backoffUntil.IsZero():
 		// Exited and waiting for its restart: kubelet shows Waiting/CrashLoopBackOff and the dead
 		// instance as lastState.
@@ -303,6 +321,9 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 	}
 	return cs
 }
+
+// fencedWaiting is the message of a container waiting for node's cluster lease.
+const fencedWaiting = "the node's cluster lease ran out: no container of this pod starts here again; the cluster places the pod anew"
 
 func terminatedState(in *instance) *v1.ContainerStateTerminated {
 	return &v1.ContainerStateTerminated{

@@ -37,6 +37,8 @@ type sim struct {
 	now time.Time
 	n   int
 	ids map[string]string
+	// fenced is decide's input: node's cluster lease has run out.
+	fenced bool
 }
 
 func newSim(t *testing.T, pod *v1.Pod) *sim {
@@ -44,7 +46,7 @@ func newSim(t *testing.T, pod *v1.Pod) *sim {
 }
 
 func (s *sim) sync() plan {
-	pl := s.p.decide(s.now)
+	pl := s.p.decide(s.now, s.fenced)
 	for _, name := range pl.Start {
 		s.n++
 		id := "proc://" + string(rune('a'+s.n))
@@ -185,7 +187,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 
 		s.advance(w - time.Millisecond)
 		assert.Empty(t, s.sync().Start, "still backing off")
-		assert.Empty(t, s.p.decide(s.now).Events, "BackOff recorded once per exit")
+		assert.Empty(t, s.p.decide(s.now, false).Events, "BackOff recorded once per exit")
 		s.advance(time.Millisecond)
 		assert.Len(t, s.sync().Start, 1)
 		assert.Equal(t, int32(i+2), s.state("app").RestartCount)
@@ -206,7 +208,7 @@ func TestKilledForRestartOverridesThePolicy(t *testing.T) {
 
 func TestStartFailure(t *testing.T) {
 	s := newSim(t, testPod(v1.RestartPolicyNever, nil, "app"))
-	pl := s.p.decide(s.now)
+	pl := s.p.decide(s.now, s.fenced)
 	s.p.startFailed(pl.Start[0], "proc://1", errors.New(`exec: "nope": executable file not found in $PATH`), s.now)
 	cs := s.state("app")
 	assert.Equal(t, "StartError", cs.State.Terminated.Reason)

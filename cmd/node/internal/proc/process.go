@@ -26,6 +26,7 @@ type processSpec struct {
 	Socket          string        // the shim's control socket
 	ReattachTimeout time.Duration // how long the container outlives node's connection
 	Grace           time.Duration // the pod's grace period, for the shim's own stop
+	LeaseDeadline   int64         // node's cluster lease (CLOCK_MONOTONIC ns) as the shim starts; 0: none
 }
 
 // process is node's handle on one shim (and so one container instance), over the shim's socket.
@@ -39,6 +40,10 @@ type process struct {
 	mu       sync.Mutex
 	closed   bool
 	detached bool
+	lease    lease         // the latest lease asked for (renewLease)
+	renewed  chan struct{} // (1) a newer lease waits for sendLeases; nil until the first renewal
+
+	wmu sync.Mutex // one command line at a time on conn (not mu: a blocked write must not hold it)
 
 	done chan struct{} // closed once the exit is known (and a started shim reaped), or on detach
 	exit shimMessage   // valid once done is closed; Event "detached" after detach
@@ -58,7 +63,7 @@ const helloTimeout = 10 * time.Second
 // shim is the command line that runs ShimMain (e.g. [node, __shim]).
 func startProcess(shim []string, spec processSpec) (*process, error) {
 	b, err := json.Marshal(shimSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir,
-		Socket: spec.Socket, ReattachTimeout: spec.ReattachTimeout, Grace: spec.Grace})
+		Socket: spec.Socket, ReattachTimeout: spec.ReattachTimeout, Grace: spec.Grace, LeaseDeadline: spec.LeaseDeadline})
 	if err != nil {
 		return nil, fmt.Errorf("encode shim spec: %w", err)
 	}
@@ -91,6 +96,9 @@ func startProcess(shim []string, spec processSpec) (*process, error) {
 	if !ok || first.Event != "started" {
 		_ = stdin.Close()
 		_ = cmd.Wait()
+		if ok && first.Event == "error" && first.Fenced {
+			return nil, errFenced
+		}
 		if ok && first.Event == "error" {
 			return nil, errors.New(first.Message)
 		}
@@ -109,7 +117,8 @@ func startProcess(shim []string, spec processSpec) (*process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("connect to the container shim: %w", err)
 	}
-	p := &process{conn: conn, cmd: cmd, pid: first.PID, done: make(chan struct{})}
+	p := &process{conn: conn, cmd: cmd, pid: first.PID, done: make(chan struct{}),
+		lease: lease{deadline: spec.LeaseDeadline, grace: spec.Grace}}
 	reaped := make(chan struct{})
 	go func() { // ends when the shim exits (after a Detach, that may be long after)
 		_ = cmd.Wait()
@@ -200,11 +209,16 @@ func readMessage(sc *bufio.Scanner) (shimMessage, bool) {
 
 // send writes a control command; it is a no-op once the shim is gone.
 func (p *process) send(cmd string) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
 		return
 	}
+	// A shim that does not read blocks this write, never p.mu: closing the connection (its end,
+	// Detach) ends it.
 	_, _ = io.WriteString(p.conn, cmd+"\n")
 }
 

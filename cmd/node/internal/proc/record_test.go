@@ -84,7 +84,7 @@ func TestRecordRoundTrip(t *testing.T) {
 				}
 				assert.Equal(t, want, *g, c.spec.Name)
 			}
-			wantPlan, gotPlan := p.decide(decideNow), got.decide(decideNow)
+			wantPlan, gotPlan := p.decide(decideNow, false), got.decide(decideNow, false)
 			assert.Equal(t, wantPlan, gotPlan, "the same decisions")
 		})
 	}

@@ -158,7 +158,7 @@ func (pr *podRunner) adoptInstances(rec podRecord) {
 				Message: "the container's shim was gone when node came back: the container ended while no node watched it", FinishedAt: now})
 		case hello.Exited:
 			pr.log.Info("container exited while no node watched it", "container", cr.Name, "container_id", id, "exit_code", hello.ExitCode)
-			pr.state.exited(cr.Name, id, exitStatus{Code: int32(hello.ExitCode), FinishedAt: now})
+			pr.state.exited(cr.Name, id, exitOf(hello, now))
 		default:
 			pr.track(cr.Name, id, proc, cr.Socket)
 			pr.log.Info("container adopted", "container", cr.Name, "container_id", id, "pid", proc.pid)

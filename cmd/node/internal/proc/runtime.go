@@ -76,6 +76,9 @@ type Runtime struct {
 	byID     map[string]containerRef // container ID → where it runs (for exec probes)
 	closed   bool
 	detached bool
+	// lease is node's cluster lease (SetLease) as a CLOCK_MONOTONIC deadline in ns, 0 before
+	// the first SetLease. Every shim holds it; once it has passed no container starts.
+	lease int64
 
 	// What Start found of an earlier node: pods by UID until Run claims them or StopOrphans stops
 	// them; shim sockets no valid record claims; records that could not be used.
@@ -91,10 +94,13 @@ type Runtime struct {
 	statesDir string // <RootDir>/state: one record per pod
 }
 
-// containerRef is what an exec probe needs to run "in" a container.
+// containerRef is what an exec probe needs to run "in" a container, and what SetLease needs to
+// renew its shim's lease.
 type containerRef struct {
-	env []string
-	dir string
+	env   []string
+	dir   string
+	proc  *process
+	grace time.Duration // of the shim's stop at the lease's end: the pod's grace period
 }
 
 // New returns an empty Runtime.
@@ -446,12 +452,13 @@ type running struct {
 
 // podRunner owns one pod: its state, its processes and its timer. Only loop() touches them.
 type podRunner struct {
-	rt    *Runtime
-	pod   *v1.Pod
-	dir   string
-	log   hclog.Logger
-	inbox chan podMessage
-	done  chan struct{} // closed when the loop has ended (pod terminated, all reaped)
+	leaseLost bool // node's cluster lease ran out while this pod ran: it starts no container again
+	rt        *Runtime
+	pod       *v1.Pod
+	dir       string
+	log       hclog.Logger
+	inbox     chan podMessage
+	done      chan struct{} // closed when the loop has ended (pod terminated, all reaped)
 
 	// owned by loop()
 	state       *podState
@@ -543,7 +550,10 @@ func (pr *podRunner) sync() {
 	// first init container, ...): decide again until nothing more is started.
 	for range len(pr.state.containers) + 1 {
 		now := pr.rt.opts.Clock.Now()
-		pl := pr.state.decide(now)
+		// Sticky: once the lease ran out, nothing of this pod starts again, renewal or not (see
+		// Runtime.SetLease); the cluster stops the pod and places it anew.
+		pr.leaseLost = pr.leaseLost || pr.rt.leaseRanOut()
+		pl := pr.state.decide(now, pr.leaseLost)
 		for _, ev := range pl.Events {
 			pr.event(ev.Kind, ev.Container, ev.Type, ev.Reason, ev.Message)
 		}
@@ -625,6 +635,13 @@ func (pr *podRunner) start(name string) {
 	argv := containerArgv(pr.pod, &c.spec)
 	var proc *process
 	socket := filepath.Join(pr.rt.shimsDir, strings.TrimPrefix(id, "proc://")+".sock")
+	// The shim holds the lease from its start (and refuses to start the container once it has
+	// run out, should it run out meanwhile); track sends it any renewal since.
+	leaseDeadline := pr.rt.currentLease()
+	if leaseDeadline != 0 && monoNow() >= leaseDeadline {
+		pr.state.fence(name)
+		return
+	}
 	// Opening the log is part of starting the container, as with containerd ("failed to create
 	// container loggers"): if it cannot be opened the start fails (StartError, retried with
 	// back-off); no running container is touched.
@@ -633,9 +650,13 @@ func (pr *podRunner) start(name string) {
 		err = pr.rt.ensureShimsDir()
 		if err == nil {
 			proc, err = startProcess(pr.rt.opts.Shim, processSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: dir, Log: logFile,
-				Socket: socket, ReattachTimeout: pr.rt.opts.ReattachTimeout, Grace: max(podapi.GracePeriod(pr.pod), podapi.MinimumGracePeriod)})
+				Socket: socket, ReattachTimeout: pr.rt.opts.ReattachTimeout, Grace: pr.shimGrace(), LeaseDeadline: leaseDeadline})
 		}
 		logFile.Close() // the shim has its own copy
+	}
+	if errors.Is(err, errFenced) {
+		pr.state.fence(name) // not started: it waits for the lease, as decide would have it
+		return
 	}
 	if err != nil {
 		pr.log.Warn("container failed to start", "container", name, "error", err)
@@ -649,14 +670,26 @@ func (pr *podRunner) start(name string) {
 	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Started container "+name)
 }
 
+// shimGrace is the grace period a shim stops the container with on its own (the re-attach
+// window's end, the lease's): the pod's, at least kubelet's floor.
+func (pr *podRunner) shimGrace() time.Duration {
+	return max(podapi.GracePeriod(pr.pod), podapi.MinimumGracePeriod)
+}
+
 // track makes a running instance (started or adopted) the pod's: exec probes can run in it, its
-// exit reaches the pod.
+// exit reaches the pod, and its shim holds node's cluster lease (the one it started with may be
+// older, an adopted one's an earlier node's or none); SetLease renews it from now on.
 func (pr *podRunner) track(name, id string, proc *process, socket string) {
 	pr.procs[name] = &running{id: id, proc: proc, socket: socket}
 	c := pr.state.byName[name]
+	grace := pr.shimGrace()
 	pr.rt.mu.Lock()
-	pr.rt.byID[id] = containerRef{env: containerEnv(pr.pod, &c.spec), dir: c.spec.WorkingDir}
+	pr.rt.byID[id] = containerRef{env: containerEnv(pr.pod, &c.spec), dir: c.spec.WorkingDir, proc: proc, grace: grace}
+	deadline := pr.rt.lease
 	pr.rt.mu.Unlock()
+	if deadline != 0 {
+		proc.renewLease(lease{deadline: deadline, grace: grace})
+	}
 	go func() { // ends when the instance has exited and the pod heard about it (or has finished), or at Detach
 		<-proc.done
 		if proc.exit.Event != "detached" {
@@ -688,8 +721,8 @@ func (pr *podRunner) exited(name, id string, m shimMessage) {
 	pr.rt.mu.Lock()
 	delete(pr.rt.byID, id)
 	pr.rt.mu.Unlock()
-	pr.log.Debug("container exited", "container", name, "container_id", id, "exit_code", m.ExitCode)
-	pr.state.exited(name, id, exitStatus{Code: int32(m.ExitCode), Reason: m.Reason, Message: m.Message, FinishedAt: pr.rt.opts.Clock.Now()})
+	pr.log.Debug("container exited", "container", name, "container_id", id, "exit_code", m.ExitCode, "fenced", m.Fenced)
+	pr.state.exited(name, id, exitOf(m, pr.rt.opts.Clock.Now()))
 }
 
 // kill starts killing a container for a failed probe; it returns the instance's done channel, or nil

@@ -38,6 +38,11 @@ type shimSpec struct {
 	// SIGKILL to everything it forked) and exits.
 	ReattachTimeout time.Duration `json:"reattachTimeout,omitempty"`
 	Grace           time.Duration `json:"grace,omitempty"` // the pod's grace period
+	// LeaseDeadline is the node's cluster lease as the shim starts (Runtime.SetLease): an
+	// absolute CLOCK_MONOTONIC time in ns, 0 for none. The shim arms it before it starts the
+	// container (and does not start it at all once it has passed); LEASE lines extend it. When it
+	// passes, the shim stops the container with Grace, as if told "TERM <Grace>".
+	LeaseDeadline int64 `json:"leaseDeadline,omitempty"`
 }
 
 // shimMessage is one line the shim writes: "started" or "error" on its status pipe (fd 3, the
@@ -51,6 +56,10 @@ type shimMessage struct {
 	ExitCode int    `json:"exitCode,omitempty"`
 	Signal   int    `json:"signal,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Fenced ("exited", and a hello with Exited) says the node's cluster lease ran out and the
+	// shim stopped the container for it; on "error", that the lease had run out before the
+	// container could start, so it was not started.
+	Fenced bool `json:"fenced,omitempty"`
 	// Reason is node's own (never sent by a shim): "ContainerStatusUnknown" when the shim was
 	// lost without reporting.
 	Reason string `json:"-"`
@@ -60,6 +69,10 @@ type shimMessage struct {
 const (
 	shimTerm = "TERM" // SIGTERM to the container's process group; "TERM <grace ns>": and SIGKILL after grace
 	shimKill = "KILL" // SIGKILL to the container and everything it forked
+	// "LEASE <deadline ns> <grace ns>": the node's cluster lease runs until deadline
+	// (CLOCK_MONOTONIC); then the shim stops the container (SIGTERM, SIGKILL after grace). Only a
+	// later deadline counts; none cancels a stop the lease began.
+	shimLease = "LEASE"
 )
 
 // shimWriteTimeout bounds one report on node's connection: a node that does not read is treated
@@ -81,6 +94,14 @@ const shimWriteTimeout = 5 * time.Second
 //     once (spec.ReattachTimeout 0), or keeps running while the shim waits ReattachTimeout for a
 //     node to connect again, and is then stopped (SIGTERM, spec.Grace, SIGKILL). Until the first
 //     node connects, that node's end of the shim's stdin stands for the connection;
+//   - node's cluster lease (spec.LeaseDeadline, then "LEASE <deadline> <grace>" lines: an absolute
+//     CLOCK_MONOTONIC deadline, only ever extended) is the shim's own: with a deadline already
+//     passed the container is not started (an "error" with Fenced); when it passes, whether a node
+//     is connected or not, the shim stops the container as a TERM with the lease's grace would
+//     (SIGTERM to the group, SIGKILL to the group and every descendant once the grace has passed
+//     since the deadline; a kill already under way keeps the earlier of its SIGKILL deadline and
+//     this one) and reports the exit with Fenced. A renewal after that does not cancel the stop. Nothing goes to the
+//     container's log;
 //   - when the container's main process exits, the shim kills what is left of the group and every
 //     other descendant (kubelet: a container's processes die with its PID 1), reaps them all,
 //     reports the exit status to the node connected (or the next one to connect within the
@@ -130,6 +151,13 @@ func ShimMain(args []string) {
 	cmd.Stdout, cmd.Stderr = outputW, outputW
 	// Pdeathsig is a second line of defence should the shim itself be SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// The lease is armed from here on (run's timer): a container is never started once the
+	// node's lease has run out, and runs from its first instant under it.
+	if spec.LeaseDeadline != 0 && monoNow() >= spec.LeaseDeadline {
+		_ = os.Remove(spec.Socket)
+		report(shimMessage{Event: "error", Fenced: true, Message: "the node's cluster lease ran out before the container started"})
+		os.Exit(2)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = os.Remove(spec.Socket)
 		fail("%v", err)
@@ -141,7 +169,11 @@ func ShimMain(args []string) {
 		copyLog(os.Stdout, output)
 	}()
 	s := &shim{spec: spec, pid: cmd.Process.Pid, listener: listener, logged: logged,
-		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1)}
+		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1),
+		lease: spec.LeaseDeadline, leaseGrace: spec.Grace}
+	if s.lease != 0 {
+		s.armLease()
+	}
 	report(shimMessage{Event: "started", PID: s.pid})
 	_ = status.Close() // the handshake is over: everything else goes over the socket
 
@@ -173,7 +205,13 @@ type shim struct {
 	signalled     bool             // SIGTERM/INT/HUP: the container is being taken down for good
 	expired       bool             // the re-attach window passed: no node is let in any more
 	window        <-chan time.Time // the re-attach window, while no node is attached
-	grace         <-chan time.Time // the grace between SIGTERM and SIGKILL once the window passed
+	grace         <-chan time.Time // a kill under way: fires at killAt, then the SIGKILL
+	killAt        int64            // CLOCK_MONOTONIC ns of the SIGKILL grace stands for
+
+	lease      int64            // node's cluster lease: CLOCK_MONOTONIC deadline in ns; 0: none
+	leaseGrace time.Duration    // the grace period of the stop the lease's end begins
+	leaseTimer <-chan time.Time // fires at the lease's deadline or before (then it is re-armed)
+	fenced     bool             // the lease ran out: the container is being stopped for good
 }
 
 // connLine is one line node sent on conn.
@@ -215,7 +253,7 @@ func (s *shim) send(m shimMessage) bool {
 
 // exitMessage is the main process's exit as reported to node.
 func (s *shim) exitMessage(event string) shimMessage {
-	m := shimMessage{Event: event, PID: s.pid, Exited: s.mainDone && event == "hello"}
+	m := shimMessage{Event: event, PID: s.pid, Exited: s.mainDone && event == "hello", Fenced: s.mainDone && s.fenced}
 	switch {
 	case !s.mainDone:
 	case s.ws.Exited():
@@ -275,18 +313,7 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			if l.conn != s.conn {
 				break // from a replaced connection
 			}
-			cmd, arg, _ := strings.Cut(l.line, " ")
-			switch cmd {
-			case shimTerm:
-				_ = unix.Kill(-s.pid, unix.SIGTERM)
-				// The shim keeps the kill's deadline itself, so a node that dies during a grace
-				// period does not stretch it (node arms its own SIGKILL as well).
-				if grace, err := strconv.ParseInt(arg, 10, 64); err == nil && grace >= 0 && s.grace == nil {
-					s.grace = time.After(time.Duration(grace))
-				}
-			case shimKill:
-				killTree(s.pid)
-			}
+			s.command(l.line)
 		case c := <-s.closed:
 			if c == s.conn {
 				s.drop()
@@ -306,9 +333,15 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			_ = s.listener.Close()
 			_ = os.Remove(s.spec.Socket)
 			_ = unix.Kill(-s.pid, unix.SIGTERM)
-			if s.grace == nil { // a kill already under way keeps its own deadline
-				s.grace = time.After(s.spec.Grace)
+			s.killBy(monoNow() + int64(s.spec.Grace))
+		case <-s.leaseTimer:
+			s.leaseTimer = nil
+			s.applyPendingLines() // a renewal already on its way counts before the deadline is judged
+			if s.lease-monoNow() > 0 {
+				s.armLease() // early (or extended meanwhile): wait for the rest
+				break
 			}
+			s.fence()
 		case <-s.grace:
 			s.grace = nil
 			killTree(s.pid)
@@ -333,6 +366,79 @@ func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 			// Keep the exit for the next node within the window (or for the first one).
 		}
 	}
+}
+
+// command carries out one line node sent.
+func (s *shim) command(line string) {
+	cmd, arg, _ := strings.Cut(line, " ")
+	switch cmd {
+	case shimTerm:
+		_ = unix.Kill(-s.pid, unix.SIGTERM)
+		// The shim keeps the kill's deadline itself, so a node that dies during a grace period
+		// does not stretch it (node arms its own SIGKILL as well).
+		if grace, err := strconv.ParseInt(arg, 10, 64); err == nil && grace >= 0 {
+			s.killBy(monoNow() + grace)
+		}
+	case shimKill:
+		killTree(s.pid)
+	case shimLease:
+		d, g, _ := strings.Cut(arg, " ")
+		deadline, err1 := strconv.ParseInt(d, 10, 64)
+		grace, err2 := strconv.ParseInt(g, 10, 64)
+		if err1 != nil || err2 != nil || deadline <= 0 || grace < 0 || deadline <= s.lease || s.fenced {
+			return // malformed; not later than the lease held (only ever extended); or too late
+		}
+		s.lease, s.leaseGrace = deadline, time.Duration(grace)
+		if s.leaseTimer == nil && !s.fenced {
+			s.armLease() // the first lease (an armed timer re-arms itself when it fires early)
+		}
+	default:
+	}
+}
+
+// applyPendingLines carries out the lines of the current connection that are already waiting,
+// without blocking.
+func (s *shim) applyPendingLines() {
+	for {
+		select {
+		case l := <-s.lines:
+			if l.conn == s.conn {
+				s.command(l.line)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// armLease sets the lease timer for the time left until the deadline, read from CLOCK_MONOTONIC.
+func (s *shim) armLease() {
+	s.leaseTimer = time.After(time.Duration(max(s.lease-monoNow(), 0)))
+}
+
+// fence stops the container because the node's cluster lease ran out, as a TERM with the lease's
+// grace would: SIGTERM to the group now (unless a kill is under way: it was sent then), SIGKILL to
+// everything when the grace has passed since the deadline — a shim that woke late does not stretch
+// it — or at the kill's own deadline, whichever is earlier. It is for good: no renewal cancels it.
+func (s *shim) fence() {
+	if s.mainDone || s.fenced {
+		return
+	}
+	s.fenced = true
+	if s.grace == nil {
+		_ = unix.Kill(-s.pid, unix.SIGTERM)
+	}
+	s.killBy(s.lease + int64(s.leaseGrace)) // the deadline has passed: no overflow
+}
+
+// killBy makes the container's tree die by deadline (CLOCK_MONOTONIC ns): a kill already under
+// way keeps its SIGKILL deadline when that is earlier, so no stop stretches another.
+func (s *shim) killBy(deadline int64) {
+	if s.grace != nil && s.killAt <= deadline {
+		return
+	}
+	s.killAt = deadline
+	s.grace = time.After(time.Duration(max(deadline-monoNow(), 0)))
 }
 
 // finish runs once the main process has exited: nothing else of the container may survive it,
