@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,7 +70,8 @@ type nodeState struct {
 	ready       bool      // Ready True (else Unknown)
 	transition  time.Time // last Ready transition
 	results     map[resultKey]resultValue
-	pods        map[string]*fleetv1.PodChanged // by UID; Removed never stored
+	pods        map[string]*fleetv1.PodChanged    // by UID; Removed never stored
+	conditions  map[string]*fleetv1.NodeCondition // the node's own, by type (beyond Ready)
 }
 
 // NewBook returns an empty book. incarnation identifies this aggregator process (its start time
@@ -152,6 +155,7 @@ func (b *Book) apply(c *fleetv1.Changes, now time.Time) fleetv1.AckStatus {
 		b.stats.Pods -= len(n.pods)
 		n.results = make(map[resultKey]resultValue, len(c.GetResults()))
 		n.pods = make(map[string]*fleetv1.PodChanged, len(c.GetPods()))
+		n.conditions = nil
 		b.applyChanges(n, c)
 		n.lastSeq, n.baseline = c.GetSeq(), true
 		return fleetv1.AckStatus_ACK_STATUS_APPLIED
@@ -197,7 +201,13 @@ func (b *Book) applyChanges(n *nodeState, c *fleetv1.Changes) {
 		}
 		n.pods[p.GetUid()] = p
 	}
-	b.stats.ChangesApplied += uint64(len(c.GetResults()) + len(c.GetPods()))
+	for _, nc := range c.GetConditions() {
+		if n.conditions == nil {
+			n.conditions = map[string]*fleetv1.NodeCondition{}
+		}
+		n.conditions[nc.GetType()] = nc
+	}
+	b.stats.ChangesApplied += uint64(len(c.GetResults()) + len(c.GetPods()) + len(c.GetConditions()))
 }
 
 // Heartbeat records a contact and answers with the last seq held. A session the aggregator has no
@@ -292,11 +302,24 @@ func (b *Book) Nodes() []v1.Node {
 		if !n.ready {
 			cond.Status, cond.Reason, cond.Message = v1.ConditionUnknown, unknownReason, unknownMessage
 		}
+		conds := []v1.NodeCondition{cond}
+		for _, t := range slices.Sorted(maps.Keys(n.conditions)) {
+			nc := n.conditions[t]
+			c := v1.NodeCondition{Type: v1.NodeConditionType(t), Status: v1.ConditionStatus(nc.GetStatus()), Reason: nc.GetReason(), Message: nc.GetMessage(),
+				LastHeartbeatTime: metav1.NewTime(n.lastContact)}
+			if nc.GetTransitionUnixNano() != 0 {
+				c.LastTransitionTime = metav1.NewTime(time.Unix(0, nc.GetTransitionUnixNano()).UTC())
+			}
+			if !n.ready { // what a node out of contact said is no longer known
+				c.Status, c.Reason, c.Message = v1.ConditionUnknown, unknownReason, unknownMessage
+			}
+			conds = append(conds, c)
+		}
 		node := v1.Node{
 			TypeMeta:   metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(n.created)},
 			Status: v1.NodeStatus{
-				Conditions: []v1.NodeCondition{cond},
+				Conditions: conds,
 				NodeInfo:   v1.NodeSystemInfo{BootID: fmt.Sprint(n.incarnation)},
 			},
 		}

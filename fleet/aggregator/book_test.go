@@ -211,3 +211,35 @@ func TestEventsAreBounded(t *testing.T) {
 	}
 	assert.Len(t, b.Events(), maxEvents)
 }
+
+// A node's own conditions (a cluster member's ClusterQuorum) follow Ready on /nodes; a snapshot
+// replaces them, and a node out of contact has them Unknown.
+func TestNodeConditionsFollowReady(t *testing.T) {
+	b := NewBook(1, 10*time.Second)
+	quorum := func(status, reason string) []*fleetv1.NodeCondition {
+		return []*fleetv1.NodeCondition{{Type: "ClusterQuorum", Status: status, Reason: reason, TransitionUnixNano: t0.UnixNano()}}
+	}
+	snap := batch("n1", 1, 1, true)
+	snap.Conditions = quorum("True", "QuorumHeld")
+	require.Equal(t, applied, b.Apply(snap, t0).GetStatus())
+	conds := b.Nodes()[0].Status.Conditions
+	require.Len(t, conds, 2)
+	assert.Equal(t, v1.NodeReady, conds[0].Type)
+	assert.Equal(t, v1.NodeCondition{Type: "ClusterQuorum", Status: v1.ConditionTrue, Reason: "QuorumHeld",
+		LastHeartbeatTime: metav1.NewTime(t0), LastTransitionTime: metav1.NewTime(t0)}, conds[1])
+
+	delta := batch("n1", 1, 2, false)
+	delta.Conditions = quorum("False", "QuorumLost")
+	require.Equal(t, applied, b.Apply(delta, t0.Add(time.Second)).GetStatus())
+	conds = b.Nodes()[0].Status.Conditions
+	require.Len(t, conds, 2)
+	assert.Equal(t, v1.ConditionFalse, conds[1].Status)
+	assert.Equal(t, "QuorumLost", conds[1].Reason)
+
+	b.Tick(t0.Add(time.Minute))
+	conds = b.Nodes()[0].Status.Conditions
+	assert.Equal(t, v1.ConditionUnknown, conds[1].Status, "out of contact: what it said is no longer known")
+
+	require.Equal(t, applied, b.Apply(batch("n1", 2, 1, true), t0.Add(2*time.Minute)).GetStatus())
+	assert.Len(t, b.Nodes()[0].Status.Conditions, 1, "a snapshot without conditions clears them (a restarted node outside a cluster)")
+}

@@ -177,6 +177,11 @@ func (l *Link) PodChanged(uid types.UID) {
 	}
 }
 
+// SetCondition reports one of the node's own conditions to the aggregator (by type; an unchanged
+// one is not sent again): a cluster member's ClusterQuorum. Safe from any goroutine, before Start
+// too (the first snapshot carries it).
+func (l *Link) SetCondition(c uplink.Condition) { l.src.SetCondition(c) }
+
 // Stop sends the node's last state, then stops the uplink and the feed: the feed re-reads every
 // pod (so the pods a stopping node stopped are reported), then Stop waits until the aggregator has
 // acknowledged everything or the uplink has no session, at most fleetFlushTimeout and never past

@@ -229,6 +229,13 @@ func (u *uplinkActor) changes(seq uint64, b Batch) *fleetv1.Changes {
 		}
 		c.Pods = append(c.Pods, w)
 	}
+	for _, nc := range b.Conditions {
+		wc := &fleetv1.NodeCondition{Type: nc.Type, Status: nc.Status, Reason: nc.Reason, Message: nc.Message}
+		if !nc.Transition.IsZero() {
+			wc.TransitionUnixNano = nc.Transition.UnixNano()
+		}
+		c.Conditions = append(c.Conditions, wc)
+	}
 	return c
 }
 

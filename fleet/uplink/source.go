@@ -2,6 +2,7 @@ package uplink
 
 import (
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +17,15 @@ type Batch struct {
 	Snapshot bool
 	Results  []messages.ResultChanged
 	Pods     []PodUpdate
+	// Conditions are the node's own conditions beyond Ready (a snapshot: all of them; a delta:
+	// those that changed), e.g. a cluster member's ClusterQuorum.
+	Conditions []Condition
+}
+
+// Condition is one of the node's own conditions, keyed by Type (v1.NodeCondition's fields).
+type Condition struct {
+	Type, Status, Reason, Message string
+	Transition                    time.Time
 }
 
 // PodUpdate is a pod's current identity, spec and status (Pod, read-only) or, with Pod nil, the
@@ -57,6 +67,7 @@ type entry struct {
 	rk       resultKey
 	uid      types.UID
 	pod      *v1.Pod
+	cond     *Condition // a node condition's entry
 	dirty    bool
 	gone     bool // removed from its map: skip it when delivering
 }
@@ -75,6 +86,7 @@ type Coalescer struct {
 	mu      sync.Mutex
 	results map[resultKey]*entry
 	pods    map[types.UID]*entry
+	conds   map[string]*entry // by condition type
 	dirty   []*entry
 	sub     *subscription
 	// outbox holds batches made and not yet handed to deliver; draining says a caller is
@@ -98,7 +110,24 @@ type delivery struct {
 
 // NewCoalescer returns an empty Coalescer.
 func NewCoalescer() *Coalescer {
-	return &Coalescer{results: map[resultKey]*entry{}, pods: map[types.UID]*entry{}}
+	return &Coalescer{results: map[resultKey]*entry{}, pods: map[types.UID]*entry{}, conds: map[string]*entry{}}
+}
+
+// SetCondition records one of the node's own conditions (by type); an unchanged one (status,
+// reason and message) is not delivered again.
+func (c *Coalescer) SetCondition(cond Condition) {
+	c.mu.Lock()
+	e, ok := c.conds[cond.Type]
+	if !ok {
+		e = &entry{}
+		c.conds[cond.Type] = e
+	} else if e.cond.Status == cond.Status && e.cond.Reason == cond.Reason && e.cond.Message == cond.Message {
+		c.mu.Unlock()
+		return
+	}
+	e.cond = &cond
+	c.markLocked(e)
+	c.flushLocked()
 }
 
 // SetResult records a probe's latest result.
@@ -223,6 +252,9 @@ func (c *Coalescer) Subscribe(window int, deliver func(Batch, func())) func() {
 	for uid, e := range c.pods {
 		b.Pods = append(b.Pods, PodUpdate{UID: uid, Pod: e.pod})
 	}
+	for _, e := range c.conds {
+		b.Conditions = append(b.Conditions, *e.cond)
+	}
 	for _, e := range c.dirty {
 		e.dirty = false
 	}
@@ -274,12 +306,14 @@ func (c *Coalescer) flushLocked() {
 	for s != nil && s.outstanding < s.window && len(c.dirty) > 0 {
 		var b Batch
 		n := 0
-		for n < len(c.dirty) && len(b.Results)+len(b.Pods) < limit {
+		for n < len(c.dirty) && len(b.Results)+len(b.Pods)+len(b.Conditions) < limit {
 			e := c.dirty[n]
 			n++
 			e.dirty = false
 			switch {
 			case e.gone:
+			case e.cond != nil:
+				b.Conditions = append(b.Conditions, *e.cond)
 			case e.isResult:
 				b.Results = append(b.Results, e.result)
 			default:
@@ -287,7 +321,7 @@ func (c *Coalescer) flushLocked() {
 			}
 		}
 		c.dirty = append(c.dirty[:0], c.dirty[n:]...)
-		if len(b.Results)+len(b.Pods) == 0 {
+		if len(b.Results)+len(b.Pods)+len(b.Conditions) == 0 {
 			continue // only keys gone since they changed
 		}
 		s.outstanding++

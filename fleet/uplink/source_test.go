@@ -222,3 +222,25 @@ func keepsOrder(t *testing.T, goroutines, changes int) {
 	}
 	assert.True(t, c.Idle())
 }
+
+// The node's own conditions travel like any key: the snapshot has them all, a delta only the ones
+// that changed, and an unchanged one is no change.
+func TestCoalescerCarriesNodeConditions(t *testing.T) {
+	c := NewCoalescer()
+	held := Condition{Type: "ClusterQuorum", Status: "True", Reason: "QuorumHeld"}
+	c.SetCondition(held)
+	var r recorder
+	defer c.Subscribe(1, r.deliver)()
+	require.Len(t, r.batches, 1)
+	assert.Equal(t, []Condition{held}, r.batches[0].Conditions, "the snapshot carries every condition")
+	r.ackLast()
+
+	c.SetCondition(held)
+	assert.Len(t, r.batches, 1, "an unchanged condition is no change")
+	lost := Condition{Type: "ClusterQuorum", Status: "False", Reason: "QuorumLost", Message: "in contact with 1 of 3"}
+	c.SetCondition(lost)
+	require.Len(t, r.batches, 2)
+	assert.Equal(t, []Condition{lost}, r.batches[1].Conditions)
+	assert.Empty(t, r.batches[1].Results)
+	assert.Empty(t, r.batches[1].Pods)
+}

@@ -51,7 +51,9 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 
 // PrintNodes writes `kubectl get nodes`' NAME, STATUS and AGE columns. STATUS is kubectl's:
 // Ready when the Ready condition is True, NotReady when it is False or Unknown, Unknown without a
-// Ready condition, with ",SchedulingDisabled" for a cordoned node.
+// Ready condition, with ",SchedulingDisabled" for a cordoned node; beyond kubectl, a cluster
+// member whose ClusterQuorum condition is False gets ",<its reason>" (",QuorumLost": it runs no
+// pods).
 func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tAGE")
@@ -75,6 +77,11 @@ func NodeStatus(n *v1.Node) string {
 	}
 	if n.Spec.Unschedulable {
 		status += ",SchedulingDisabled"
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == "ClusterQuorum" && c.Status == v1.ConditionFalse && c.Reason != "" {
+			status += "," + c.Reason
+		}
 	}
 	return status
 }

@@ -82,12 +82,18 @@ func TestPrintNodes(t *testing.T) {
 	}
 	cordoned := node("n4", v1.ConditionTrue, time.Hour)
 	cordoned.Spec.Unschedulable = true
+	minority := node("n5", v1.ConditionTrue, time.Hour)
+	minority.Status.Conditions = append(minority.Status.Conditions, v1.NodeCondition{Type: "ClusterQuorum", Status: v1.ConditionFalse, Reason: "QuorumLost"})
+	quorate := node("n6", v1.ConditionTrue, time.Hour)
+	quorate.Status.Conditions = append(quorate.Status.Conditions, v1.NodeCondition{Type: "ClusterQuorum", Status: v1.ConditionTrue, Reason: "QuorumHeld"})
 	var b bytes.Buffer
 	assert.NoError(t, PrintNodes(&b, []v1.Node{node("n1", v1.ConditionTrue, 5*time.Minute), node("n2", v1.ConditionUnknown, 30*time.Second),
-		node("n3", "", 3*24*time.Hour), cordoned}, now))
+		node("n3", "", 3*24*time.Hour), cordoned, minority, quorate}, now))
 	assert.Equal(t, "NAME   STATUS                     AGE\n"+
 		"n1     Ready                      5m\n"+
 		"n2     NotReady                   30s\n"+
 		"n3     Unknown                    3d\n"+
-		"n4     Ready,SchedulingDisabled   60m\n", b.String())
+		"n4     Ready,SchedulingDisabled   60m\n"+
+		"n5     Ready,QuorumLost           60m\n"+
+		"n6     Ready                      60m\n", b.String())
 }
