@@ -70,11 +70,26 @@ cluster-failover:
 	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -race -count=1 -run TestFailoverAndRebalanceWithRealProcesses -v -timeout 30m ./cluster/internal/testmember/
 
 ## cluster-failover-node: three `node run --cluster --fleet` members x 60 pods with HTTP probes and an aggregator;
-## SIGKILL and restart one, 10 rounds, failover within the failure timeout + 2 s and rebalance within twice it
+## SIGKILL and restart one, 10 rounds, failover within the fencing bound + 2 s and rebalance within twice the
+## failure timeout, no overlap on the hand-back
 ## (without the race detector: node's own speed; make test runs one round under it)
 .PHONY: cluster-failover-node
 cluster-failover-node:
 	PROBEACTOR_CLUSTER_ROUNDS=10 $(GO) test -count=1 -run TestClusterFailoverWithRealNodes -v -timeout 30m ./cmd/node/
+
+## cluster-fence-node: three `node run --cluster` members x 12 pods; SIGSTOP one member's node process (not
+## its containers) past the fencing bound, then SIGCONT; 10 rounds, the process table sampled every 100 ms: no pod
+## ever has two live containers, fenced by lease + grace, failover within the bound + 5 s, settled within 15 s
+.PHONY: cluster-fence-node
+cluster-fence-node:
+	PROBEACTOR_FENCE_ROUNDS=10 $(GO) test -count=1 -run TestAFrozenMemberIsFencedAndNoPodRunsTwice -v -timeout 30m ./cmd/node/
+
+## cluster-partition-node: three `node run --cluster` members in their own network namespaces (veth, bridge,
+## mutual TLS; needs root); cut one member's link past the fencing bound, then restore it; 10 rounds, the process
+## table sampled every 100 ms: no pod ever has two live containers, failover within the bound + 5 s, settled in 15 s
+.PHONY: cluster-partition-node
+cluster-partition-node:
+	PROBEACTOR_PARTITION_ROUNDS=10 $(GO) test -count=1 -run TestAMemberCutOffByTheNetworkIsFencedAndNoPodRunsTwice -v -timeout 30m ./cmd/node/
 
 ## cluster-blackbox: three members share PODS pods x 2 HTTP probes every PERIOD s against one loopback server
 ## (default 336 x 2 / 1 s = 672 probes/s, the rate of 20,160 checks every 30 s); probes/s and CPU per member

@@ -58,6 +58,20 @@ func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 	return resp, nil
 }
 
+// printWarnings prints the answer's Warning headers as kubectl does ("Warning: <text>" on stderr):
+// a cluster member that runs no pods says why.
+func printWarnings(h http.Header, stderr io.Writer) {
+	for _, v := range h.Values("Warning") {
+		text := v
+		if _, quoted, ok := strings.Cut(v, " - "); ok {
+			if unq, err := strconv.Unquote(quoted); err == nil {
+				text = unq
+			}
+		}
+		fmt.Fprintf(stderr, "Warning: %s\n", text)
+	}
+}
+
 func getCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("get", "get pods|nodes [--server ADDR] [-n NAMESPACE | -A] [-o json]", stderr)
 	srv := fs.String("server", server.DefaultListen, "address of a running node's (or, for nodes, a fleet aggregator's) HTTP API")
@@ -96,6 +110,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer resp.Body.Close()
+	printWarnings(resp.Header, stderr)
 	if resource == "nodes" {
 		return printNodes(resp.Body, *output, stdout, stderr)
 	}

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/probeactor/probeactor/cluster/membership"
+	"github.com/probeactor/probeactor/fleet/uplink"
 )
 
 // `node run --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C -f pods.yaml`: several node
@@ -78,5 +80,27 @@ func (c *clusterConfig) validate(files int, manifestPath string) error {
 	if err := checkHostPort(c.listen, false); err != nil {
 		return fmt.Errorf("--cluster-listen %q: %w", c.listen, err)
 	}
+	if n := len(strings.Split(c.peers, ",")); n == 2 {
+		return errors.New("--cluster-peers: 2 members cannot fail over safely: a member runs pods only while it is in contact with a majority, " +
+			"and 2 members have none once either is lost; list 3 or more members (or 1)")
+	}
 	return nil
+}
+
+// ClusterQuorumCondition is the node condition a cluster member reports to the fleet: True while
+// it holds its quorum lease and runs its share, False (reason QuorumLost) while it runs no pods.
+const ClusterQuorumCondition = "ClusterQuorum"
+
+// quorumCondition is the ClusterQuorum condition for the runner's reason ("" while the member
+// runs its share).
+func quorumCondition(reason string, now time.Time) uplink.Condition {
+	if reason == "" {
+		return uplink.Condition{Type: ClusterQuorumCondition, Status: "True", Reason: "QuorumHeld",
+			Message: "a majority of the cluster's members grants this member its lease: it runs its share of the pods", Transition: now}
+	}
+	why, msg, ok := strings.Cut(reason, ": ")
+	if !ok {
+		why, msg = "QuorumLost", reason
+	}
+	return uplink.Condition{Type: ClusterQuorumCondition, Status: "False", Reason: why, Message: msg + "; it runs no pods", Transition: now}
 }

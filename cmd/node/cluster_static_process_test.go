@@ -20,7 +20,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 )
 
-// TestClusterStaticPodsWithRealNodes: two `node run --cluster` members share two -f pods and the
+// TestClusterStaticPodsWithRealNodes: three `node run --cluster` members share two -f pods and the
 // static pods of their own --pod-manifest-path directories (kept at different paths, with the same
 // files). Every pod runs on its rendezvous owner only. A file copied first to the member that does
 // not own its pod runs nowhere (the owner does not know it yet); copied to the owner too, it runs
@@ -33,7 +33,7 @@ func TestClusterStaticPodsWithRealNodes(t *testing.T) {
 	static := func(name, extra string) string {
 		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: app\n    command: [sleep, \"100000\"]\n" + extra
 	}
-	dirs := []string{filepath.Join(t.TempDir(), "m1-pods"), filepath.Join(t.TempDir(), "m2-pods")}
+	dirs := []string{filepath.Join(t.TempDir(), "m1-pods"), filepath.Join(t.TempDir(), "m2-pods"), filepath.Join(t.TempDir(), "m3-pods")}
 	put := func(member int, file, content string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dirs[member], file), []byte(content), 0o600))
 	}
@@ -41,12 +41,12 @@ func TestClusterStaticPodsWithRealNodes(t *testing.T) {
 		require.NoError(t, os.Mkdir(dirs[i], 0o755))
 		put(i, "a.yaml", static("static-a", ""))
 	}
-	c := startCluster(t, 2, "", 5*time.Second, func(i int) []string {
+	c := startCluster(t, 3, "", 5*time.Second, func(i int) []string {
 		return []string{"-f", manifest, "--pod-manifest-path", dirs[i], "--file-check-frequency", "200ms"}
 	})
-	both := []int{0, 1}
+	both := []int{0, 1, 2} // every member
 
-	// Where each pod must run: its UID as every member derives it, then rendezvous over both members.
+	// Where each pod must run: its UID as every member derives it, then rendezvous over the members.
 	var stderr bytes.Buffer
 	filePods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
 	require.NoError(t, err, stderr.String())
@@ -73,7 +73,7 @@ func TestClusterStaticPodsWithRealNodes(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(scratch, "b.yaml"), []byte(static("static-b", "")), 0o600))
 	b := staticPods(scratch)[0]
 	o := owner(b)
-	other := 1 - o
+	other := (o + 1) % 3
 	changes := func(i int) int { return strings.Count(c.procs[i].Stderr(), "the cluster's pod set changed") }
 	before := changes(other)
 	put(other, "b.yaml", static("static-b", ""))
@@ -88,15 +88,15 @@ func TestClusterStaticPodsWithRealNodes(t *testing.T) {
 	put(o, "b.yaml", static("static-b", ""))
 	c.await("static-b on its owner once both know it", both, nil, 30*time.Second, expect(append(slices.Clip(filePods), staticPods(dirs[o])...)))
 
-	// a.yaml removed from both: static-a stops wherever it ran.
+	// a.yaml removed from every member: static-a stops wherever it ran.
 	for i := range dirs {
 		require.NoError(t, os.Remove(filepath.Join(dirs[i], "a.yaml")))
 	}
 	c.await("static-a stopped", both, nil, 30*time.Second, expect(append(slices.Clip(filePods), b)))
 	longest, dups := watch.halt()
-	assert.Zero(t, dups, "a pod ran on both members at once (longest %v)", longest)
+	assert.Zero(t, dups, "a pod ran on two members at once (longest %v)", longest)
 
-	// b.yaml edited on both: a new pod (new UID), on its own owner; the old one is gone.
+	// b.yaml edited on every member: a new pod (new UID), on its own owner; the old one is gone.
 	for i := range dirs {
 		put(i, "b.yaml", static("static-b", "    workingDir: /tmp\n"))
 	}

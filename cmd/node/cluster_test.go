@@ -22,7 +22,7 @@ import (
 func TestRunRefusesBadClusterFlags(t *testing.T) {
 	dir := t.TempDir()
 	manifest := clusterPodsManifest(t, 1, "127.0.0.1:80", 10, 1)
-	ok := []string{"-f", manifest, "--node-name", "n1", "--cluster", "demo", "--cluster-listen", "127.0.0.1:7101", "--cluster-peers", "127.0.0.1:7101,127.0.0.1:7102"}
+	ok := []string{"-f", manifest, "--node-name", "n1", "--cluster", "demo", "--cluster-listen", "127.0.0.1:7101", "--cluster-peers", "127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -38,6 +38,7 @@ func TestRunRefusesBadClusterFlags(t *testing.T) {
 		{append(ok, "--fleet", "127.0.0.1:10257", "--fleet-listen", "127.0.0.1:7000"), "--fleet-listen 127.0.0.1:7000: not used with --cluster"},
 		{append(ok[:2:2], ok[4:]...), "--node-name: required"},
 		{append(ok, "--reattach-timeout", "30s"), "--reattach-timeout: not supported with --cluster yet"},
+		{append(ok[:8:8], "--cluster-peers", "127.0.0.1:7101,127.0.0.1:7102"), "--cluster-peers: 2 members cannot fail over safely"},
 	} {
 		var stderr bytes.Buffer
 		code := runCommand(append(tc.args, "--root-dir", t.TempDir()), nil, io.Discard, &stderr)
@@ -46,7 +47,7 @@ func TestRunRefusesBadClusterFlags(t *testing.T) {
 	}
 	// Peer list problems are found by the membership's validation, before anything runs.
 	var stderr bytes.Buffer
-	code := runCommand(append(ok[:8:8], "--cluster-peers", "127.0.0.1:7102,127.0.0.1:7103", "--root-dir", t.TempDir(), "--listen", "127.0.0.1:0"), nil, io.Discard, &stderr)
+	code := runCommand(append(ok[:8:8], "--cluster-peers", "127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104", "--root-dir", t.TempDir(), "--listen", "127.0.0.1:0"), nil, io.Discard, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "--cluster-peers must list this member's own address 127.0.0.1:7101")
 }

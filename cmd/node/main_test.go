@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
+	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
@@ -218,4 +221,17 @@ func TestClientUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut.String())
 		assert.Contains(t, errOut.String(), tc.want, "%v", tc.args)
 	}
+}
+
+// A node's Warning header (a cluster member that runs no pods says why) is printed as kubectl
+// prints the API server's.
+func TestGetPodsPrintsTheWarning(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Add("Warning", server.WarningHeader("QuorumLost: this member is in contact with 1 of the 3 cluster members (a quorum needs 2)"))
+		_, _ = io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","items":[]}`)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, dispatch([]string{"get", "pods", "--server", srv.URL}, nil, &stdout, &stderr))
+	assert.Equal(t, "Warning: QuorumLost: this member is in contact with 1 of the 3 cluster members (a quorum needs 2)\nNo resources found\n", stderr.String())
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/probeactor/probeactor/actors/logging"
 	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/cluster/runner"
+	"github.com/probeactor/probeactor/cluster/sharder"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
 	"github.com/probeactor/probeactor/cmd/node/internal/podhost"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
@@ -134,7 +136,15 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		initial = nil // the cluster runner starts this member's share
 	}
 	n.host = podhost.New(podhost.Options{Tree: n.tree, Runtime: n.rt, Events: rec.List, NodeName: cfg.fleet.nodeName, Initial: initial, Logger: log})
+	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
+	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
+		Warning: func() string {
+			if f := clusterWarning.Load(); f != nil {
+				return (*f)()
+			}
+			return ""
+		},
 		Listener:  ln,
 		Source:    n.host,
 		Metrics:   prometheus.Gatherers{mainReg, probeReg},
@@ -162,6 +172,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		}
 		n.rt.Subscribe(func(e proc.PodEvent) { l.PodChanged(e.Pod.UID) })
 		parts = append(parts, lifecycle.Part{Name: partFleetLink, Component: l})
+		fleetLink = l
 	}
 	parts = append(parts, lifecycle.Part{Name: partPods, Component: n.host})
 	if cfg.manifestPath != "" || cfg.cluster.enabled() { // pods come and go
@@ -170,15 +181,23 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, Runner: n.host, Logger: log, Reserved: pods}
 	if cfg.cluster.enabled() {
 		m, err := membership.New(sys, membership.Config{Cluster: cfg.cluster.name, Self: cfg.cluster.listen, Peers: strings.Split(cfg.cluster.peers, ","),
-			FailureTimeout: cfg.cluster.failureTimeout, AwaitApplied: true, Logger: log.Named("cluster"), Registerer: mainReg})
+			FailureTimeout: cfg.cluster.failureTimeout, AwaitApplied: true, Logger: log.Named("cluster"), Registerer: mainReg,
+			Lease: n.rt.SetLease}) // every container's shim holds the member's quorum lease (fencing)
 		if err != nil {
 			return nil, err
 		}
-		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg})
+		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg,
+			Margin: sharder.Margin(cfg.cluster.failureTimeout), Quorum: func(reason string) {
+				if fleetLink != nil {
+					fleetLink.SetCondition(quorumCondition(reason, time.Now()))
+				}
+			}})
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, lifecycle.Part{Name: partMembership, Component: m}, lifecycle.Part{Name: partRunner, Component: r})
+		warning := r.Warning
+		clusterWarning.Store(&warning)
 		// The watcher only reads; the runner runs this member's share (cluster.go).
 		static.Set, static.Cluster = r.SetStaticPods, cfg.cluster.name
 	}

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,15 +65,17 @@ func Main() {
 
 // Proc is one child process.
 type Proc struct {
-	t      testing.TB
-	role   string
-	bin    string // a program to run instead of this test binary in a role
-	args   []string
-	cmd    *exec.Cmd
-	stderr *logtest.Buffer
-	stdout *logtest.Buffer
-	done   chan struct{}
-	err    error
+	t    testing.TB
+	role string
+	bin  string // a program to run instead of this test binary in a role
+	args []string
+	// wrapper is a command that execs the role (StartRoleVia); none: the role runs directly.
+	wrapper []string
+	cmd     *exec.Cmd
+	stderr  *logtest.Buffer
+	stdout  *logtest.Buffer
+	done    chan struct{}
+	err     error
 	// API is the aggregator's HTTP base URL, Remote its remote address (aggregators only).
 	API, Remote string
 	mu          sync.Mutex
@@ -145,6 +148,16 @@ func StartRole(t testing.TB, role string, args ...string) *Proc {
 	return p
 }
 
+// StartRoleVia runs a registered role as a child through a wrapper that execs it (e.g. `ip netns
+// exec NAME`, which runs it in a network namespace and keeps its PID: signals reach the role).
+func StartRoleVia(t testing.TB, wrapper []string, role string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{t: t, role: role, args: args, wrapper: wrapper}
+	p.start()
+	t.Cleanup(p.cleanup)
+	return p
+}
+
 func (p *Proc) start() {
 	p.t.Helper()
 	p.stdout, p.stderr = &logtest.Buffer{}, &logtest.Buffer{}
@@ -153,7 +166,8 @@ func (p *Proc) start() {
 		p.cmd = exec.Command(p.bin, p.args...)
 		p.cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
 	} else {
-		p.cmd = exec.Command(os.Args[0], p.args...)
+		argv := append(append(slices.Clone(p.wrapper), os.Args[0]), p.args...)
+		p.cmd = exec.Command(argv[0], argv[1:]...)
 		p.cmd.Env = append(os.Environ(), childEnv+"="+p.role, "GORACE=halt_on_error=0")
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr

@@ -71,6 +71,12 @@ func (h *Host) Start(context.Context) error {
 // StartPod starts a valid pod: the probe tree learns it before its containers start. An error
 // means nothing of it runs. It implements staticpod.Runner and the cluster runner's PodOps.
 func (h *Host) StartPod(pod *v1.Pod) error {
+	if h.opts.NodeName != "" && pod.Spec.NodeName == "" {
+		// As kubelet's pods have it: a container's fieldRef spec.nodeName reads the member's name.
+		named := *pod
+		named.Spec.NodeName = h.opts.NodeName
+		pod = &named
+	}
 	h.mu.Lock() // housekeeping must not see the pod in the tree but not yet in the runtime
 	defer h.mu.Unlock()
 	if err := h.opts.Tree.AddPod(pod); err != nil {

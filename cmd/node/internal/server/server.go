@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,10 @@ type Options struct {
 	FollowPoll time.Duration
 	// Now is the clock for sinceSeconds (default time.Now).
 	Now func() time.Time
+	// Warning, when set, is asked on every /pods: a non-empty answer goes with the list as an
+	// HTTP Warning header (code 299, as the Kubernetes API server sends them and kubectl prints
+	// them): a cluster member that runs no pods for want of a quorum says why.
+	Warning func() string
 }
 
 func (o *Options) setDefaults() {
@@ -271,8 +276,17 @@ func (s *server) pods(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	if s.opts.Warning != nil {
+		if text := s.opts.Warning(); text != "" {
+			w.Header().Add("Warning", WarningHeader(text))
+		}
+	}
 	s.writeJSON(w, v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: pods})
 }
+
+// WarningHeader formats text as an HTTP Warning header value: 299, no agent, the quoted text
+// (RFC 7234 §5.5; what the Kubernetes API server sends).
+func WarningHeader(text string) string { return "299 - " + strconv.Quote(text) }
 
 // checkNames answers 400 for a namespace, pod or container name no pod can have (node validates
 // manifests with the same rules), without looking anything up.

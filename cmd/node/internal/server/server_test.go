@@ -194,6 +194,24 @@ func TestPodsDecodeAsAPodList(t *testing.T) {
 	assert.Equal(t, "web", list.Items[0].Name)
 }
 
+// A member that runs no pods says why with the list, as a Warning header kubectl would print.
+func TestPodsCarryTheWarning(t *testing.T) {
+	env := newEnv(t)
+	var warning atomic.Value
+	warning.Store("")
+	base, _ := env.start(t, Options{Warning: func() string { return warning.Load().(string) }})
+	resp, err := http.Get(base + "/pods")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Empty(t, resp.Header.Values("Warning"), "none while there is nothing to say")
+
+	warning.Store(`QuorumLost: this member is in contact with 1 of the 3 cluster members (a quorum needs 2)`)
+	resp, err = http.Get(base + "/pods")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, []string{`299 - "QuorumLost: this member is in contact with 1 of the 3 cluster members (a quorum needs 2)"`}, resp.Header.Values("Warning"))
+}
+
 func TestTailOffset(t *testing.T) {
 	long := strings.Repeat("x", 100<<10) // lines longer than the read block
 	cases := []struct {
