@@ -155,7 +155,7 @@ func (a *memberActor) logHeard(hb *clusterv1.Heartbeat, e effects) {
 	case hb.GetLeaving():
 		log.Info("a peer is leaving", "peer", hb.GetAddress())
 	case out.repair:
-		log.Warn("a peer keeps reporting views without this member although it is heard here: its heartbeats from here are lost; resetting the connection to it",
+		log.Warn("a peer heard here acknowledges none of this member's recent heartbeats: they are lost on the way; resetting the connection to it",
 			"peer", hb.GetAddress(), "its_view", hb.GetView())
 		if mt != nil {
 			mt.repairs.Inc()

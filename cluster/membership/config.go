@@ -67,9 +67,9 @@ type Config struct {
 	lose func(peer string) bool
 }
 
-// repairAfter is how long a live peer may report views without this member before the
-// connection to it is reset: half the failure timeout (at least one heartbeat interval), long
-// enough for a peer that has just heard this member to publish and apply a view with it.
+// repairAfter is how long a live peer may go without acknowledging a heartbeat of this member
+// before the connection to it is reset: half the failure timeout (four heartbeat intervals by
+// default), well above a round trip plus an interval and well below the peer's failure timeout.
 func (c *Config) repairAfter() time.Duration { return c.FailureTimeout / 2 }
 
 // RemoteConfig returns base plus what the membership needs from this process's remote: the

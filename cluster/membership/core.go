@@ -52,9 +52,13 @@ type core struct {
 	// (this incarnation); the peer's grant holds until granted+timeout.
 	granted map[string]time.Time
 	// gone: configured member → since when a quorum of current reports has left it out.
-	gone     map[string]time.Time
-	left     map[string]bool // peers whose last incarnation announced its leave (and has not come back)
-	stopping []string        // the pods this member still stops (SetStopping), told in every heartbeat
+	gone map[string]time.Time
+	left map[string]bool // peers whose last incarnation announced its leave (and has not come back)
+	// repairAfter: how long a live peer may go without acknowledging a heartbeat of this member
+	// before the connection to it is deemed broken; repaired: when each was last reset for it.
+	repairAfter time.Duration
+	repaired    map[string]time.Time
+	stopping    []string // the pods this member still stops (SetStopping), told in every heartbeat
 }
 
 // effects is what one event asks the actor to do, in this order: reset the endpoints, answer the
@@ -91,7 +95,8 @@ type outgoing struct {
 func newCore(cfg *Config, now time.Time) *core {
 	c := &core{
 		cluster: cfg.Cluster, self: cfg.Self, incarnation: cfg.Incarnation, awaitApplied: cfg.AwaitApplied,
-		det:     newDetector(cfg.Cluster, cfg.Self, cfg.Peers, cfg.FailureTimeout, cfg.repairAfter(), now),
+		det:         newDetector(cfg.Cluster, cfg.Self, cfg.Peers, cfg.FailureTimeout, now),
+		repairAfter: cfg.repairAfter(), repaired: map[string]time.Time{},
 		history: map[uint64][]string{}, probing: map[string]bool{}, warned: map[string]bool{},
 		all: slices.Sorted(slices.Values(cfg.Peers)), timeout: cfg.FailureTimeout, started: now,
 		sent: map[uint64]time.Time{}, granted: map[string]time.Time{}, gone: map[string]time.Time{}, left: map[string]bool{},
@@ -136,8 +141,12 @@ func (c *core) tick(now time.Time) effects {
 func (c *core) heard(hb *clusterv1.Heartbeat, now time.Time, canReply bool) effects {
 	c.now = now
 	out := c.det.heard(hb, now)
-	e := effects{heard: out}
 	addr := hb.GetAddress()
+	if out.ignored == "" && !hb.GetLeaving() {
+		c.grant(hb)
+		out.repair = c.lost(addr, now)
+	}
+	e := effects{heard: out}
 	fromPeer := out.ignored == "" || out.ignored == ignoredLeft || out.ignored == ignoredStale
 	if hb.GetLeaving() && canReply && fromPeer {
 		e.reply = c.next()
@@ -156,7 +165,6 @@ func (c *core) heard(hb *clusterv1.Heartbeat, now time.Time, canReply bool) effe
 		c.left[addr] = true
 	} else {
 		delete(c.left, addr)
-		c.grant(hb)
 	}
 	c.update(now, &e)
 	return e
@@ -256,6 +264,29 @@ func (c *core) grant(hb *clusterv1.Heartbeat) {
 			c.granted[hb.GetAddress()] = at
 		}
 	}
+}
+
+// lost says whether live peer p's heartbeats show that this member's heartbeats stopped
+// reaching it: it has been live here for repairAfter, and the newest heartbeat of this member it
+// acknowledged was made more than repairAfter ago (heartbeats go to it every interval). That is a
+// one-way loss (protoactor's endpoint to p can drop what is sent without an error here: a writer
+// that stopped after a failed send stays mapped to the address when its stream ended with EOF),
+// repaired by resetting the endpoint, before p's failure timeout would make it drop this member.
+// At most once per repairAfter.
+func (c *core) lost(p string, now time.Time) bool {
+	ps := c.det.peers[p]
+	if ps == nil || !ps.live {
+		return false
+	}
+	since := c.granted[p]
+	if ps.liveSince.After(since) {
+		since = ps.liveSince
+	}
+	if now.Sub(since) < c.repairAfter || now.Sub(c.repaired[p]) < c.repairAfter {
+		return false
+	}
+	c.repaired[p] = now
+	return true
 }
 
 // current returns, for each live peer, until when its report is current (its grant holds).

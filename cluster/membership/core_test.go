@@ -189,7 +189,7 @@ func TestCoreHeartbeats(t *testing.T) {
 			if tc.before != nil {
 				tc.before(c)
 			}
-			e := c.heard(tc.hb, t0.Add(time.Second), tc.canReply)
+			e := c.heard(tc.hb, t0.Add(500*time.Millisecond), tc.canReply) // within repairAfter: these carry no acknowledgements
 			assert.Equal(t, tc.publish, e.publish != nil, "published")
 			e.publish, e.joined, e.dropped, e.lease = nil, nil, nil, nil
 			assert.Equal(t, tc.want, withoutAcks(e))
@@ -237,4 +237,40 @@ func TestCoreLeave(t *testing.T) {
 	e = c.heard(&clusterv1.Heartbeat{Cluster: "demo", Address: peerC, Incarnation: 10, Seq: 2, Leaving: true}, t0.Add(5*time.Second), true)
 	assert.Equal(t, mine(5, all...), noAcks(e.reply), "a peer leaving too is acknowledged")
 	assert.Empty(t, c.probed(peerB, true, t0).send)
+}
+
+// A live peer whose heartbeats keep arriving but acknowledge none of this member's for repairAfter
+// (1 s here) does not hear this member: the connection to it is reset and it is greeted, at most
+// once per repairAfter, before its failure timeout would make it drop this member.
+func TestCoreRepairsTheConnectionToAPeerThatStopsAcknowledging(t *testing.T) {
+	c := ready(t, false) // b and c heard at t0; seqs 1..3 made at t0
+	acks := func(seq uint64) []*clusterv1.Heartbeat_Ack {
+		return []*clusterv1.Heartbeat_Ack{{Address: selfAddr, Incarnation: 7, Seq: seq}}
+	}
+	beat := func(peer string, seq uint64, ack uint64) *clusterv1.Heartbeat {
+		h := hb(peer, 10, seq, all...)
+		if ack > 0 {
+			h.Acks = acks(ack)
+		}
+		return h
+	}
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	// b acknowledges this member's heartbeat 3 (made at t0), then no later one.
+	assert.False(t, c.heard(beat(peerB, 2, 3), at(100*time.Millisecond), false).heard.repair)
+	c.tick(at(250 * time.Millisecond)) // seq 4, to b and c
+	assert.False(t, c.heard(beat(peerB, 3, 3), at(900*time.Millisecond), false).heard.repair, "less than repairAfter since t0")
+	assert.False(t, c.heard(beat(peerC, 2, 4), at(900*time.Millisecond), false).heard.repair, "c acknowledges the newest")
+	e := c.heard(beat(peerB, 4, 3), at(1100*time.Millisecond), false)
+	assert.True(t, e.heard.repair, "b heard nothing made after t0 for over a second")
+	assert.Equal(t, []string{peerB}, e.reset)
+	require.Len(t, e.send, 1)
+	assert.Equal(t, []string{peerB}, e.send[0].to, "b is greeted on the new connection")
+	assert.False(t, c.heard(beat(peerB, 5, 3), at(1500*time.Millisecond), false).heard.repair, "repaired just now: not again")
+	assert.True(t, c.heard(beat(peerB, 6, 3), at(2200*time.Millisecond), false).heard.repair, "still lost a repair period later: again")
+	c.tick(at(2300 * time.Millisecond))
+	latest := c.seq
+	assert.False(t, c.heard(beat(peerB, 7, latest), at(2500*time.Millisecond), false).heard.repair, "b acknowledges again")
+	assert.False(t, c.heard(beat(peerC, 3, latest), at(2500*time.Millisecond), false).heard.repair, "c too")
+	assert.True(t, c.heard(beat(peerC, 4, 0), at(3400*time.Millisecond), false).heard.repair,
+		"a heartbeat without acknowledgements (c stopped hearing this member) for over a second")
 }

@@ -25,12 +25,9 @@ type detector struct {
 	cluster string
 	self    string
 	timeout time.Duration
-	// repairAfter: how long a live peer may report views without this member before this
-	// member's connection to it is deemed broken (see heardOutcome.repair).
-	repairAfter time.Duration
-	start       time.Time
-	ready       bool
-	peers       map[string]*peerState // every configured peer but self
+	start   time.Time
+	ready   bool
+	peers   map[string]*peerState // every configured peer but self
 }
 
 type peerState struct {
@@ -42,10 +39,7 @@ type peerState struct {
 	stopping    []string  // the pods that heartbeat said its sender still stops
 	firstHeard  time.Time // when this incarnation was first heard
 	left        uint64    // an incarnation that announced its leave (never admitted again)
-	// unseenSince: since when the peer, live here, has reported views without this member (zero
-	// while it lists this member, or has no view yet); repaired: when its connection was last reset.
-	unseenSince time.Time
-	repaired    time.Time
+	liveSince   time.Time // when it became live (zero while it is not)
 }
 
 // heardOutcome is what one heartbeat did.
@@ -62,16 +56,14 @@ type heardOutcome struct {
 	// behind it, so reset it. (When a peer is dropped from the view, core resets its endpoint,
 	// and heartbeats go to peers that are not live only after a successful probe.)
 	restarted bool
-	// repair: the peer is live here and keeps reporting views without this member, for longer
-	// than repairAfter: its heartbeats reach this member, but this member's do not reach it (a
-	// false suspicion on its side that does not heal: protoactor's endpoint to it can lose
-	// what is sent without an error here). Reset that endpoint and greet the peer; at most once
-	// per repairAfter.
+	// repair: the peer is live here, but its acknowledgements show that this member's heartbeats
+	// stopped reaching it (core decides it: the grants are the core's). Reset that endpoint and
+	// greet the peer; at most once per repairAfter.
 	repair bool
 }
 
-func newDetector(cluster, self string, peers []string, timeout, repairAfter time.Duration, now time.Time) *detector {
-	d := &detector{cluster: cluster, self: self, timeout: timeout, repairAfter: repairAfter, start: now, peers: map[string]*peerState{}}
+func newDetector(cluster, self string, peers []string, timeout time.Duration, now time.Time) *detector {
+	d := &detector{cluster: cluster, self: self, timeout: timeout, start: now, peers: map[string]*peerState{}}
 	for _, p := range peers {
 		if p != self {
 			d.peers[p] = &peerState{}
@@ -118,7 +110,7 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	if hb.GetLeaving() {
 		p.left = inc
 		if p.live {
-			p.live, p.view, p.stopping, p.unseenSince, out.changed = false, nil, nil, time.Time{}, true
+			p.live, p.view, p.stopping, p.liveSince, out.changed = false, nil, nil, time.Time{}, true
 		}
 		d.completeRound(now)
 		return out
@@ -126,35 +118,15 @@ func (d *detector) heard(hb *clusterv1.Heartbeat, now time.Time) heardOutcome {
 	out.restarted = p.live && newIncarnation
 	if !p.live {
 		out.admitted = true
-		p.live, out.changed = true, true
+		p.live, p.liveSince, out.changed = true, now, true
 	}
 	if !slices.Equal(p.view, hb.GetView()) {
 		p.view, out.changed = slices.Clone(hb.GetView()), true
 	}
-	out.repair = d.unseen(p, now)
 	if d.completeRound(now) {
 		out.changed = true
 	}
 	return out
-}
-
-// unseen tracks how long live peer p has reported views without this member and says whether its
-// connection is due for a repair. An empty view is no evidence (the peer has not completed its
-// first round, or has not applied a view yet).
-func (d *detector) unseen(p *peerState, now time.Time) bool {
-	if len(p.view) == 0 || slices.Contains(p.view, d.self) {
-		p.unseenSince = time.Time{}
-		return false
-	}
-	if p.unseenSince.IsZero() {
-		p.unseenSince = now
-		return false
-	}
-	if now.Sub(p.unseenSince) < d.repairAfter || (!p.repaired.IsZero() && now.Sub(p.repaired) < d.repairAfter) {
-		return false
-	}
-	p.repaired = now
-	return true
 }
 
 // tick expires peers not heard within the failure timeout and completes the first round when its
@@ -163,7 +135,7 @@ func (d *detector) tick(now time.Time) bool {
 	changed := false
 	for _, p := range d.peers {
 		if p.live && now.Sub(p.heard) > d.timeout {
-			p.live, p.view, p.stopping, p.unseenSince, changed = false, nil, nil, time.Time{}, true
+			p.live, p.view, p.stopping, p.liveSince, changed = false, nil, nil, time.Time{}, true
 		}
 	}
 	if d.completeRound(now) {

@@ -23,7 +23,7 @@ func hb(from string, inc, seq uint64, view ...string) *clusterv1.Heartbeat {
 }
 
 func newTestDetector() *detector {
-	return newDetector("demo", selfAddr, []string{selfAddr, peerB, peerC}, 2*time.Second, time.Second, t0)
+	return newDetector("demo", selfAddr, []string{selfAddr, peerB, peerC}, 2*time.Second, t0)
 }
 
 func TestDetectorFirstRoundCompletesWhenEveryPeerIsHeard(t *testing.T) {
@@ -49,7 +49,7 @@ func TestDetectorFirstRoundCompletesAfterTheTimeoutWithThePeersHeard(t *testing.
 }
 
 func TestDetectorAloneIsReadyAtOnce(t *testing.T) {
-	d := newDetector("demo", selfAddr, []string{selfAddr}, time.Second, time.Second/2, t0)
+	d := newDetector("demo", selfAddr, []string{selfAddr}, time.Second, t0)
 	assert.Equal(t, []string{selfAddr}, d.live())
 }
 
@@ -117,46 +117,4 @@ func TestDetectorLeftIncarnationStaysOutAndARestartIsAdmittedAgain(t *testing.T)
 	assert.Equal(t, []string{selfAddr}, d.live())
 	out = d.heard(hb(peerB, 11, 2), t0.Add(5*time.Second))
 	assert.Equal(t, heardOutcome{changed: true, admitted: true}, out)
-}
-
-// A live peer that keeps reporting views without this member does not hear it: after repairAfter
-// (1 s here) the connection to it is due for a repair, then at most once per repairAfter.
-func TestDetectorRepairsTheConnectionToAPeerThatDoesNotSeeThisMember(t *testing.T) {
-	d := newTestDetector()
-	d.heard(hb(peerB, 1, 1), t0)
-	d.heard(hb(peerC, 1, 1, selfAddr, peerC), t0)
-	require.Equal(t, []string{selfAddr, peerB, peerC}, d.live())
-	steps := []struct {
-		name string
-		at   time.Duration
-		hb   *clusterv1.Heartbeat
-		want bool
-	}{
-		{"b has no view with this member yet: the clock starts", 100 * time.Millisecond, hb(peerB, 1, 2, peerB, peerC), false},
-		{"not long enough", 1099 * time.Millisecond, hb(peerB, 1, 3, peerB, peerC), false},
-		{"a second unseen for a second: repair", 1100 * time.Millisecond, hb(peerB, 1, 4, peerB, peerC), true},
-		{"repaired just now: not again", 1500 * time.Millisecond, hb(peerB, 1, 5, peerB, peerC), false},
-		{"still unseen a repair period later: again", 2100 * time.Millisecond, hb(peerB, 1, 6, peerB, peerC), true},
-		{"b sees this member: the clock stops", 2200 * time.Millisecond, hb(peerB, 1, 7, selfAddr, peerB, peerC), false},
-		{"unseen again: the clock restarts", 2300 * time.Millisecond, hb(peerB, 1, 8, peerB), false},
-		{"an empty view (b not ready) is no evidence and stops the clock", 3400 * time.Millisecond, hb(peerB, 1, 9), false},
-		{"unseen again", 3500 * time.Millisecond, hb(peerB, 1, 10, peerB), false},
-		{"a stale heartbeat changes nothing", 4600 * time.Millisecond, hb(peerB, 1, 10, peerB), false},
-		{"a second and a bit later", 4600 * time.Millisecond, hb(peerB, 1, 11, peerB), true},
-	}
-	for _, s := range steps {
-		out := d.heard(s.hb, t0.Add(s.at))
-		assert.Equal(t, s.want, out.repair, s.name)
-		assert.Equal(t, []string{selfAddr, peerB, peerC}, d.live(), s.name)
-	}
-	assert.False(t, d.heard(hb(peerC, 1, 2, selfAddr, peerC), t0.Add(5*time.Second)).repair, "c sees this member")
-
-	// A peer that expires starts over when it is heard again.
-	d.heard(hb(peerB, 1, 12, peerB), t0.Add(5*time.Second))
-	d.heard(hb(peerC, 1, 3, selfAddr, peerC), t0.Add(7*time.Second))
-	d.tick(t0.Add(7*time.Second + time.Millisecond))
-	require.Equal(t, []string{selfAddr, peerC}, d.live())
-	out := d.heard(hb(peerB, 1, 13, peerB), t0.Add(8*time.Second))
-	assert.Equal(t, heardOutcome{admitted: true, changed: true}, out, "admitted again; its view without this member starts the clock anew")
-	assert.True(t, d.heard(hb(peerB, 1, 14, peerB), t0.Add(9*time.Second)).repair)
 }

@@ -67,7 +67,8 @@
 //   - Heartbeats go only to live peers; a peer that is not live gets one only after a TCP connect
 //     to its listed address succeeded (see below).
 //   - A peer's endpoint is reset when it is dropped, when a new incarnation of it is heard while it
-//     is live, and when its connection is repaired; nothing else resets endpoints.
+//     is live, and when its acknowledgements show this member's heartbeats are lost (a repair);
+//     nothing else resets endpoints.
 //   - An incarnation that announced its leave is never admitted again; a newer one is, and so is
 //     a dropped one heard again (a suspicion is never final).
 //   - The actor's timer stops when it stops; every probe goroutine ends within one heartbeat
@@ -115,35 +116,35 @@
 // With T = 2 s and g = 2 s: detection ≈ 2 s, Gone ≈ 2.25 s (a peer's report), start ≈ 2.25 + 2 +
 // 1.15 ≈ 5.4 s after the fault, while the lost member's pods are stopped within 4 s.
 //
-// # How a false suspicion heals
+// # How a false suspicion heals, and why a one-way loss no longer makes one
 //
 // A peer silent for longer than FailureTimeout is dropped even when it is alive (CPU starvation,
 // a pause): a suspicion is never final. The dropping member keeps probing the peer's listed
 // address (TCP) every interval and greets it when it listens; the peer's next heartbeat that
 // arrives admits it again (the detector never rejects a known incarnation for having been
 // dropped, and the guard checks envelopes, not liveness). That alone heals a silence that ends.
-// It does not heal a one-way loss: the dropping member's heartbeats reach the peer (so the peer's
-// view keeps it) while the peer's heartbeats to it are lost without an error at the peer (seen
-// under a load average over 100; the exact trigger was not reproduced). The pinned protoactor
-// has such paths, none of which ever reconnects by itself: a writer that fails a send stops itself
-// and leaves the endpoint's removal to its receive goroutine, which publishes no termination when
-// the stream ended with io.EOF, so the address stays mapped to a dead writer and everything sent
-// to it becomes a dead letter; a writer's connect waits for the peer's ConnectResponse without a
-// deadline, with everything queued behind it; and an endpoint reset around a drop cascades (each
-// closed writer's receive goroutine publishes a termination that closes the next writer: the
-// "closed four times in a second" of the report). The repair does not depend on the
-// peer's endpoint to the dropping member: the peer learns it from the views the dropping member
-// reports in its own heartbeats. A live peer that keeps reporting non-empty views without this
-// member for half the failure timeout (repairAfter) gets this member's endpoint reset
-// (EndpointTerminatedEvent: a new writer and connection on the next send) and a greeting, at most
-// once per repairAfter per peer (counted: probeactor_cluster_connection_repairs_total). The bound,
-// from the drop until every view has all members again: for a silence, one heartbeat interval
-// after the peer speaks again plus a hop and the subscriber's apply; for a one-way loss, half the
-// failure timeout plus two heartbeat intervals plus a connect and a reconcile (measured in
-// TestAFalseSuspicionHeals: ~0.7 s after the drop with a 1 s timeout; with the defaults ≤ 1.5 s
-// + a connect). Meanwhile the two disagree, and nothing starts on either while they do (cluster/
-// ownership's agreed-view rule); what runs stays where it runs. A reset that was not needed costs
-// one reconnect.
+//
+// A one-way loss — this member's heartbeats to a peer lost without an error here while the peer's
+// reach it — used to end in a view that did not heal (seen under a load average over 100: the
+// member that lost the heartbeats dropped the other for good while the other kept it, and both ran
+// its pods). Its cause is in the pinned protoactor: a writer that fails a send stops itself and
+// leaves the endpoint's removal to its receive goroutine, which publishes no termination when the
+// stream ended with io.EOF, so the address stays mapped to a dead writer and everything sent to it
+// is a dead letter; a writer's connect waits for the peer's ConnectResponse without a deadline; an
+// endpoint reset around a drop cascades. None reconnects by itself. The fix is on the side whose
+// writer is dead, at the first sign of it: every heartbeat acknowledges the newest heartbeat its
+// sender heard from each live peer (the lease grants), so a member that hears a live peer whose
+// acknowledgements name none of its heartbeats made in the last repairAfter (half the failure
+// timeout; heartbeats go every eighth) knows its own sends are lost, resets its endpoint to that
+// peer (EndpointTerminatedEvent: a new writer and connection on the next send) and greets it, at
+// most once per repairAfter per peer (counted: probeactor_cluster_connection_repairs_total). The
+// peer hears it again before its failure timeout: no false suspicion (TestAFalseSuspicionHeals,
+// which loses one member's heartbeats to one peer until that endpoint is reset: repaired ~0.5 s
+// after the loss began with a 1 s timeout, and the peer never dropped it). The same check resets
+// the connections of a member resumed after a freeze or a partition (its peers acknowledge none
+// of its heartbeats until they hear it again), so a connection that hangs from before is replaced.
+// A reset that was not needed costs one reconnect. Even while a loss lasts, no pod runs twice (see
+// Quorum and leases): the member that does not hear the other grants it nothing.
 //
 // # Trust boundary
 //

@@ -304,7 +304,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "probeactor_cluster_members", Help: "Live members in this member's view, itself included."}, nil),
 		views:   prometheus.NewCounter(prometheus.CounterOpts{Name: "probeactor_cluster_view_changes_total", Help: "Views this member published (members joined or left, or a peer reported a new view)."}),
 		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "probeactor_cluster_heartbeats_ignored_total", Help: "Heartbeats not taken into account, by reason."}, []string{"reason"}),
-		repairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "probeactor_cluster_connection_repairs_total", Help: "Connections to a peer reset because the peer, heard here, kept reporting views without this member."}),
+		repairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "probeactor_cluster_connection_repairs_total", Help: "Connections to a peer reset because the peer, heard here, acknowledged none of this member's recent heartbeats (they were lost on the way)."}),
 	}
 	for _, r := range []string{ignoredInvalid, ignoredCluster, ignoredUnknownPeer, ignoredSelf, ignoredStale, ignoredLeft} {
 		m.ignored.WithLabelValues(r)
