@@ -220,8 +220,8 @@ func TestAFrozenMemberIsFencedAndNoPodRunsTwice(t *testing.T) {
 			v = (v + 1) % 3
 		}
 		frozen, mine := c.names[v], owns(v)
+		froze := time.Now() // before the signal: the durations below are never short
 		c.procs[v].Signal(syscall.SIGSTOP)
-		froze := time.Now()
 		fenced := awaitTable(t, token, "the frozen member's containers stopped by their shims", bound+10*time.Second, func(tab map[string][]string) bool {
 			for _, on := range tab {
 				if slices.Contains(on, frozen) {
@@ -235,8 +235,8 @@ func TestAFrozenMemberIsFencedAndNoPodRunsTwice(t *testing.T) {
 		if rest := time.Until(froze.Add(bound + time.Second)); rest > 0 {
 			time.Sleep(rest)
 		}
-		c.procs[v].Signal(syscall.SIGCONT)
 		resumed := time.Now()
+		c.procs[v].Signal(syscall.SIGCONT)
 		settled := awaitTable(t, token, "every pod back on its owner among the three", 60*time.Second, onMembers(placed(all)))
 		t.Logf("round %d (SIGSTOP %s, %d pods): its containers gone %v after the freeze (lease + grace: ≤ %v); every pod once on the others %v after it (bound %v); settled %v after SIGCONT",
 			r+1, frozen, mine, fenced.Sub(froze).Round(time.Millisecond), failureTimeout+grace, failover.Sub(froze).Round(time.Millisecond),

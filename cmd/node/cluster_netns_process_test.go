@@ -164,8 +164,8 @@ func TestAMemberCutOffByTheNetworkIsFencedAndNoPodRunsTwice(t *testing.T) {
 		if rest := time.Until(cutAt.Add(bound + time.Second)); rest > 0 {
 			time.Sleep(rest)
 		}
-		tn.heal(v)
 		healed := time.Now()
+		tn.heal(v)
 		settled := awaitTable(t, token, "every pod back on its owner among the three", 60*time.Second, onMembers(placed(all)))
 		t.Logf("round %d (cut %s): its pods gone %v after the cut; every pod once on the others %v after it (bound %v); settled %v after the link came back",
 			r+1, names[v], gone.Sub(cutAt).Round(time.Millisecond), failover.Sub(cutAt).Round(time.Millisecond), bound.Round(time.Millisecond),

@@ -274,8 +274,8 @@ func TestAFrozenMemberRejoins(t *testing.T) {
 			t.Fatalf("the others did not drop the frozen %s within 60 s", frozen)
 		}
 	}
+	resumed := time.Now() // before SIGCONT: the frozen member does nothing before it, and the test may be descheduled after it
 	c.procs[1].Signal(syscall.SIGCONT)
-	resumed := time.Now()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		ev := c.events()
 		all := true
