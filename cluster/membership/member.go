@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -86,6 +87,7 @@ type Member struct {
 	ready   bool
 
 	stopOnce sync.Once
+	abandon  atomic.Bool    // Abandon: Stop announces no leave
 	probes   sync.WaitGroup // the membership actor's TCP probes (see memberActor.probe)
 }
 
@@ -200,6 +202,14 @@ func (m *Member) publish(v View) {
 	}
 }
 
+// Abandon makes Stop leave the cluster without a word, as a crash would: the peers drop this
+// member after the failure timeout and take its pods over only after the fencing bound. node's
+// planned restart in a cluster uses it: the containers run on within their lease, and the next
+// node on the same --root-dir rejoins (a new incarnation) and adopts them if it comes back within
+// it. A leave announced instead would have the peers start the pods at once, while they still run
+// here.
+func (m *Member) Abandon() { m.abandon.Store(true) }
+
 // Stop leaves the cluster: it tells the live peers, so they drop this member at once instead of
 // after the failure timeout (it waits for their acknowledgements at most LeaveTimeout, never past
 // ctx's deadline, and a cancelled ctx ends the wait within one leave retry), stops the membership
@@ -215,9 +225,12 @@ func (m *Member) Stop(ctx context.Context) error {
 		if pid == nil {
 			return // never started
 		}
-		if lr, lerr := m.requestLeave(ctx, pid); lerr == nil {
+		switch lr, lerr := m.requestLeave(ctx, pid); {
+		case m.abandon.Load():
+			m.cfg.Logger.Info("leaving the cluster without a word (a planned restart): peers drop this member after the failure timeout")
+		case lerr == nil:
 			m.announceLeave(ctx, lr)
-		} else {
+		default:
 			m.cfg.Logger.Warn("could not announce the leave; peers will drop this member after the failure timeout", "error", lerr)
 		}
 		if perr := m.sys.Root.PoisonFuture(pid).Wait(); perr != nil {

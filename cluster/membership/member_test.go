@@ -351,3 +351,41 @@ func TestAFalseSuspicionHeals(t *testing.T) {
 		t.Logf("a pause: all three views again %v after b's heartbeats resumed", time.Since(healthy).Round(time.Millisecond))
 	})
 }
+
+// An abandoned member (node's planned restart in a cluster) leaves without a word: its peers drop
+// it after the failure timeout, as for a crash, not at once as for a leave (which would have them
+// start its pods while its containers, left running for the next node, still run).
+func TestAnAbandonedMemberLeavesWithoutAWord(t *testing.T) {
+	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
+		addrs := []string{freeport.Addr(t), freeport.Addr(t), freeport.Addr(t)}
+		slices.Sort(addrs)
+		const timeout = time.Second
+		ms := make([]*testMember, 3)
+		var wg sync.WaitGroup
+		for i, addr := range addrs {
+			wg.Go(func() { ms[i] = startTestMember(t, addr, addrs, timeout) })
+		}
+		wg.Wait()
+		defer func() {
+			for _, m := range ms {
+				if m != nil {
+					m.stop(t)
+				}
+			}
+		}()
+		for i, m := range ms {
+			require.NotNil(t, m, "member %s started", addrs[i])
+		}
+		require.Eventually(t, func() bool { return ms[0].settled(addrs) && ms[1].settled(addrs) && ms[2].settled(addrs) },
+			20*time.Second, 10*time.Millisecond, "three members see each other")
+		ms[2].m.Abandon()
+		left := time.Now()
+		require.NoError(t, ms[2].m.Stop(context.Background())) // its remote stops once the others dropped it (below)
+		rest := addrs[:2]
+		require.Eventually(t, func() bool { return slices.Equal(ms[0].views.last().Members, rest) }, 20*time.Second, 5*time.Millisecond)
+		dropped := time.Since(left)
+		assert.GreaterOrEqual(t, dropped, timeout-timeout/8, "dropped after the failure timeout (less one heartbeat interval), not at once")
+		assert.NotContains(t, ms[0].views.last().Left, addrs[2], "no leave was announced")
+		t.Logf("an abandoned member dropped %v after it stopped (failure timeout %v)", dropped.Round(time.Millisecond), timeout)
+	})
+}

@@ -27,6 +27,9 @@ type pods struct {
 	// view that caused a stop.
 	report   func(uids []string)
 	reported []string
+	// held are pods an earlier node left running here, reported as stopping until started here
+	// (adopted) or released (swept).
+	held map[types.UID]bool
 
 	mu            sync.Mutex
 	book          *book
@@ -41,9 +44,44 @@ func newPods(ops PodOps, log hclog.Logger, report func([]string)) *pods {
 	return &pods{ops: ops, log: log, report: report, book: newBook(), drained: make(chan struct{})}
 }
 
-// reportLocked tells the membership the stopping set if it changed. s.mu is held.
+// hold marks pods an earlier node left here: reported as stopping until adopted or released.
+func (s *pods) hold(uids []types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = map[types.UID]bool{}
+	for _, u := range uids {
+		s.held[u] = true
+	}
+	s.reportLocked()
+}
+
+// releaseHeld forgets the held pods: swept (stopped), or adopted already.
+func (s *pods) releaseHeld() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = nil
+	s.reportLocked()
+}
+
+// abandon refuses every later start and stops nothing: the pods keep running for the next node
+// (a planned restart). It waits for no stop; those under way end by themselves.
+func (s *pods) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.book.closed = true
+}
+
+// reportLocked tells the membership the stopping set (with the held pods) if it changed. s.mu
+// is held.
 func (s *pods) reportLocked() {
-	if now := s.book.stopping(); !slices.Equal(now, s.reported) {
+	now := s.book.stopping()
+	for u := range s.held {
+		if !slices.Contains(now, string(u)) {
+			now = append(now, string(u))
+		}
+	}
+	slices.Sort(now)
+	if !slices.Equal(now, s.reported) {
 		s.reported = now
 		if s.report != nil {
 			s.report(now)
@@ -62,6 +100,10 @@ func (s *pods) Start(pod *v1.Pod) error {
 		if err := s.ops.StartPod(pod); err != nil {
 			s.book.apply(pod.UID, startFailed, nil)
 			return err
+		}
+		if s.held[pod.UID] { // adopted: the same containers run on, as this member's
+			delete(s.held, pod.UID)
+			s.reportLocked()
 		}
 	default: // already running, or kept to start after its stop
 	}

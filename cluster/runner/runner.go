@@ -44,6 +44,16 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Margin is the sharder's (sharder.Margin of the failure timeout).
 	Margin func(grace time.Duration) time.Duration
+	// Recovered, when set, lists at Start the pods an earlier node on this --root-dir left running
+	// here (proc.Runtime.Recovered): they are held — reported to the peers as still stopping, so
+	// none starts them — until the sharder starts them here (node's StartPod adopts them: the same
+	// containers, under this member's lease) or Sweep stops them, HoldFor after Start.
+	Recovered func() []types.UID
+	// Sweep stops what an earlier node left and no start claimed (proc.Runtime.StopOrphans).
+	Sweep func(ctx context.Context) error
+	// HoldFor is how long held pods wait for the sharder to adopt them (node: the failure timeout;
+	// their containers' old lease has run out by then anyway, unless adopted and renewed).
+	HoldFor time.Duration
 	// Quorum, when set, is told (on the sharder's goroutine: it must not block) whenever this member
 	// starts or stops running pods for its quorum lease, with the reason it runs none ("" while it
 	// runs its share): node reports it to the fleet as the ClusterQuorum condition.
@@ -68,6 +78,12 @@ type Runner struct {
 	leaving atomic.Bool               // Stop began: the set no longer changes
 	warning atomic.Pointer[string]    // why this member runs no pods ("" or nil: it runs its share)
 	sharder atomic.Pointer[actor.PID] // set by Start
+
+	abandon atomic.Bool // Leave: Stop leaves the pods running (a planned restart)
+	sweep   struct {
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
 
 	setMu   sync.Mutex // one pod set change at a time, in order
 	static  []*v1.Pod  // the static pods of the set in force (or to give at Start)
@@ -133,12 +149,22 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if r.cfg.Recovered != nil {
+		if held := r.cfg.Recovered(); len(held) > 0 {
+			// Told before the sharder runs: the membership reports no view of this member until the
+			// sharder applied one, so no peer acts on this member's view without these.
+			r.pods.hold(held)
+			r.log.Info("holding the pods an earlier node left here until the cluster gives them to this member or they are swept",
+				"pods", len(held), "hold_for", r.cfg.HoldFor)
+		}
+	}
 	pid, err := r.cfg.System.Root.SpawnNamed(r.props, sharder.ActorName)
 	if err != nil {
 		r.leaving.Store(true)
 		<-r.pods.close() // nothing ran: closed at once
 		return fmt.Errorf("start the sharder: %w", err)
 	}
+	r.startSweep()
 	r.setMu.Lock()
 	r.sharder.Store(pid)
 	err = r.setLocked(timeoutOf(ctx), r.static)
@@ -150,6 +176,40 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// startSweep stops, HoldFor after Start, what an earlier node left and the sharder did not adopt,
+// then releases the held pods; Stop cancels it and waits.
+func (r *Runner) startSweep() {
+	done := make(chan struct{})
+	r.sweep.done = done
+	if r.cfg.Sweep == nil {
+		close(done)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.sweep.cancel = cancel
+	go func() { // ends when the sweep ended, or at once when Stop cancels it
+		defer close(done)
+		select {
+		case <-time.After(r.cfg.HoldFor):
+		case <-ctx.Done():
+			return
+		}
+		if err := r.cfg.Sweep(ctx); err != nil {
+			r.log.Error("containers an earlier node left did not all stop", "error", err)
+		}
+		if ctx.Err() == nil {
+			r.pods.releaseHeld()
+		}
+	}()
+}
+
+// Leave makes Stop leave this member's pods running: node's planned restart (SIGUSR2) in a
+// cluster. The membership leaves without a word (Member.Abandon): the peers see a silent member,
+// and start its pods only after the fencing bound, by when the containers' lease (not renewed by
+// a node that left) has stopped them, unless the next node on this --root-dir rejoined within the
+// lease and adopted them.
+func (r *Runner) Leave() { r.abandon.Store(true) }
 
 // SetStaticPods is the static pod watcher's Set in cluster mode (called on its goroutine after
 // every read of --pod-manifest-path): the set becomes the -f pods and these. A refusal (the
@@ -212,7 +272,29 @@ func (r *Runner) setLocked(timeout time.Duration, static []*v1.Pod) error {
 // sharder did not stop.
 func (r *Runner) Stop(ctx context.Context) error {
 	r.leaving.Store(true)
+	if r.sweep.cancel != nil {
+		r.sweep.cancel()
+	}
+	if r.sweep.done != nil {
+		<-r.sweep.done
+	}
 	pid := r.sharder.Load()
+	if r.abandon.Load() {
+		r.pods.abandon()
+		var err error
+		stopped := make(chan struct{})
+		go func() { r.pods.stops.Wait(); close(stopped) }() // ends with the stops under way, each bounded by its grace period
+		if !waitFor(ctx, stopped) {
+			err = fmt.Errorf("leave the cluster's pods: %d stops still in progress: %w", r.pods.inProgress(), ctx.Err())
+		}
+		if pid != nil {
+			if perr := r.cfg.System.Root.PoisonFuture(pid).Wait(); perr != nil {
+				err = errors.Join(err, fmt.Errorf("the sharder did not stop cleanly: %w", perr))
+			}
+		}
+		r.log.Info("left the cluster's pods running for the next node on this --root-dir (a planned restart)")
+		return err
+	}
 	if pid != nil {
 		if _, err := r.cfg.System.Root.RequestFuture(pid, &sharder.Release{}, min(timeoutOf(ctx), requestTimeout)).Result(); err != nil {
 			r.log.Error("could not release the cluster's pods", "error", err)

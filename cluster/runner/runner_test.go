@@ -359,3 +359,42 @@ func TestClusterPodSetComposesFilesAndStaticPods(t *testing.T) {
 	assert.Equal(t, set1["db"], set3["db"])
 	assert.Equal(t, set1["pod-00"], set3["pod-00"])
 }
+
+// TestHeldPodsAreAdoptedOrSwept: what an earlier node left here is reported as still stopping from
+// before the sharder runs; a pod the sharder starts here is adopted (its claim ends at once); the
+// rest are swept HoldFor after Start, and their claims end then. Leave makes Stop stop nothing.
+func TestHeldPodsAreAdoptedOrSwept(t *testing.T) {
+	sys := newSystem()
+	ops := newFakeOps()
+	ops.autoStop = true
+	mem := alone("127.0.0.1:7101")
+	files := filePods("pod-00")
+	gone := types.UID("left-by-an-earlier-node")
+	swept := make(chan struct{})
+	r, err := New(Config{System: sys, Membership: mem, Pods: ops, FilePods: files, Logger: logtest.New(t),
+		Recovered: func() []types.UID { return []types.UID{files[0].UID, gone} },
+		Sweep:     func(context.Context) error { close(swept); return nil },
+		HoldFor:   200 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	require.Eventually(t, func() bool { return len(started(ops)) == 1 }, 10*time.Second, time.Millisecond)
+	<-swept
+	require.Eventually(t, func() bool {
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		return len(mem.stopping) == 3
+	}, 10*time.Second, time.Millisecond)
+	mem.mu.Lock()
+	reports := slices.Clone(mem.stopping)
+	mem.mu.Unlock()
+	both := []string{string(files[0].UID), string(gone)}
+	slices.Sort(both)
+	assert.Equal(t, [][]string{both, {string(gone)}, nil}, reports,
+		"held from the start, pod-00 adopted by its start, the rest released once swept")
+	applied, _ := mem.state()
+	assert.NotEmpty(t, applied)
+
+	r.Leave()
+	require.NoError(t, stopWithin(t, r, 10*time.Second))
+	assert.Empty(t, stopped(ops), "a planned restart leaves the pods running for the next node")
+}

@@ -38,12 +38,12 @@ func TestEachModeAssemblesItsPartsInOrder(t *testing.T) {
 		{"fleet", fleetFlags,
 			concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partOrphans)},
 		{"cluster", func(t *testing.T, c *runConfig) func(*testing.T) { clusterFlags(t, c); return nil },
-			concat(base, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner, partOrphans)},
+			concat(base, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner)},
 		{"cluster, fleet and static pods", func(t *testing.T, c *runConfig) func(*testing.T) {
 			clusterFlags(t, c)
 			c.manifestPath = t.TempDir()
 			return fleetFlags(t, c)
-		}, concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods, partOrphans)},
+		}, concat(base, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

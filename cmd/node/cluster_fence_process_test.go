@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -321,4 +322,75 @@ func twice(tab map[string][]string) bool {
 		}
 	}
 	return false
+}
+
+// containerPIDs returns, for this test's token, the PID of each pod's live container process on
+// member node.
+func containerPIDs(token, node string) map[string]int {
+	out := map[string]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte("FENCE_TOKEN="+token)) || !bytes.Contains(env, []byte("FENCE_NODE="+node+"\x00")) {
+			continue
+		}
+		if cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err != nil || !bytes.HasPrefix(cmd, []byte("sleep\x00")) {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("FENCE_POD=")); ok {
+				out[string(v)] = pid
+			}
+		}
+	}
+	return out
+}
+
+// TestAMemberRestartedWithinItsLeaseKeepsItsContainers: a cluster member's planned restart
+// (SIGUSR2, then the next node on the same --root-dir) within its lease: the old node stops no pod
+// and announces no leave, its containers run on, and the new node adopts them — the same
+// processes, under its own lease — while no other member starts them (the process table, every
+// 100 ms: no pod ever has two live containers). Issue 20's cluster half: a container outlives its
+// node only within the lease.
+func TestAMemberRestartedWithinItsLeaseKeepsItsContainers(t *testing.T) {
+	const npods = 9
+	failureTimeout := 5 * time.Second // the restart (a new process, under the race detector) must fit in the lease
+	token := fmt.Sprintf("restart-%d", time.Now().UnixNano())
+	manifest := fencePodsManifest(t, npods, token)
+	c := startClusterOfNodes(t, 3, manifest, "", failureTimeout)
+	var stderr bytes.Buffer
+	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+	require.NoError(t, err, stderr.String())
+	owners := map[string]string{}
+	for _, p := range pods {
+		owners[p.Name] = c.names[slices.Index(c.addrs, ownership.Owner(string(p.UID), c.addrs))]
+	}
+	awaitTable(t, token, "every pod on its owner", 120*time.Second, onMembers(owners))
+	v := slices.IndexFunc(c.names, func(name string) bool { return slices.Contains(slices.Collect(maps.Values(owners)), name) })
+	before := containerPIDs(token, c.names[v])
+	require.NotEmpty(t, before)
+	sampler := sampleTable(token)
+
+	c.procs[v].Signal(syscall.SIGUSR2)
+	select {
+	case <-c.procs[v].Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not exit on SIGUSR2", c.names[v])
+	}
+	oldRun := c.procs[v].Stderr()
+	assert.Contains(t, oldRun, "left the cluster's pods running for the next node on this --root-dir")
+	assert.Contains(t, oldRun, "leaving the cluster without a word")
+	assert.Equal(t, before, containerPIDs(token, c.names[v]), "the containers outlive the node")
+	c.procs[v].Restart()
+	awaitTable(t, token, "every pod on its owner again", 60*time.Second, onMembers(owners))
+	require.Eventually(t, func() bool {
+		return strings.Contains(c.procs[v].Stderr(), "holding the pods an earlier node left here")
+	}, 10*time.Second, 50*time.Millisecond)
+	time.Sleep(failureTimeout + time.Second) // past the old lease and the hold: nothing restarts them
+	assert.Equal(t, before, containerPIDs(token, c.names[v]), "adopted: the same container processes, under the new node's lease")
+	assert.Empty(t, sampler.halt(), "pods seen with two live containers at once (the process table, every 100 ms)")
 }

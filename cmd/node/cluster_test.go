@@ -37,7 +37,6 @@ func TestRunRefusesBadClusterFlags(t *testing.T) {
 		{append(ok, "--cluster-failure-timeout", "0s"), "--cluster-failure-timeout 0s"},
 		{append(ok, "--fleet", "127.0.0.1:10257", "--fleet-listen", "127.0.0.1:7000"), "--fleet-listen 127.0.0.1:7000: not used with --cluster"},
 		{append(ok[:2:2], ok[4:]...), "--node-name: required"},
-		{append(ok, "--reattach-timeout", "30s"), "--reattach-timeout: not supported with --cluster yet"},
 		{append(ok[:8:8], "--cluster-peers", "127.0.0.1:7101,127.0.0.1:7102"), "--cluster-peers: 2 members cannot fail over safely"},
 	} {
 		var stderr bytes.Buffer

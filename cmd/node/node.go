@@ -78,6 +78,9 @@ type node struct {
 	rt    *proc.Runtime
 	host  *podhost.Host
 	tries *statuspage.Recorder // every probe attempt, for the status page at /
+	// With --cluster: the membership and the runner, told to leave the pods running on SIGUSR2.
+	member *membership.Member
+	runner *runner.Runner
 }
 
 // assemble builds node's parts for cfg in start order, without starting any: the only resources
@@ -191,11 +194,15 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 				if fleetLink != nil {
 					fleetLink.SetCondition(quorumCondition(reason, time.Now()))
 				}
-			}})
+			},
+			// What an earlier node on this --root-dir left running is held (no peer starts it) until
+			// this member adopts it or, a failure timeout on, sweeps it: the orphans part's job.
+			Recovered: n.rt.Recovered, Sweep: n.rt.StopOrphans, HoldFor: cfg.cluster.failureTimeout})
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, lifecycle.Part{Name: partMembership, Component: m}, lifecycle.Part{Name: partRunner, Component: r})
+		n.member, n.runner = m, r
 		warning := r.Warning
 		clusterWarning.Store(&warning)
 		// The watcher only reads; the runner runs this member's share (cluster.go).
@@ -204,8 +211,11 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if cfg.manifestPath != "" {
 		parts = append(parts, lifecycle.Part{Name: partStaticPods, Component: staticpod.New(static)})
 	}
-	// Last: every source had its first say (the -f pods started, the static pods' first read).
-	parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans()})
+	// Last: every source had its first say (the -f pods started, the static pods' first read). With
+	// --cluster the runner sweeps instead, once the cluster had its time to give them back.
+	if !cfg.cluster.enabled() {
+		parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans()})
+	}
 	n.list = lifecycle.New(parts, append([]lifecycle.Option{lifecycle.WithLogger(log.Named("lifecycle"))}, opts...)...)
 	return n, nil
 }
@@ -286,6 +296,10 @@ func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod,
 		if cfg.reattach > 0 {
 			left = true
 			n.host.Leave()
+			if n.runner != nil { // a cluster member stops nothing and announces no leave: its peers wait for the lease
+				n.runner.Leave()
+				n.member.Abandon()
+			}
 			log.Info("exiting for a restart: the containers keep running for the next node on this --root-dir", "reattach_timeout", cfg.reattach)
 		} else {
 			log.Warn("SIGUSR2 with --reattach-timeout 0: containers cannot outlive node; shutting down as for SIGTERM")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -48,13 +47,6 @@ type runConfig struct {
 // of node, short enough that the containers of a node that does not come back are not left alone.
 const defaultReattachTimeout = 60 * time.Second
 
-// flagGiven says whether the command line set the flag (not only its default).
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
-
 func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-node") }
 
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -70,7 +62,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
-	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node (not yet supported with --cluster, where it is 0)")
+	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node; with --cluster a container outlives node only within the member's lease (about --cluster-failure-timeout), then its shim stops it")
 	addFleetFlags(fs, &cfg.fleet)
 	addClusterFlags(fs, &cfg.cluster)
 	rest, err := parseInterspersed(fs, args)
@@ -98,13 +90,6 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.reattach < 0 {
 		fmt.Fprintf(stderr, "error: --reattach-timeout %v: must be 0 (containers die with node) or a positive duration (e.g. 60s)\n", cfg.reattach)
 		return 2
-	}
-	if cfg.cluster.enabled() {
-		if flagGiven(fs, "reattach-timeout") && cfg.reattach > 0 {
-			fmt.Fprintln(stderr, "error: --reattach-timeout: not supported with --cluster yet: a member's pods start on the others after --cluster-failure-timeout, so its containers must not outlive it (use 0)")
-			return 2
-		}
-		cfg.reattach = 0
 	}
 	if cfg.fileCheck <= 0 {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")

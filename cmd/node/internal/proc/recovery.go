@@ -72,6 +72,22 @@ func (r *Runtime) Start(context.Context) error {
 	return nil
 }
 
+// Recovered returns the UIDs of the pods Start recovered that no Run has claimed and StopOrphans
+// has not begun to stop, in no order: the containers an earlier node left running here. A cluster
+// member reports them to its peers as still stopping until it adopts (Run) or sweeps them
+// (StopOrphans), so no peer starts them meanwhile.
+func (r *Runtime) Recovered() []types.UID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]types.UID, 0, len(r.recovered))
+	for uid, rc := range r.recovered {
+		if rc.stopped == nil {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
 // claim decides, for a pod Run adds, what becomes of an earlier node's pod of the same UID. Called
 // with r.mu held.
 func (r *Runtime) claim(pr *podRunner) {
