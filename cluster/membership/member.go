@@ -174,7 +174,7 @@ func (m *Member) Subscribe(fn func(View)) (cancel func()) {
 // Applied tells the membership that the subscriber has acted on the view of this version (the
 // sharder: it has started and stopped its pods accordingly). With Config.AwaitApplied, peers are
 // only told a view once it has been applied, so a peer that waits until this member has seen it
-// (ownership's mutual visibility) also waits until this member has stopped what it handed over.
+// (ownership's agreed views) also waits until this member has issued the stops that view implies.
 // It never blocks.
 func (m *Member) Applied(version uint64) {
 	if pid := m.actor(); pid != nil {

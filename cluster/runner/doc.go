@@ -20,16 +20,26 @@
 //
 //   - Never two instances of a UID here at once: a pod started again while it stops starts once
 //     StopPod returned, and not at all if its share went away again meanwhile.
-//   - Break before make across members: the sharder acknowledges a view (Membership.Applied, with
-//     the membership's AwaitApplied) only once the stops it implies were issued here, so a peer
-//     that gains a pod starts it after this member's Stop; a pod leaving this member stops with
-//     its own grace period (StopPod waits for it).
+//   - Break before make across members: a pod is reported as stopping (Membership.SetStopping)
+//     from the moment its Stop is issued until StopPod returned (the container exited), and the
+//     report goes before the sharder acknowledges the view that caused the stop (Membership.Applied,
+//     with the membership's AwaitApplied), so a peer that gains the pod starts it only after the
+//     container here has exited (cluster/ownership's rule 2).
 //   - Nothing starts after Stop began: Stop has the sharder release every pod (it stops them and
 //     starts nothing again), then refuses every start, stops whatever the sharder did not release,
 //     and returns once every stop finished (or its ctx ended), so the membership, stopped next,
 //     announces the leave only when nothing of the share runs here.
-//   - Every goroutine ends with its pod's stop; Stop returns nil only once all of them have ended
-//     and the sharder has stopped.
+//   - Every goroutine ends with its pod's stop, and the sweep's when it ended or Stop cancelled it;
+//     Stop returns nil only once all of them have ended and the sharder has stopped.
+//
+// # Pods an earlier node left, and a planned restart
+//
+// With Config.Recovered, the pods an earlier node on the same --root-dir left running here are held
+// from Start on: reported to the peers as still stopping (with the pods whose stop is under way), so
+// no peer starts them while they run here. A held pod the sharder starts is adopted (node's StartPod
+// takes over the same containers) and its claim ends; HoldFor after Start, Config.Sweep stops what
+// was not adopted and the claims end. Leave (node's SIGUSR2) makes Stop stop no pod: the containers
+// run on, within the member's lease, for the next node.
 //
 // Errors and logs: the sharder's Start gets errRunnerClosed ("node is shutting down") once Stop
 // began; a pod set the sharder refuses leaves the previous one in force and is logged ("the

@@ -3,7 +3,13 @@
 // PodRunner, as decided by cluster/ownership's Reconcile. It is a thin shell: it keeps the inputs
 // (the last view, the pod set, what it started), performs the plan's starts and stops, and
 // acknowledges each view (Membership.Applied) once its effects were issued, so peers are told a
-// view only after the stops it implies (the break-before-make handoff of cluster/ownership).
+// view only after the stops it implies (the break-before-make handoff of cluster/ownership). The
+// core is judged against the clock (ownership.Input.Now: a lease's end, a lost member's bound), so
+// the sharder also reconciles at the plan's Next time, and at once when a view comes.
+//
+// A member without its quorum lease stops every pod and starts none; State.Quorate/Reason and
+// Config.Quorum say so (node turns it into the /pods Warning and the fleet's ClusterQuorum
+// condition). Grace periods are kubelet's: the pod's, never below 2 s (podapi.MinimumGracePeriod).
 //
 // Messages: SetPods (the whole pod set; every member reads the same one), Release (stop every pod
 // and start nothing again: the first step of leaving the cluster, before membership.Member.Stop),
@@ -11,6 +17,7 @@
 // the sharder and carries its starts and stops out on node's pod host, each stop on a goroutine).
 // A pod is identified by its UID; a failed Start is retried on the next view or pod set change.
 //
-// Metrics (with a Registerer): probeactor_cluster_pods_owned, _waiting (owned but held back until
-// every live peer has seen this member), _running, and probeactor_cluster_pod_changes_total{action}.
+// Metrics (with a Registerer): probeactor_cluster_pods_owned, _waiting (owned but not started yet:
+// views not agreed, a peer still stopping it, a lost member's bound), _running,
+// probeactor_cluster_quorum (1 while it holds its lease) and probeactor_cluster_pod_changes_total{action}.
 package sharder

@@ -55,33 +55,50 @@ spec:
 	return path
 }
 
-// processTable returns, for this test's token, which members run a live container process (sleep)
-// of each pod; the container's shim, which has its environment too, is not counted (a zombie,
-// whose environment can no longer be read, counts as gone: its termination finished).
-func processTable(token string) map[string][]string {
-	out := map[string][]string{}
+// containerProc is one live container process (sleep) of this test: its PID, its pod's name and
+// the member it runs on, as its environment says.
+type containerProc struct {
+	pid       int
+	pod, node string
+}
+
+// scanContainers lists this test's live container processes; the container's shim, which has its
+// environment too, is not one, and a zombie (its environment can no longer be read) counts as gone:
+// its termination finished.
+func scanContainers(token string) []containerProc {
+	var out []containerProc
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte("FENCE_TOKEN="+token)) {
+		if err != nil || !bytes.Contains(env, []byte("FENCE_TOKEN="+token+"\x00")) {
 			continue
 		}
 		if cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err != nil || !bytes.HasPrefix(cmd, []byte("sleep\x00")) {
 			continue
 		}
-		var pod, node string
+		c := containerProc{pid: pid}
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if v, ok := bytes.CutPrefix(kv, []byte("FENCE_POD=")); ok {
-				pod = string(v)
+				c.pod = string(v)
 			}
 			if v, ok := bytes.CutPrefix(kv, []byte("FENCE_NODE=")); ok {
-				node = string(v)
+				c.node = string(v)
 			}
 		}
-		out[pod] = append(out[pod], node)
+		out = append(out, c)
+	}
+	return out
+}
+
+// processTable returns which members run a live container of each pod of this test.
+func processTable(token string) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range scanContainers(token) {
+		out[c.pod] = append(out[c.pod], c.node)
 	}
 	for _, on := range out {
 		slices.Sort(on)
@@ -324,27 +341,12 @@ func twice(tab map[string][]string) bool {
 	return false
 }
 
-// containerPIDs returns, for this test's token, the PID of each pod's live container process on
-// member node.
+// containerPIDs returns the PID of each pod's live container on member node.
 func containerPIDs(token, node string) map[string]int {
 	out := map[string]int{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte("FENCE_TOKEN="+token)) || !bytes.Contains(env, []byte("FENCE_NODE="+node+"\x00")) {
-			continue
-		}
-		if cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err != nil || !bytes.HasPrefix(cmd, []byte("sleep\x00")) {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if v, ok := bytes.CutPrefix(kv, []byte("FENCE_POD=")); ok {
-				out[string(v)] = pid
-			}
+	for _, c := range scanContainers(token) {
+		if c.node == node {
+			out[c.pod] = c.pid
 		}
 	}
 	return out
