@@ -150,6 +150,12 @@ func (p *podState) decideSidecars(now time.Time, appActive bool, pl *plan) {
 // when the back-off ends, and carries one BackOff event per exit.
 func (p *podState) restart(c *container, now time.Time, pl *plan) {
 	exit := c.current.exit.FinishedAt
+	if c.current.exit.Reason == ReasonFenced && !p.fenced {
+		// The member's lease ended it while its node was away (a node that adopted the pod under
+		// a lease again decides here): not the container's failure, so no back-off.
+		pl.Start = append(pl.Start, c.spec.Name)
+		return
+	}
 	if in, until := c.backoff.inBackoff(exit, now); in {
 		c.backoffUntil = until
 		if pl.WakeAt.IsZero() || until.Before(pl.WakeAt) {

@@ -45,6 +45,8 @@ func stated(t *testing.T, pod *v1.Pod, states map[string]string) *podState {
 				c.backoff.next(c.current.exit.FinishedAt, c.current.exit.FinishedAt) // the previous restart
 			case "killed":
 				c.forceRestart = true
+			case "fenced": // the exit was the cluster lease's (its shim fenced it)
+				c.current.exit.Reason = ReasonFenced
 			default:
 				t.Fatalf("unknown state word %q in %q", words[i], state)
 			}
@@ -226,6 +228,22 @@ func TestDecideSidecars(t *testing.T) {
 // While node's cluster lease has run out (decide's fenced input) nothing starts: each container
 // that would start now waits, Waiting/Fenced, without spending a back-off step; stops and back-off
 // go on as ever. The same state with the lease held again starts them.
+// A container its shim fenced (the member's lease ran out while its node was away) and that a next
+// node adopted under a lease again restarts at once: the cluster, not the container, ended it, so
+// no back-off step is spent or waited for, even in the middle of a back-off; its restart counts.
+func TestAFencedExitRestartsWithoutBackOff(t *testing.T) {
+	for _, state := range []string{"exited 143 fenced", "exited 143 backoff fenced"} {
+		p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app"), map[string]string{"app": state})
+		before := p.containers[0].backoff.current
+		pl := p.decide(decideNow, false)
+		assert.Equal(t, []string{"app"}, pl.Start, state)
+		assert.Empty(t, reasons(pl), "%s: no BackOff", state)
+		assert.Equal(t, before, p.containers[0].backoff.current, "%s: no back-off step spent", state)
+	}
+	p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app"), map[string]string{"app": "exited 1 backoff"})
+	assert.Empty(t, p.decide(decideNow, false).Start, "an exit of the container's own still backs off")
+}
+
 func TestDecideWhileFenced(t *testing.T) {
 	cases := []struct {
 		name   string
