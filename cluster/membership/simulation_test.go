@@ -196,7 +196,9 @@ func (s *clusterSim) reconcile(i int) {
 	}
 	s.tellStopping(i)
 	if !plan.Next.IsZero() && plan.Next.Year() < 9000 {
-		s.push(&simEvent{at: s.global(n, plan.Next) + time.Millisecond, kind: "recheck", node: i, inc: n.inc})
+		// Never earlier than the next millisecond: a plan whose Next has passed (a broken core)
+		// must fail a check, not spin the simulation at one instant.
+		s.push(&simEvent{at: max(s.global(n, plan.Next), s.now) + time.Millisecond, kind: "recheck", node: i, inc: n.inc})
 	}
 }
 

@@ -38,7 +38,7 @@
 // Reconcile, with crashes, restarts, freezes, one-way and symmetric partitions, clock rates
 // 0.95–1.05 and grace periods 0–3 s) checks at every event that no pod has two live containers,
 // counting a container until its termination finished, and that every pod runs exactly once
-// after the faults heal; it fails at once when rule 3 or the lease is switched off.
+// after the faults heal; it fails within a few runs when rule 3 is switched off.
 //
 // What it costs: a failover waits for the lost member's fencing (failure timeout, then the
 // longest grace period of its pods, then the margin); a hand-back waits for the old container's
