@@ -110,6 +110,7 @@ func processTable(token string) map[string][]string {
 // live containers.
 type tableSampler struct {
 	token string
+	once  sync.Once
 	stop  chan struct{}
 	done  chan struct{}
 	mu    sync.Mutex
@@ -117,8 +118,9 @@ type tableSampler struct {
 	last  map[string][]string
 }
 
-func sampleTable(token string) *tableSampler {
+func sampleTable(t testing.TB, token string) *tableSampler {
 	s := &tableSampler{token: token, stop: make(chan struct{}), done: make(chan struct{}), dups: map[string][]string{}}
+	t.Cleanup(func() { s.halt() }) // also when the test fails before it halts the sampler
 	go func() {
 		defer close(s.done)
 		for {
@@ -142,7 +144,7 @@ func sampleTable(token string) *tableSampler {
 }
 
 func (s *tableSampler) halt() map[string][]string {
-	close(s.stop)
+	s.once.Do(func() { close(s.stop) })
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,7 +223,7 @@ func TestAFrozenMemberIsFencedAndNoPodRunsTwice(t *testing.T) {
 	}
 	all := []int{0, 1, 2}
 	awaitTable(t, token, "every pod on its owner", 120*time.Second, onMembers(placed(all)))
-	sampler := sampleTable(token)
+	sampler := sampleTable(t, token)
 
 	owns := func(v int) int {
 		n := 0
@@ -375,7 +377,7 @@ func TestAMemberRestartedWithinItsLeaseKeepsItsContainers(t *testing.T) {
 	v := slices.IndexFunc(c.names, func(name string) bool { return slices.Contains(slices.Collect(maps.Values(owners)), name) })
 	before := containerPIDs(token, c.names[v])
 	require.NotEmpty(t, before)
-	sampler := sampleTable(token)
+	sampler := sampleTable(t, token)
 
 	c.procs[v].Signal(syscall.SIGUSR2)
 	select {

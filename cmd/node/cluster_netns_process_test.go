@@ -136,7 +136,7 @@ func TestAMemberCutOffByTheNetworkIsFencedAndNoPodRunsTwice(t *testing.T) {
 	}
 	all := []int{0, 1, 2}
 	awaitTable(t, token, "every pod on its owner", 120*time.Second, onMembers(placed(all)))
-	sampler := sampleTable(token)
+	sampler := sampleTable(t, token)
 	owns := func(v int) bool {
 		for _, m := range placed(all) {
 			if m == names[v] {

@@ -300,7 +300,7 @@ func TestClusterFailoverWithRealNodes(t *testing.T) {
 	assert.Len(t, perMember, 3, "every member runs a share")
 
 	var rs []failoverRound
-	sampler := sampleTable(manifest) // the process table every 100 ms: no pod ever has two live containers
+	sampler := sampleTable(t, manifest) // the process table every 100 ms: no pod ever has two live containers
 	for r := range rounds {
 		v := r % 3
 		survivors := without(all, v)
