@@ -147,13 +147,19 @@ func (s *clusterSim) perform(i int, e effects) {
 		n.lease = *e.lease
 	}
 	if v := e.publish; v != nil {
+		if n.haveView && !n.view.LeaseUntil.IsZero() && n.view.LeaseUntil.Before(v.Published) {
+			s.reconcileAt(i, n.view.LeaseUntil) // a lapse: the sharder acts as at the lease's end first
+		}
 		n.view, n.haveView = v.Clone(), true
 		s.reconcile(i)
 		s.perform(i, n.core.applied(v.Version, s.local(n)))
 	}
 }
 
-func (s *clusterSim) reconcile(i int) {
+func (s *clusterSim) reconcile(i int) { s.reconcileAt(i, s.local(s.nodes[i])) }
+
+// reconcileAt runs the sharder's reconciliation of node i as of its local time now.
+func (s *clusterSim) reconcileAt(i int, now time.Time) {
 	n := s.nodes[i]
 	if !n.haveView {
 		return
@@ -163,7 +169,7 @@ func (s *clusterSim) reconcile(i int) {
 	for _, g := range s.pods {
 		longest = max(longest, g)
 	}
-	in := ownership.Input{Self: v.Self, Ready: true, Now: s.local(n), All: v.All, Members: v.Members, Reported: v.Reported,
+	in := ownership.Input{Self: v.Self, Ready: true, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
 		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: s.pods, Running: n.running,
 		Margin: (simTimeout+longest)/10 + simTimeout/8 + 500*time.Millisecond, Stopping: map[string][]types.UID{}}
 	for p, uids := range v.Stopping {

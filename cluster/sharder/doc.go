@@ -5,7 +5,11 @@
 // acknowledges each view (Membership.Applied) once its effects were issued, so peers are told a
 // view only after the stops it implies (the break-before-make handoff of cluster/ownership). The
 // core is judged against the clock (ownership.Input.Now: a lease's end, a lost member's bound), so
-// the sharder also reconciles at the plan's Next time, and at once when a view comes.
+// the sharder also reconciles at the plan's Next time, and at once when a view comes. A view that
+// renews the lease after it had run out (a lapse the recheck at its end did not catch first) makes
+// the sharder act as at the lease's end before it applies the view: every pod stops, since its
+// shims fenced the containers, and starts again only under the rules — a fenced container is
+// never restarted by the runtime alone.
 //
 // A member without its quorum lease stops every pod and starts none; State.Quorate/Reason and
 // Config.Quorum say so (node turns it into the /pods Warning and the fleet's ClusterQuorum

@@ -175,6 +175,13 @@ func (s *sharderActor) Receive(ctx actor.Context) {
 			s.reconcile()
 		}
 	case viewChanged:
+		if s.haveView && !s.view.LeaseUntil.IsZero() && s.view.LeaseUntil.Before(msg.v.Published) {
+			// The lease ran out before this view was made, and this member has not acted on it
+			// yet (the recheck at its end had not come): its shims have fenced its containers,
+			// so act as at the lease's end — stop every pod — before the new view starts them
+			// again under its rules. No runtime restart of a fenced container is left to chance.
+			s.reconcileAt(s.view.LeaseUntil)
+		}
 		s.view, s.haveView = msg.v, true
 		s.reconcile()
 		s.cfg.Membership.Applied(msg.v.Version)
@@ -225,14 +232,17 @@ func (s *sharderActor) setPods(pods []*v1.Pod) error {
 }
 
 // reconcile runs the core on the current inputs and performs its effects.
-func (s *sharderActor) reconcile() {
+func (s *sharderActor) reconcile() { s.reconcileAt(s.cfg.Now()) }
+
+// reconcileAt runs the core as of now and performs its effects.
+func (s *sharderActor) reconcileAt(now time.Time) {
 	desired := make(map[types.UID]time.Duration, len(s.pods))
 	if !s.released {
 		for uid, p := range s.pods {
 			desired[uid] = gracePeriod(p)
 		}
 	}
-	s.plan = ownership.Reconcile(s.input(desired))
+	s.plan = ownership.Reconcile(s.input(desired, now))
 	s.armRecheck()
 	s.logQuorum()
 	var started, stopped int
@@ -269,9 +279,9 @@ func (s *sharderActor) reconcile() {
 }
 
 // input is what the core looks at now.
-func (s *sharderActor) input(desired map[types.UID]time.Duration) ownership.Input {
+func (s *sharderActor) input(desired map[types.UID]time.Duration, now time.Time) ownership.Input {
 	v := s.view
-	in := ownership.Input{Self: v.Self, Ready: s.haveView && !s.released, Now: s.cfg.Now(), All: v.All, Members: v.Members, Reported: v.Reported,
+	in := ownership.Input{Self: v.Self, Ready: s.haveView && !s.released, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
 		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: desired, Running: s.running}
 	if len(v.Stopping) > 0 {
 		in.Stopping = make(map[string][]types.UID, len(v.Stopping))

@@ -231,6 +231,24 @@ func TestSharderWaitsUntilEveryPeerHasSeenIt(t *testing.T) {
 	assert.Empty(t, st.Waiting)
 }
 
+// A view that renews the lease after it ran out (the recheck at the lease's end had not come yet)
+// is a lapse: the shims fenced the containers, so every pod is stopped first and started again
+// under the rules, never left to the runtime to restart.
+func TestALapsedLeaseStopsEveryPodBeforeTheNextView(t *testing.T) {
+	h := newHarness(t)
+	now := time.Now()
+	h.view(membership.View{Self: a, Members: []string{a}, Version: 1, Published: now, LeaseUntil: now.Add(time.Hour)})
+	require.NoError(t, h.setPods(pod("x", 3)))
+	assert.Equal(t, []call{{Action: "start", UID: "x"}}, h.runner.take())
+
+	h.view(membership.View{Self: a, Members: []string{a}, Version: 2, Published: now.Add(2 * time.Hour), LeaseUntil: now.Add(3 * time.Hour)})
+	assert.Equal(t, []call{{Action: "stop", UID: "x", Grace: 3 * time.Second}, {Action: "start", UID: "x"}}, h.runner.take(),
+		"stopped as at the lease's end, then started again under the renewed lease")
+
+	h.view(membership.View{Self: a, Members: []string{a}, Version: 3, Published: now.Add(2*time.Hour + time.Second), LeaseUntil: now.Add(3 * time.Hour)})
+	assert.Empty(t, h.runner.take(), "a view within the lease changes nothing")
+}
+
 func TestSharderPodSetChanges(t *testing.T) {
 	h := newHarness(t)
 	h.view(membership.View{Self: a, Members: []string{a}, Version: 1})
