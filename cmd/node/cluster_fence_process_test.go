@@ -167,6 +167,18 @@ func awaitTable(t *testing.T, token, what string, within time.Duration, ok func(
 	}
 }
 
+// noneOn: no pod has a live container on member node.
+func noneOn(node string) func(map[string][]string) bool {
+	return func(tab map[string][]string) bool {
+		for _, on := range tab {
+			if slices.Contains(on, node) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // onMembers: every pod of want runs exactly once, on the member want names.
 func onMembers(want map[string]string) func(map[string][]string) bool {
 	return func(tab map[string][]string) bool {
@@ -242,14 +254,7 @@ func TestAFrozenMemberIsFencedAndNoPodRunsTwice(t *testing.T) {
 		frozen, mine := c.names[v], owns(v)
 		froze := time.Now() // before the signal: the durations below are never short
 		c.procs[v].Signal(syscall.SIGSTOP)
-		fenced := awaitTable(t, token, "the frozen member's containers stopped by their shims", bound+10*time.Second, func(tab map[string][]string) bool {
-			for _, on := range tab {
-				if slices.Contains(on, frozen) {
-					return false
-				}
-			}
-			return true
-		})
+		fenced := awaitTable(t, token, "the frozen member's containers stopped by their shims", bound+10*time.Second, noneOn(frozen))
 		failover := awaitTable(t, token, "every pod once on the two others", bound+15*time.Second, onMembers(placed(without(all, v))))
 		// Frozen past the bound, then resumed.
 		if rest := time.Until(froze.Add(bound + time.Second)); rest > 0 {

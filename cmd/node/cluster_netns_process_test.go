@@ -152,14 +152,7 @@ func TestAMemberCutOffByTheNetworkIsFencedAndNoPodRunsTwice(t *testing.T) {
 		}
 		cutAt := time.Now()
 		tn.cut(v)
-		gone := awaitTable(t, token, "the cut-off member's pods stopped", bound+15*time.Second, func(tab map[string][]string) bool {
-			for _, on := range tab {
-				if slices.Contains(on, names[v]) {
-					return false
-				}
-			}
-			return true
-		})
+		gone := awaitTable(t, token, "the cut-off member's pods stopped", bound+15*time.Second, noneOn(names[v]))
 		failover := awaitTable(t, token, "every pod once on the two others", bound+15*time.Second, onMembers(placed(without(all, v))))
 		if rest := time.Until(cutAt.Add(bound + time.Second)); rest > 0 {
 			time.Sleep(rest)
