@@ -4,8 +4,7 @@
 //
 // Gates is a plain value: its zero value is kubelet 1.37.2's defaults, Parse and Set read
 // "Name=true,Other=false" as kubelet does (names are case-sensitive, values are anything
-// strconv.ParseBool takes, AllAlpha and AllBeta set every alpha or beta gate not named explicitly),
-// and Enabled answers for one gate. What each gate changes:
+// strconv.ParseBool takes), and Enabled answers for one gate. What each gate changes:
 //
 //	ContainerRestartRules                  beta, on   container restartPolicy + restartPolicyRules (KEP-5307)
 //	RestartAllContainersOnContainerExits   beta, on   rule action RestartAllContainers (KEP-5532)
@@ -17,7 +16,9 @@
 //	ExecProbeTimeout, NodeDeclaredFeatures GA, locked on
 //
 // A gate kubelet knows but probeactor does not act on is "unrecognized" here, as an unknown gate is
-// to kubelet: accepting it would promise a behaviour nothing implements.
+// to kubelet: accepting it would promise a behaviour nothing implements. For the same reason
+// AllAlpha and AllBeta are refused (kubelet 1.37.2 refuses AllAlpha=true alone too, for gates
+// outside this list).
 //
 // Invariants: a Gates value is never mutated once another holder may see it (Set copies before it
 // writes), so copies can be shared between goroutines; Parse and Set check kubelet's dependencies

@@ -39,7 +39,9 @@ const (
 	// are checked against it as kubelet does.
 	NodeDeclaredFeatures Feature = "NodeDeclaredFeatures"
 
-	// AllAlpha and AllBeta set every alpha (beta) gate that is not named explicitly.
+	// AllAlpha and AllBeta are kubelet's "every alpha (beta) gate"; probeactor refuses them, since
+	// it implements only the gates listed here (kubelet 1.37.2 itself refuses AllAlpha=true alone:
+	// alpha gates there depend on beta gates that are off).
 	AllAlpha Feature = "AllAlpha"
 	AllBeta  Feature = "AllBeta"
 )
@@ -82,9 +84,9 @@ var known = map[Feature]Spec{
 	NodeDeclaredFeatures:                  {Default: true, Stage: GA, Locked: true},
 }
 
-// Known returns every gate Parse accepts (AllAlpha and AllBeta included), sorted.
+// Known returns every gate Parse accepts, sorted.
 func Known() []Feature {
-	out := []Feature{AllAlpha, AllBeta}
+	out := make([]Feature, 0, len(known))
 	for f := range known {
 		out = append(out, f)
 	}
@@ -92,8 +94,7 @@ func Known() []Feature {
 	return out
 }
 
-// SpecOf returns what kubelet 1.37.2 declares for f, and whether f is known (AllAlpha and AllBeta
-// are not gates of their own: false).
+// SpecOf returns what kubelet 1.37.2 declares for f, and whether f is known.
 func SpecOf(f Feature) (Spec, bool) {
 	s, ok := known[f]
 	return s, ok
@@ -102,7 +103,7 @@ func SpecOf(f Feature) (Spec, bool) {
 // Gates holds feature gate values. The zero value is kubelet 1.37.2's defaults; Parse and Set
 // change it as kubelet's --feature-gates does.
 type Gates struct {
-	set   map[Feature]bool // every Name=value given so far, AllAlpha/AllBeta included; never mutated in place
+	set   map[Feature]bool // every Name=value given so far; never mutated in place
 	order []Feature        // the names in set, in the order first given (for String)
 }
 
@@ -122,28 +123,12 @@ func MustParse(value string) Gates {
 	return g
 }
 
-// Enabled reports whether f is on: its value if it was set, else AllAlpha's (AllBeta's) for an
-// alpha (beta) gate if that was set, else its default. An unknown f is off.
+// Enabled reports whether f is on: its value if it was set, else its default. An unknown f is off.
 func (g Gates) Enabled(f Feature) bool {
 	if v, ok := g.set[f]; ok {
 		return v
 	}
-	spec, ok := known[f]
-	if !ok {
-		return false
-	}
-	switch spec.Stage {
-	case Alpha:
-		if v, ok := g.set[AllAlpha]; ok {
-			return v
-		}
-	case Beta:
-		if v, ok := g.set[AllBeta]; ok {
-			return v
-		}
-	default:
-	}
-	return spec.Default
+	return known[f].Default
 }
 
 // String is the gates set explicitly, in kubelet's syntax and the order first given ("" for the
@@ -161,7 +146,8 @@ func (g Gates) String() string {
 // X", "invalid value of X=Y, err: …", "unrecognized feature gate: X", "cannot set feature gate X to
 // V, feature is locked to D", "X is enabled, but depends on features that are disabled: [Y]"; and
 // for the value of a gate probeactor does not implement, "cannot set feature gate X to V:
-// probeactor implements only X=D".
+// probeactor implements only X=D", for AllAlpha and AllBeta "cannot set feature gate AllAlpha:
+// probeactor implements only the gates it names (…)".
 func (g *Gates) Set(value string) error {
 	next := Gates{set: make(map[Feature]bool, len(g.set)+1), order: slices.Clone(g.order)}
 	for k, v := range g.set {
@@ -182,7 +168,11 @@ func (g *Gates) Set(value string) error {
 		if err != nil {
 			return fmt.Errorf("invalid value of %s=%s, err: %v", k, v, err)
 		}
-		if spec, ok := known[k]; !ok && k != AllAlpha && k != AllBeta {
+		if k == AllAlpha || k == AllBeta {
+			errs = append(errs, fmt.Sprintf("cannot set feature gate %v: probeactor implements only the gates it names (%s)", k, names()))
+			continue
+		}
+		if spec, ok := known[k]; !ok {
 			return fmt.Errorf("unrecognized feature gate: %s", k)
 		} else if spec.Locked && b != spec.Default {
 			errs = append(errs, fmt.Sprintf("cannot set feature gate %v to %v, feature is locked to %v", k, b, spec.Default))
@@ -230,22 +220,24 @@ func (g Gates) checkDependencies() error {
 	return nil
 }
 
+// names is Known as one comma-separated string.
+func names() string {
+	var parts []string
+	for _, f := range Known() {
+		parts = append(parts, string(f))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Describe lists every gate with its stage and default, one per line, as kubelet's --feature-gates
 // help does ("H2CContainerProbe=true|false (ALPHA - default=false)").
 func Describe() string {
 	var b strings.Builder
 	for _, f := range Known() {
-		spec, ok := known[f]
+		spec := known[f]
 		stage := string(spec.Stage)
-		switch {
-		case f == AllAlpha:
-			stage = string(Alpha)
-		case f == AllBeta:
-			stage = string(Beta)
-		case !ok:
-		case stage == "":
+		if stage == "" {
 			stage = "GA"
-		default:
 		}
 		fmt.Fprintf(&b, "%s=true|false (%s - default=%t)\n", f, stage, spec.Default)
 	}

@@ -44,15 +44,12 @@ func TestParse(t *testing.T) {
 			str: "H2CContainerProbe=true,GRPCContainerProbeTLS=true"},
 		{in: "RestartAllContainersOnContainerExits=false,ContainerRestartRules=false",
 			off: []Feature{RestartAllContainersOnContainerExits, ContainerRestartRules}},
-		{in: "AllAlpha=true", on: []Feature{H2CContainerProbe, GRPCContainerProbeTLS, ReduceDefaultCrashLoopBackOffDecay, ContainerRestartRules},
-			off: []Feature{ChangeContainerStatusOnKubeletRestart}},
-		{in: "AllAlpha=true,GRPCContainerProbeTLS=false", on: []Feature{H2CContainerProbe}, off: []Feature{GRPCContainerProbeTLS}},
-		{in: "GRPCContainerProbeTLS=false,AllAlpha=true", on: []Feature{H2CContainerProbe}, off: []Feature{GRPCContainerProbeTLS}},
-		{in: "AllBeta=false", off: []Feature{ContainerRestartRules, RestartAllContainersOnContainerExits, KubeletCrashLoopBackOffMax},
-			on: []Feature{ExecProbeTimeout}},
 		{in: "ExecProbeTimeout=true,ChangeContainerStatusOnKubeletRestart=false", on: []Feature{ExecProbeTimeout}},
 
 		{in: "Foo=true", fail: "unrecognized feature gate: Foo"},
+		{in: "AllAlpha=true", fail: "cannot set feature gate AllAlpha: probeactor implements only the gates it names (ChangeContainerStatusOnKubeletRestart, " +
+			"ContainerRestartRules, ExecProbeTimeout, GRPCContainerProbeTLS, H2CContainerProbe, KubeletCrashLoopBackOffMax, NodeDeclaredFeatures, " +
+			"ReduceDefaultCrashLoopBackOffDecay, RestartAllContainersOnContainerExits)"},
 		{in: "h2ccontainerprobe=true", fail: "unrecognized feature gate: h2ccontainerprobe"},
 		{in: "H2CContainerProbe", fail: "missing bool value for H2CContainerProbe"},
 		{in: "H2CContainerProbe=yes", fail: `invalid value of H2CContainerProbe=yes, err: strconv.ParseBool: parsing "yes": invalid syntax`},
@@ -118,6 +115,5 @@ func TestDescribe(t *testing.T) {
 	assert.Contains(t, d, "H2CContainerProbe=true|false (ALPHA - default=false)\n")
 	assert.Contains(t, d, "ContainerRestartRules=true|false (BETA - default=true)\n")
 	assert.Contains(t, d, "ExecProbeTimeout=true|false (GA - default=true)\n")
-	assert.Contains(t, d, "AllAlpha=true|false (ALPHA - default=false)\n")
 	assert.Contains(t, d, "ChangeContainerStatusOnKubeletRestart=true|false (DEPRECATED - default=false)\n")
 }
