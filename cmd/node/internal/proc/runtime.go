@@ -575,6 +575,13 @@ func (pr *podRunner) sync() {
 				pr.beginKill(r, podapi.GracePeriod(pr.pod))
 			}
 		}
+		for _, name := range pl.Kill {
+			if r, ok := pr.procs[name]; ok && r.timer == nil {
+				// kubelet's RestartAllContainers kill: grace 0 (its 2 s floor), event text "killing".
+				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "killing")
+				pr.beginKill(r, 0)
+			}
+		}
 		pr.setWake(pl.WakeAt)
 		if len(pl.Start) == 0 {
 			break
