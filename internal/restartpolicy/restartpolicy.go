@@ -94,9 +94,9 @@ func CouldRestartAll(spec *v1.PodSpec) bool {
 
 // AllRestarting is kubelet's ShouldAllContainersRestart(pod, nil, status), what its probe workers
 // read to keep going while a pod restarts in place: the status has the AllContainersRestarting
-// condition True, or an init or regular container of spec is terminated with an exit code its
-// RestartAllContainers rule matches.
-func AllRestarting(spec *v1.PodSpec, status *v1.PodStatus) bool {
+// condition True, or one of the pod's init containers or containers is terminated with an exit
+// code its RestartAllContainers rule matches.
+func AllRestarting(initContainers, containers []v1.Container, status *v1.PodStatus) bool {
 	if status == nil {
 		return false
 	}
@@ -118,7 +118,7 @@ func AllRestarting(spec *v1.PodSpec, status *v1.PodStatus) bool {
 		}
 		return false
 	}
-	return check(spec.InitContainers) || check(spec.Containers)
+	return check(initContainers) || check(containers)
 }
 
 // findStatus is kubelet's lookup by name over init then regular container statuses (a name is

@@ -104,7 +104,7 @@ func TestAllRestarting(t *testing.T) {
 		{&v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}}}, false},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			assert.Equal(t, tc.want, AllRestarting(&spec, tc.status))
+			assert.Equal(t, tc.want, AllRestarting(spec.InitContainers, spec.Containers, tc.status))
 		})
 	}
 	assert.True(t, CouldRestartAll(&spec))
@@ -120,7 +120,7 @@ func TestNoAllocation(t *testing.T) {
 	spec.Containers[0].Name = "a"
 	allocs := testing.AllocsPerRun(100, func() {
 		_ = ShouldRestart(&c, v1.RestartPolicyNever, 2)
-		_ = AllRestarting(spec, st)
+		_ = AllRestarting(spec.InitContainers, spec.Containers, st)
 	})
 	assert.Zero(t, allocs)
 }

@@ -63,7 +63,7 @@ func TestRestartRulesAreKubelets(t *testing.T) {
 			status.Conditions = []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse}[pick(2)]}}
 		}
 		require.Equal(t, podutil.AllContainersCouldRestart(&pod.Spec), restartpolicy.CouldRestartAll(&pod.Spec), "case %d: %+v", i, pod.Spec)
-		require.Equal(t, kubecontainer.ShouldAllContainersRestart(pod, nil, status), restartpolicy.AllRestarting(&pod.Spec, status),
+		require.Equal(t, kubecontainer.ShouldAllContainersRestart(pod, nil, status), restartpolicy.AllRestarting(pod.Spec.InitContainers, pod.Spec.Containers, status),
 			"case %d: %+v / %+v", i, pod.Spec, status)
 		for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 			for _, code := range codes {
