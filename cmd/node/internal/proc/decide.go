@@ -32,6 +32,7 @@ func (p *podState) decide(now time.Time, fenced bool) plan {
 	if !p.decideInit(now, &pl) {
 		return pl
 	}
+	p.initialized = true
 	appActive := p.decideApps(now, &pl)
 	p.decideSidecars(now, appActive, &pl)
 	return pl

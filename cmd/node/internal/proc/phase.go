@@ -137,11 +137,12 @@ func phase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, started map
 // conditions generates the runtime-owned pod conditions: PodReadyToStartContainers, PodScheduled and
 // Initialized, plus initial ContainersReady and Ready from the Ready flags in st (the statusManager
 // recomputes those two from probe results), and for a pod with a RestartAllContainers rule
-// kubelet 1.37's AllContainersRestarting (True while restartingAll). kubelet's generators come from
-// internal/podstatus; the runtime only supplies what it knows before the prober's overlay: a
+// kubelet 1.37's AllContainersRestarting (True while restartingAll). Once initialized, Initialized
+// stays True (kubelet 1.37 with RestartAllContainersOnContainerExits: an in-place restart does not
+// uninitialize the pod). kubelet's generators come from internal/podstatus; the runtime only supplies what it knows before the prober's overlay: a
 // regular init container is complete when it exited 0, a sidecar when its startup probe passed
 // (started).
-func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since time.Time, restartingAll bool) []v1.PodCondition {
+func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since time.Time, restartingAll, initialized bool) []v1.PodCondition {
 	t := metav1.Time{Time: since}
 	view := st
 	view.InitContainerStatuses = make([]v1.ContainerStatus, len(st.InitContainerStatuses))
@@ -154,9 +155,13 @@ func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since tim
 		}
 		view.InitContainerStatuses[i] = cs
 	}
+	init := podstatus.InitializedCondition(pod, &view)
+	if initialized {
+		init = v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	}
 	conds := []v1.PodCondition{
 		{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue},
-		podstatus.InitializedCondition(pod, &view),
+		init,
 		podstatus.ReadyCondition(pod, &st),
 		podstatus.ContainersReadyCondition(pod, &st),
 		{Type: v1.PodScheduled, Status: v1.ConditionTrue},

@@ -95,6 +95,10 @@ type podState struct {
 	// (KEP-5532): every container is killed, then the pod starts again from its first init
 	// container (kubelet's AllContainersRestarting condition, True until then).
 	restartingAll bool
+	// initialized: initialization completed once. kubelet 1.37 keeps the Initialized condition
+	// True from then on (an in-place restart runs the init containers again; a pod that was
+	// initialized is not uninitialized).
+	initialized bool
 }
 
 func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Duration) *podState {
@@ -258,7 +262,7 @@ func (p *podState) status() v1.PodStatus {
 		}
 	}
 	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap(), p.restartingAll)
-	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime, p.restartingAll)
+	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime, p.restartingAll, p.initialized)
 	return st
 }
 

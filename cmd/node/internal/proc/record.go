@@ -33,8 +33,10 @@ type podRecord struct {
 	StartTime  time.Time     `json:"startTime"`
 	InitFailed bool          `json:"initFailed,omitempty"`
 	// RestartingAll: a RestartAllContainers rule is restarting every container (KEP-5532).
-	RestartingAll bool              `json:"restartingAll,omitempty"`
-	Containers    []containerRecord `json:"containers"`
+	RestartingAll bool `json:"restartingAll,omitempty"`
+	// Initialized: initialization completed once (the Initialized condition stays True).
+	Initialized bool              `json:"initialized,omitempty"`
+	Containers  []containerRecord `json:"containers"`
 }
 
 // containerRecord is one container's part of a podRecord.
@@ -83,6 +85,7 @@ func snapshot(p *podState, grace time.Duration, sockets map[string]string) podRe
 	rec := podRecord{
 		Version: recordVersion, UID: p.pod.UID, Namespace: p.pod.Namespace, Name: p.pod.Name,
 		SpecHash: specHash(p.pod), Grace: grace, StartTime: p.startTime, InitFailed: p.initFailed, RestartingAll: p.restartingAll,
+		Initialized: p.initialized,
 	}
 	for _, c := range p.containers {
 		cr := containerRecord{
@@ -114,6 +117,7 @@ func restore(pod *v1.Pod, rec podRecord, initialBackoff, maxBackoff time.Duratio
 	p := newPodState(pod, rec.StartTime, initialBackoff, maxBackoff)
 	p.initFailed = rec.InitFailed
 	p.restartingAll = rec.RestartingAll
+	p.initialized = rec.Initialized
 	for _, cr := range rec.Containers {
 		c, ok := p.byName[cr.Name]
 		if !ok {
