@@ -32,6 +32,7 @@ import (
 // with 1.33's rule, pod Never, it would have exited, and no worker would probe the container again):
 // its probe count keeps growing after the restart, and it turns ready once its probe passes.
 func TestRestartRulesThroughNode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "pod.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(`
