@@ -111,6 +111,10 @@
 //
 //   - (suite: stalled-body-errors) Kept: a body that stalls past the timeout is a probe error, as
 //     in kubelet (see Broken-off bodies), so such a target never fails its liveness probe.
+//   - (suite: h2c-error-race) Kept: an h2c probe of a target that does not speak HTTP/2 fails with one
+//     of two texts ("http2: frame too large, note that the frame header looked like an HTTP/1.1
+//     header" or "http2: client conn could not be established"), whichever of net/http's HTTP/2
+//     reader and round trip notices first; kubelet's does the same. Both are a Failure.
 //   - (suite: utilexec-big-output) Not followed: upstream's exec prober fails its own output write
 //     past 10 KiB; driven through k8s.io/utils/exec that turns a big output into a probe error or a
 //     SIGPIPE Failure. kubelet's own adapter (execInContainer) ignores that write error and so does
