@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/messages"
@@ -92,7 +93,9 @@ type config struct {
 
 	// exec runs worker mailboxes and probe attempts; built by Start (not an option), stopped with
 	// the root.
-	exec *executors
+	exec *exec.Executor
+	// shards overrides exec.DefaultShards (tests: trees of several shards on any machine).
+	shards int
 }
 
 // WithRuntime sets the container runtime (required).
@@ -100,6 +103,13 @@ func WithRuntime(r Runtime) Option { return func(c *config) { c.runtime = r } }
 
 // WithLogger sets the logger (default: hclog.NewNullLogger()).
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithShards runs the tree's workers on n shards (default, and for n <= 0: one per two procs,
+// GOMAXPROCS/2, at least one). A shard is a timer heap, a mailbox pool and an attempt pool with
+// locks of their own; a worker stays on the shard it was dealt. More shards spread the locks of the
+// probe path over more cores; each shard costs a timer wake-up per millisecond while its workers are
+// due. The benchmarks use it to compare shard counts (ARCHITECTURE.md, "Scaling across cores").
+func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 
 // WithClock sets the clock (default: the wall clock).
 func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }

@@ -65,9 +65,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		r.barrier(ctx)
 		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
-		e.sched.Stop()
-		e.sched.Wait()
-		e.cfg.exec.stop() // every worker, hence every attempt, has ended
+		e.cfg.exec.Stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
 		close(e.done)
 	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order

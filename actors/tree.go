@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
-	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/podspec"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -77,23 +77,24 @@ func (t *Tree) Start(context.Context) error {
 
 func (t *Tree) start() error {
 	parent, cfg := t.parent, t.cfg
-	sched := clock.NewScheduler(cfg.clock)
+	x := exec.New(exec.Config{Clock: cfg.clock, Shards: cfg.shards})
 	q := new(queued)
-	m, err := newMetrics(cfg.reg, func() float64 { return float64(sched.Len()) }, q)
+	m, err := newMetrics(cfg.reg, func() float64 { return float64(x.Pending()) }, q)
 	if err != nil {
+		x.Stop()
 		return err
 	}
 	e := &env{
 		cfg:     cfg,
 		sys:     parent.ActorSystem(),
 		log:     cfg.log.Named("probeactor"),
-		sched:   sched,
+		slots:   newSlotPool(),
 		queued:  q,
 		metrics: m,
 		start:   cfg.clock.Now(),
 		done:    make(chan struct{}),
 	}
-	cfg.exec = newExecutors()
+	cfg.exec = x
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
 	infraPolicy := cfg.policy
@@ -109,9 +110,7 @@ func (t *Tree) start() error {
 	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
 	pid, err := parent.SpawnNamed(props, "probeactor"+e.sys.ProcessRegistry.NextId())
 	if err != nil { // only if the registry already held the unique name
-		e.sched.Stop()
-		e.sched.Wait()
-		cfg.exec.stop()
+		x.Stop()
 		m.unregister(cfg.reg)
 		return fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
