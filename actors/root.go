@@ -81,6 +81,8 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.tell(ctx, e.status, m)
 	case *protocol.GetPodStatus, *protocol.GetPodStatuses:
 		ctx.Forward(e.status)
+	case *protocol.GetProbeKeys, *protocol.GetProbeState:
+		ctx.Forward(e.manager)
 	case *protocol.GetResult, *protocol.SubscribeResults, *protocol.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -241,6 +243,42 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 		return messages.Unknown, false, fmt.Errorf("result query: unexpected answer %T", res)
 	}
 	return r.Result, r.Found, nil
+}
+
+// ProbeStates returns the state of each probe worker of a pod (node describe's streaks, last
+// attempts, holds and next runs), sorted by container and probe type; none when the pod has no
+// workers. Each worker answers for itself, so the states are not one snapshot: a probe may
+// advance between two of them.
+func (t *Tree) ProbeStates(ctx context.Context, uid types.UID) ([]messages.ProbeState, error) {
+	res, err := t.request(ctx, &protocol.GetProbeKeys{PodUID: uid})
+	if err != nil {
+		return nil, err
+	}
+	keys, ok := res.(*protocol.ProbeKeysResponse)
+	if !ok {
+		return nil, fmt.Errorf("probe keys query: unexpected answer %T", res)
+	}
+	out := make([]messages.ProbeState, 0, len(keys.Keys))
+	for _, k := range keys.Keys {
+		res, err := t.request(ctx, &protocol.GetProbeState{Key: k})
+		if err != nil {
+			return nil, err
+		}
+		r, ok := res.(*protocol.ProbeStateResponse)
+		if !ok {
+			return nil, fmt.Errorf("probe state query: unexpected answer %T", res)
+		}
+		if r.Found { // else the worker stopped since
+			out = append(out, r.State)
+		}
+	}
+	slices.SortFunc(out, func(a, b messages.ProbeState) int {
+		if c := strings.Compare(a.Key.Container, b.Key.Container); c != 0 {
+			return c
+		}
+		return int(a.Key.Type) - int(b.Key.Type)
+	})
+	return out, nil
 }
 
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and

@@ -165,6 +165,12 @@ func (w *workerActor) Receive(ctx actor.Context) {
 			Jitter: worker.Jitter(now, w.env.start, w.m.Period(), w.env.cfg.rand)})
 	case *exec.Restarted:
 		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now})
+	case *protocol.GetProbeState:
+		st := w.m.State()
+		st.Key = w.key()
+		ctx.Respond(&protocol.ProbeStateResponse{State: st, Found: true})
+	case *protocol.DeferKill:
+		w.step(ctx, &worker.Event{Kind: worker.Defer, Now: now, ContainerID: m.ContainerID})
 	case *inspectWorker:
 		ctx.Respond(&workerInfo{Exists: true, Busy: w.m.Busy(), ContainerID: w.m.ContainerID(),
 			ResultRun: w.m.ResultRun(), OnHold: w.m.OnHold()})

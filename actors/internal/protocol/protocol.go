@@ -134,3 +134,35 @@ type PodStatusResponse struct {
 	Status v1.PodStatus
 	Found  bool
 }
+
+// GetProbeKeys asks probeManager which workers a pod has: Tree.ProbeStates → root → probeManager;
+// answered with a ProbeKeysResponse.
+type GetProbeKeys struct {
+	PodUID types.UID
+}
+
+// ProbeKeysResponse answers GetProbeKeys: the pod's worker keys (those not stopping), in no
+// particular order.
+type ProbeKeysResponse struct {
+	Keys []messages.ProbeKey
+}
+
+// GetProbeState asks one worker for its state: Tree.ProbeStates → root → probeManager → worker;
+// answered with a ProbeStateResponse (by probeManager, Found false, when the worker is gone).
+type GetProbeState struct {
+	Key messages.ProbeKey
+}
+
+// ProbeStateResponse answers GetProbeState.
+type ProbeStateResponse struct {
+	State messages.ProbeState
+	Found bool
+}
+
+// DeferKill tells the worker whose Failure asked for a kill that the kill waits for the restart
+// budget, so it must keep probing the container (a Success cancels the kill): syncLoop →
+// probeManager → worker. ContainerID is the container the kill is for.
+type DeferKill struct {
+	Key         messages.ProbeKey
+	ContainerID messages.ContainerID
+}
