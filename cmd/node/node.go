@@ -148,13 +148,14 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 			}
 			return ""
 		},
-		Listener:  ln,
-		Source:    n.host,
-		Metrics:   prometheus.Gatherers{mainReg, probeReg},
-		Probes:    probeReg,
-		Index:     statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage")}),
-		Logger:    log.Named("http"),
-		Profiling: cfg.profiling,
+		Listener:    ln,
+		Source:      n.host,
+		Metrics:     prometheus.Gatherers{mainReg, probeReg},
+		Probes:      probeReg,
+		Index:       statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage")}),
+		Logger:      log.Named("http"),
+		Profiling:   cfg.profiling,
+		ProbeStates: n.tree.ProbeStates, // node describe
 	})
 
 	parts := []lifecycle.Part{

@@ -46,10 +46,14 @@ type Action struct {
 // row" (past the threshold), "no result yet".
 func StreakText(l Live) string {
 	if l.Streak <= 0 {
-		if l.OnHold {
-			return "held until the container restarts"
+		switch {
+		case l.OnHold && l.Published == messages.Success:
+			return "passed"
+		case l.OnHold:
+			return "failed, held until the container restarts"
+		default:
+			return "no attempt counted yet"
 		}
-		return "no attempt counted yet"
 	}
 	word, past, limit := "passing", "passed", l.Timing.Success
 	if l.StreakResult == messages.Failure {
@@ -75,13 +79,13 @@ func NextAction(l Live) Action {
 	case l.Deferred:
 		return Action{Text: "restart deferred: the restart budget is spent; restarts when it allows, if the probe still fails"}
 	case l.OnHold && l.Type == messages.Startup && l.Published == messages.Success:
-		return Action{Text: "started; the startup probe is done until the container restarts"}
+		return Action{Text: "started: no more startup probes until the container restarts"}
 	case l.OnHold:
 		return Action{Text: "kill requested; probing resumes with the new container"}
 	case l.Type != messages.Startup && !l.Started:
 		return Action{Text: "waits for the startup probe"}
 	case l.Type == messages.Startup && l.Started:
-		return Action{Text: "started; the startup probe is done until the container restarts"}
+		return Action{Text: "started: no more startup probes until the container restarts"}
 	}
 	failing := l.Streak > 0 && l.StreakResult == messages.Failure
 	passing := l.Streak > 0 && !failing

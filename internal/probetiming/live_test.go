@@ -80,7 +80,7 @@ func TestNextAction(t *testing.T) {
 		}, "restarts in ≤ 3m15s if it keeps failing", 195 * s},
 		"startup done": {func(l *Live) {
 			l.Type, l.OnHold = messages.Startup, true
-		}, "started; the startup probe is done until the container restarts", 0},
+		}, "started: no more startup probes until the container restarts", 0},
 		"liveness held after its failure": {func(l *Live) { l.Published, l.OnHold = messages.Failure, true },
 			"kill requested; probing resumes with the new container", 0},
 		"liveness deferred by the restart budget": {func(l *Live) {
@@ -112,7 +112,9 @@ func TestStreakText(t *testing.T) {
 	l.Streak, l.Published = 7, messages.Success
 	assert.Equal(t, "passed 7 in a row", StreakText(l))
 	l.Streak, l.OnHold = 0, true
-	assert.Equal(t, "held until the container restarts", StreakText(l))
+	assert.Equal(t, "passed", StreakText(l), "a startup probe done")
+	l.Published = messages.Failure
+	assert.Equal(t, "failed, held until the container restarts", StreakText(l))
 }
 
 func TestBound(t *testing.T) {
