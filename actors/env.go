@@ -32,8 +32,10 @@ type env struct {
 	log     hclog.Logger
 	slots   *slotPool // the tree's attempt slots
 	metrics *metrics
-	queued  *queued   // user messages waiting in the tree's mailboxes, per actor kind
-	start   time.Time // tree start, for kubelet's restart jitter
+	// budgetMetrics are the restart budget's series (nil without WithRestartBudget or WithRegistry).
+	budgetMetrics *budgetMetrics
+	queued        *queued   // user messages waiting in the tree's mailboxes, per actor kind
+	start         time.Time // tree start, for kubelet's restart jitter
 	// stopping is set when the root starts stopping: children then skip messages to siblings that
 	// may already be gone (a dead letter each, otherwise).
 	stopping atomic.Bool

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -13,6 +14,7 @@ import (
 	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/restartbudget"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -87,6 +89,7 @@ type config struct {
 	prober  Prober
 	rand    func() float64
 	policy  supervision.Policy
+	budget  *restartbudget.Budget // WithRestartBudget; nil: kill at once, as kubelet
 
 	// middleware is added to every actor of the tree after the panic logger (tests inject faults).
 	middleware []actor.ReceiverMiddleware
@@ -134,6 +137,20 @@ func WithRand(r func() float64) Option { return func(c *config) { c.rand = r } }
 // (default: DefaultSupervisionPolicy()).
 func WithSupervision(p SupervisionPolicy) Option { return func(c *config) { c.policy = p } }
 
+// WithRestartBudget caps the kills that liveness and startup failures cause to n per window (a
+// sliding window over the whole tree): a deliberate deviation from kubelet, which kills at once
+// however many fail together (kubernetes#123204). A kill beyond the budget is deferred: the
+// container keeps running and is reported not ready, a Warning event RestartBudgetExhausted says
+// why, its worker keeps probing it, and the kill happens when the budget allows if the probe still
+// fails (a Success cancels it, with a Normal RestartCancelled event). Deferred kills are taken
+// oldest first. Containers that exit on their own are restarted by the runtime, never deferred.
+// With WithRegistry: probeactor_restart_budget_deferred_kills_total{probe_type},
+// probeactor_restart_budget_cancelled_kills_total{probe_type} and
+// probeactor_restart_budget_waiting_kills. Start fails for n < 1 or window <= 0.
+func WithRestartBudget(n int, window time.Duration) Option {
+	return func(c *config) { c.budget = &restartbudget.Budget{N: n, Window: window} }
+}
+
 type discardSink struct{}
 
 func (discardSink) Event(messages.Event) {}
@@ -166,6 +183,11 @@ func newConfig(opts []Option) (*config, error) {
 	}
 	if err := c.policy.Validate(); err != nil {
 		return nil, fmt.Errorf("actors.Start: WithSupervision: %w", err)
+	}
+	if c.budget != nil {
+		if err := c.budget.Validate(); err != nil {
+			return nil, fmt.Errorf("actors.Start: WithRestartBudget: %w", err)
+		}
 	}
 	return c, nil
 }

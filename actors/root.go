@@ -67,6 +67,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		e.cfg.exec.Stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
+		e.budgetMetrics.unregister(e.cfg.reg)
 		close(e.done)
 	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order
 	// behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives new workers
@@ -77,7 +78,10 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *protocol.CleanupPods, *removePod, *addPodCmd:
 		e.tell(ctx, e.sync, m)
 		e.tell(ctx, e.status, m)
-	case *stopLivenessAndStartup, *setStatus:
+	case *stopLivenessAndStartup:
+		e.tell(ctx, e.sync, m) // its kills waiting for the restart budget end
+		e.tell(ctx, e.status, m)
+	case *setStatus:
 		e.tell(ctx, e.status, m)
 	case *protocol.GetPodStatus, *protocol.GetPodStatuses:
 		ctx.Forward(e.status)

@@ -54,6 +54,10 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		for _, uid := range touched {
 			a.recompute(ctx, uid)
 		}
+	case *protocol.KillDeferred:
+		if a.book.SetDeferred(m.PodUID, m.ContainerID, m.Deferred) {
+			a.recompute(ctx, m.PodUID)
+		}
 	case *countResults:
 		ctx.Respond(a.book.MirroredResults())
 	case *protocol.GetPodStatus:

@@ -86,6 +86,14 @@ func (t *Tree) start() error {
 		x.Stop()
 		return err
 	}
+	var bm *budgetMetrics
+	if cfg.budget != nil {
+		if bm, err = newBudgetMetrics(cfg.reg); err != nil {
+			x.Stop()
+			m.unregister(cfg.reg)
+			return err
+		}
+	}
 	e := &env{
 		cfg:     cfg,
 		sys:     parent.ActorSystem(),
@@ -94,7 +102,9 @@ func (t *Tree) start() error {
 		queued:  q,
 		metrics: m,
 		start:   cfg.clock.Now(),
-		done:    make(chan struct{}),
+
+		budgetMetrics: bm,
+		done:          make(chan struct{}),
 	}
 	cfg.exec = x
 	ready := make(chan struct{})
@@ -114,6 +124,7 @@ func (t *Tree) start() error {
 	if err != nil { // only if the registry already held the unique name
 		x.Stop()
 		m.unregister(cfg.reg)
+		bm.unregister(cfg.reg)
 		return fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
 	// The root's Started is the first message its mailbox handles (protoactor queues it at spawn,

@@ -125,13 +125,13 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if err := pidregistry.Compact(sys, pidregistry.DefaultBuckets); err != nil {
 		return nil, err
 	}
-	if n.tree, err = actors.NewTree(sys.Root, // Start hands the runtime the tree's SetPodStatus
+	if n.tree, err = actors.NewTree(sys.Root, append([]actors.Option{ // Start hands the runtime the tree's SetPodStatus
 		actors.WithRuntime(n.rt),
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(rec),
 		actors.WithProber(n.tries.Prober(probes.New(n.rt))), // the default prober, recorded
-	); err != nil {
+	}, cfg.budget.treeOptions()...)...); err != nil {
 		return nil, fmt.Errorf("probe tree: %w", err)
 	}
 	initial := pods

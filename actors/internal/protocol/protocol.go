@@ -166,3 +166,11 @@ type DeferKill struct {
 	Key         messages.ProbeKey
 	ContainerID messages.ContainerID
 }
+
+// KillDeferred marks (Deferred) or unmarks a container whose liveness or startup kill waits for
+// the restart budget: syncLoop → statusManager, which reports it not ready while marked.
+type KillDeferred struct {
+	PodUID      types.UID
+	ContainerID messages.ContainerID
+	Deferred    bool
+}
