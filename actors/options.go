@@ -121,7 +121,10 @@ func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 // probeactor's own: probeactor_unhandled_messages_total{actor,type}, probeactor_scheduler_entries
 // (the tree's timers: one per worker at rest) and probeactor_mailbox_messages{actor} (user messages
 // waiting, per actor of the tree; summed over workers; a worker given up on after repeated panics
-// leaves whatever waited in its mailbox counted). Without it (or with nil) no metrics are kept.
+// leaves whatever waited in its mailbox counted), probeactor_container_time_to_started_seconds and
+// probeactor_container_time_to_ready_seconds{namespace,container} (from a container's start to its
+// first Started and first Ready; no pod label, so the series stay bounded by the workloads). Without
+// it (or with nil) no metrics are kept.
 func WithRegistry(r prometheus.Registerer) Option { return func(c *config) { c.reg = r } }
 
 // WithEventSink sets where events go (default: discarded).

@@ -83,7 +83,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		e.tell(ctx, e.status, m)
 	case *setStatus:
 		e.tell(ctx, e.status, m)
-	case *protocol.GetPodStatus, *protocol.GetPodStatuses:
+	case *protocol.GetPodStatus, *protocol.GetPodStatuses, *protocol.GetContainerStartups:
 		ctx.Forward(e.status)
 	case *protocol.GetProbeKeys, *protocol.GetProbeState:
 		ctx.Forward(e.manager)

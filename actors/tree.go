@@ -256,6 +256,22 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 	return r.Result, r.Found, nil
 }
 
+// ContainerStartups returns, for each given pod that has any, how long each of its running
+// container instances took from its start to Started and to Ready (the first time each, after
+// that start): what probeactor_container_time_to_started_seconds and ..._ready_seconds observe,
+// per container (node's status page). One query for all of them.
+func (t *Tree) ContainerStartups(ctx context.Context, uids ...types.UID) (map[types.UID][]messages.ContainerStartup, error) {
+	res, err := t.request(ctx, &protocol.GetContainerStartups{PodUIDs: uids})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*protocol.ContainerStartupsResponse)
+	if !ok {
+		return nil, fmt.Errorf("container startups query: unexpected answer %T", res)
+	}
+	return r.Startups, nil
+}
+
 // ProbeStates returns the state of each probe worker of a pod (node describe's streaks, last
 // attempts, holds and next runs), sorted by container and probe type; none when the pod has no
 // workers. Each worker answers for itself, so the states are not one snapshot: a probe may

@@ -34,3 +34,20 @@ type ProbeState struct {
 	Started            bool
 	ContainerStartedAt time.Time
 }
+
+// ContainerStartup is how long a container instance took from its start (State.Running.StartedAt)
+// to its first Started and its first Ready, as the tree computed them (Tree.ContainerStartups;
+// node's status page).
+type ContainerStartup struct {
+	Container   string
+	ContainerID ContainerID
+	// Started is true once the instance has started; StartedAfter is then how long that took.
+	Started      bool
+	StartedAfter time.Duration
+	// Ready is true once the instance has been ready; ReadyAfter is then how long that took.
+	Ready      bool
+	ReadyAfter time.Duration
+	// Adopted: the runtime reported the instance ready or started when the tree first saw it
+	// (node re-adopting it after its own restart): it started before, and is not measured.
+	Adopted bool
+}

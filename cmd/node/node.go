@@ -139,6 +139,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		initial = nil // the cluster runner starts this member's share
 	}
 	n.host = podhost.New(podhost.Options{Tree: n.tree, Runtime: n.rt, Events: rec.List, NodeName: cfg.fleet.nodeName, Initial: initial, Logger: log})
+	page := statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage"),
+		Startups: n.tree.ContainerStartups}) // each container's time to started and to ready
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
@@ -152,7 +154,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		Source:      n.host,
 		Metrics:     prometheus.Gatherers{mainReg, probeReg},
 		Probes:      probeReg,
-		Index:       statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage")}),
+		Index:       page,
 		Logger:      log.Named("http"),
 		Profiling:   cfg.profiling,
 		ProbeStates: n.tree.ProbeStates, // node describe

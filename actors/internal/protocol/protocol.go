@@ -174,3 +174,15 @@ type KillDeferred struct {
 	ContainerID messages.ContainerID
 	Deferred    bool
 }
+
+// GetContainerStartups asks statusManager how long each running container of the pods took to
+// start and become ready: Tree.ContainerStartups → root → statusManager; answered with a
+// ContainerStartupsResponse.
+type GetContainerStartups struct {
+	PodUIDs []types.UID
+}
+
+// ContainerStartupsResponse answers GetContainerStartups (pods without any are absent).
+type ContainerStartupsResponse struct {
+	Startups map[types.UID][]messages.ContainerStartup
+}

@@ -39,6 +39,8 @@ type Book struct {
 	// scratch, reused by every recompute
 	flags   []podstatus.Flags
 	scratch v1.PodStatus
+
+	observed []Observation // first Started and Ready since TakeObservations (startup.go)
 }
 
 type podEntry struct {
@@ -51,6 +53,7 @@ type podEntry struct {
 	// deferred lists the containers (of those runtime lists) whose liveness or startup kill waits
 	// for the restart budget: they are reported not ready.
 	deferred []messages.ContainerID
+	starts   []startup // the running instances' first Started and Ready (startup.go)
 
 	// the probe adjustment of runtime, valid when adjusted
 	adjusted bool
@@ -223,6 +226,7 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	if len(e.deferred) > 0 {
 		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !hasContainerID(status, id) })
 	}
+	e.dropStarts(status)
 }
 
 // SetDeferred marks (on) or unmarks a container whose liveness or startup kill waits for the
@@ -389,6 +393,7 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 			flags[i].Ready = false
 		}
 	}
+	b.observe(e, rt, flags, now)
 
 	// The conditions, computed on a scratch status that shares rt's contents but has its own
 	// container status and condition slices.
