@@ -132,8 +132,9 @@ func (l Live) killVerb() string {
 }
 
 // within is the worst-case time until n more attempts have ended: the first starts now if one is
-// in flight, else at the next tick at which the initial delay has passed; the others follow at
-// most one interval apart; the last takes its whole timeout.
+// in flight, else at the next tick at which the initial delay has passed (for a readiness worker
+// that manual triggers may re-phase, up to a period after the delay); the others follow at most
+// one interval apart; the last takes its whole timeout.
 func (l Live) within(n int32) time.Duration {
 	n = max(n, 1)
 	t := l.Timing
@@ -143,9 +144,16 @@ func (l Live) within(n int32) time.Duration {
 		if first.IsZero() || first.Before(l.Now) {
 			first = l.Now.Add(t.Period)
 		}
-		if eligible := l.StartedAt.Add(t.Delay); first.Before(eligible) {
+		eligible := l.StartedAt.Add(t.Delay)
+		if first.Before(eligible) {
 			periods := (eligible.Sub(first) + t.Period - 1) / t.Period
 			first = first.Add(periods * t.Period)
+		}
+		// A not-ready container's readiness worker is triggered on every status change; a trigger
+		// before the delay has passed probes nothing but restarts the period, so the first tick
+		// after the delay can come up to a whole period after it.
+		if l.Type == messages.Readiness && !(l.HasPublished && l.Published == messages.Success) && l.Now.Before(eligible) {
+			first = eligible.Add(t.Period)
 		}
 	}
 	return first.Sub(l.Now) + time.Duration(n-1)*t.Interval() + t.Timeout

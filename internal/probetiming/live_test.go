@@ -47,6 +47,14 @@ func TestNextAction(t *testing.T) {
 			l.Timing = timing(30, 10, 1, 1, 3)
 			l.StartedAt = now.Add(-5 * s)
 		}, "restarts in ≤ 55s if it fails", 55 * s},
+		// A not-ready container's readiness worker within its delay (30 s, started 5 s ago): a
+		// manual trigger before 25 s from now restarts the period, so the first run counts up to
+		// a period after the delay: 25 + 10, then the attempt.
+		"readiness within its initial delay": {func(l *Live) {
+			l.Type, l.Published = messages.Readiness, messages.Failure
+			l.Timing = timing(30, 10, 1, 1, 3)
+			l.StartedAt = now.Add(-5 * s)
+		}, "turns ready in ≤ 36s if it passes", 36 * s},
 		// No tick known: a whole period.
 		"liveness, next tick unknown": {func(l *Live) { l.NextTick = time.Time{}; l.Streak, l.StreakResult = 2, messages.Failure },
 			"restarts in ≤ 11s if it keeps failing", 11 * s},
