@@ -81,6 +81,8 @@ func TestDescribeFromAFleetAggregator(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"describe", "pod", "web", "--server", srv.URL}, nil, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "Node:         n1\n")
+	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3\n",
+		"the aggregator's pods carry their probes")
 	assert.Contains(t, out.String(), "published Success on node n1", "the result n1 published, not n2's")
 	assert.NotContains(t, out.String(), "on node n2")
 }

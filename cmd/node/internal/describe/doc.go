@@ -5,8 +5,8 @@
 // ("restarts in ≤ 5s if it keeps failing", package internal/probetiming).
 //
 // A node serves its workers' states at /probes/{namespace}/{name} as a List (FromStates converts
-// Tree.ProbeStates); a fleet aggregator knows only each probe's published result, which the
-// description then shows with the node that published it (Live false).
+// Tree.ProbeStates); a fleet aggregator knows each probe's spec and published result, not its
+// streak, so the description then shows the result with the node that published it (Live false).
 //
 // Invariants: pure (the present is a parameter; no I/O besides the writer Print is given); the
 // kubelet texts it shows (events, probe lines) are printed as received, never reworded.
