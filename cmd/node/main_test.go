@@ -117,7 +117,7 @@ func TestDispatchUsageAndExitCodes(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.String(), "node dev ("), out.String())
 }
 
-// TestValidateTakesFeatureGates: `node validate` validates under the gates `node run` would get, so
+// TestValidateTakesFeatureGates: `node validate` (and `node explain`) validates under the gates `node run` would get, so
 // a field whose gate is off is refused with its path, and accepted once the gate is on; a bad
 // --feature-gates is a usage error naming the gate.
 func TestValidateTakesFeatureGates(t *testing.T) {
@@ -135,6 +135,13 @@ func TestValidateTakesFeatureGates(t *testing.T) {
 	assert.Equal(t, 2, dispatch([]string{"validate", "--feature-gates", "h2c=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut))
 	assert.Contains(t, errOut.String(), "unrecognized feature gate: h2c")
 	assert.Contains(t, errOut.String(), "H2CContainerProbe=true|false (ALPHA - default=false)", "the usage lists the gates")
+
+	// node explain validates the same way.
+	errOut.Reset()
+	assert.Equal(t, 1, dispatch([]string{"explain", "-f", "-"}, strings.NewReader(manifest), &out, &errOut))
+	assert.Contains(t, errOut.String(), "httpGet.protocol: Forbidden: may not be set when the H2CContainerProbe feature gate is disabled")
+	errOut.Reset()
+	assert.Equal(t, 0, dispatch([]string{"explain", "--feature-gates", "H2CContainerProbe=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut), errOut.String())
 }
 
 // TestCrashLoopBackOff is kubelet 1.37.2's newCrashLoopBackOff with node's flags.
