@@ -5,7 +5,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 # The differential suite against upstream kubelet (tests/upstream) is a nested module; its binary needs
 # kubelet's version stamped as kubelet's build does (upstream's probe User-Agent reads it).
 UPSTREAM_DIR     = tests/upstream
-UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33
+UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 
 .PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc browser screenshot
 

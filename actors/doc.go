@@ -1,6 +1,6 @@
-// Package actors is kubelet's container prober (prober manager, workers, results managers, status
-// manager and the sync loop's probe reactions) rebuilt as a tree of protoactor actors that embeds in
-// any Go program:
+// Package actors is kubelet 1.37.2's container prober (prober manager, workers, results managers,
+// status manager and the sync loop's probe reactions) rebuilt as a tree of protoactor actors that
+// embeds in any Go program:
 //
 //	root (Tree)                 owns the tree and its executor (actors/internal/exec: shards, each a
 //	                            scheduler from internal/clock, a mailbox pool and an attempt pool)
@@ -96,15 +96,33 @@
 //   - statusManager mirrors only the results of containers its pod status currently lists; the
 //     results cache queues at most one change per live key per subscriber, with O(1) Remove.
 //
-// # Deviations from kubelet (1.30–1.33), on purpose
+// # kubelet 1.37.2, and its feature gates
+//
+// The tree follows kubelet 1.37.2 with its default feature gates; it takes no gates of its own (the
+// embedder, like node, decides them: ValidatePod of a PodValidator runtime refuses the fields of
+// gates that are off, and probes.WithFeatureGates the probe protocols). What changed since 1.33
+// (docs/kubelet-1.37.md lists every row):
+//   - A terminated container's worker keeps going while the container restarts by its own
+//     restartPolicy and restartPolicyRules, else the pod's (ContainerRestartRules, KEP-5307), or
+//     while the pod restarts all its containers in place (RestartAllContainersOnContainerExits,
+//     KEP-5532: the runtime's status carries the AllContainersRestarting condition or a terminated
+//     container whose exit code a RestartAllContainers rule matches).
+//   - A container that started more than 10 s before the tree gets no initial result: it keeps
+//     what it had until a probe reaches a threshold (ChangeContainerStatusOnKubeletRestart, off).
+//   - A liveness or startup kill restarts the container unless its own restartPolicy, when it has
+//     one, else the pod's, is Never (kuberuntime's computePodActions with ContainerRestartRules).
+//   - AddPod continues past keys that already have a worker, as kubelet 1.37 does (no longer a
+//     deviation), and workers keep probing while the pod terminates gracefully until RemovePod
+//     (kubelet 1.37 detaches the workers' context from the pod's sync for the same effect).
+//   - AddPod accepts the 1.37 fields (container restartPolicy and restartPolicyRules,
+//     httpGet.protocol, grpc.mode) with the API server's validation (internal/podspec).
+//
+// # Deviations from kubelet (1.37.2), on purpose
 //
 //   - AddPod validates and defaults the pod as the API server would (kubelet trusts the API server):
 //     a pod it refuses (for example probes on a regular init container, which kubelet would skip)
 //     starts nothing and the caller gets the field paths. Defaults go into the tree's copy only.
-//   - AddPod continues past keys that already have a worker (kubelet ≤1.35 returns early).
 //   - StopLivenessAndStartup also stops sidecars' liveness and startup workers (PR #141766).
-//   - A terminated sidecar's worker keeps going even with restartPolicy Never (sidecars always
-//     restart; kubelet ≥1.34 does the same).
 //   - An attempt whose container was replaced while it ran is discarded (kubelet's doProbe is
 //     synchronous and cannot observe this).
 //   - A manual readiness trigger that arrives while a run is busy also absorbs a pending periodic

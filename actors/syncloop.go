@@ -140,10 +140,15 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 
 // killRequest is the sync loop's reaction to a liveness or startup Failure of a container (kubelet's
 // SyncPod → killContainer, spec §6.2 and §4.3): the runtime request, whose Message is also the
-// Killing event's text, and the event's field path. A sidecar always restarts.
+// Killing event's text, and the event's field path. It restarts unless the pod's restartPolicy is
+// Never or, when the container has its own restartPolicy (kubelet 1.37, ContainerRestartRules:
+// its rules are not read, the container has not exited), that is Never; a sidecar's is Always.
 func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer, string) {
 	spec, sidecar := findContainer(pod, c.Container)
 	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever || sidecar
+	if spec != nil && spec.RestartPolicy != nil {
+		restart = *spec.RestartPolicy != v1.ContainerRestartPolicyNever
+	}
 	msg := fmt.Sprintf("Container %s failed %s probe", c.Container, strings.ToLower(c.Type.String()))
 	if restart {
 		msg += ", will be restarted"

@@ -58,8 +58,15 @@ func TestKillRequest(t *testing.T) {
 	always := v1.ContainerRestartPolicyAlways
 	grace := int64(7)
 	live := &v1.Probe{TerminationGracePeriodSeconds: &grace}
+	never, onFailure := v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure
 	pod := func(policy v1.RestartPolicy) *v1.Pod {
-		p := testPod("k", v1.Container{Name: "app", LivenessProbe: live, StartupProbe: &v1.Probe{}})
+		p := testPod("k", v1.Container{Name: "app", LivenessProbe: live, StartupProbe: &v1.Probe{}},
+			// kubelet 1.37: a container's own restartPolicy decides a probe kill's restart (its
+			// rules are not read: the container has not exited).
+			v1.Container{Name: "stays-down", RestartPolicy: &never, LivenessProbe: &v1.Probe{},
+				RestartPolicyRules: []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+					ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpNotIn}}}},
+			v1.Container{Name: "comes-back", RestartPolicy: &onFailure, LivenessProbe: &v1.Probe{}})
 		p.Spec.RestartPolicy = policy
 		p.Spec.InitContainers = []v1.Container{{Name: "proxy", RestartPolicy: &always, LivenessProbe: &v1.Probe{}}}
 		return p
@@ -82,6 +89,10 @@ func TestKillRequest(t *testing.T) {
 			"Container app failed liveness probe", false, 7 * time.Second, "spec.containers{app}"},
 		{"sidecar, Never", v1.RestartPolicyNever, "proxy", messages.Liveness,
 			"Container proxy failed liveness probe, will be restarted", true, 30 * time.Second, "spec.initContainers{proxy}"},
+		{"container Never under pod Always", v1.RestartPolicyAlways, "stays-down", messages.Liveness,
+			"Container stays-down failed liveness probe", false, 30 * time.Second, "spec.containers{stays-down}"},
+		{"container OnFailure under pod Never", v1.RestartPolicyNever, "comes-back", messages.Liveness,
+			"Container comes-back failed liveness probe, will be restarted", true, 30 * time.Second, "spec.containers{comes-back}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod(tc.policy)

@@ -70,12 +70,13 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar, shard: e.cfg.exec.Next()}
 	w.mb.Owner, w.mb.Depth = w, &e.queued[kindWorker]
 	w.m.Init(worker.Config{
-		Type:         k.Type,
-		Spec:         spec,
-		Period:       period,
-		RestartNever: pod.RestartPolicy == v1.RestartPolicyNever,
-		Sidecar:      sidecar,
-		Deleting:     pod.DeletionTimestamp != nil,
+		Type:          k.Type,
+		Spec:          spec,
+		Period:        period,
+		Container:     c,
+		RestartPolicy: pod.RestartPolicy,
+		TreeStart:     e.start,
+		Deleting:      pod.DeletionTimestamp != nil,
 	})
 	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	w.fire = w.onTimer

@@ -1,5 +1,5 @@
-// Package probes makes single probe attempts with kubelet's exact semantics (pkg/probe/{http,tcp,
-// exec,grpc} and pkg/kubelet/prober's runProbe), hardened against hostile targets. It owns no
+// Package probes makes single probe attempts with kubelet 1.37.2's exact semantics (pkg/probe/{http,
+// tcp,exec,grpc} and pkg/kubelet/prober's runProbe), hardened against hostile targets. It owns no
 // goroutines beyond one attempt, no actors and no logger: the actor core calls Prober.Probe once per
 // attempt and owns retries (kubelet's 3 tries on error), thresholds and events.
 //
@@ -39,10 +39,11 @@
 //
 // # Handlers (kubelet's precedence: exec, httpGet, tcpSocket, grpc)
 //
-//   - HTTP: URL from scheme/host (default pod IP)/port (named ports from the container; numeric
-//     strings parsed)/path (query kept), IPv6 bracketed, then re-parsed from its string form as
+//   - HTTP: URL from scheme/host (default pod IP)/port (named ports from the container: a name no
+//     port has is an error, `port "http" not found`, as in kubelet 1.37; up to 1.36 kubelet parsed it
+//     as a number)/path (query kept), IPv6 bracketed, then re-parsed from its string form as
 //     kubelet does (so a path without a leading slash, "healthz", requests "/healthz"). Header names canonicalized and repeated
-//     values kept; "User-Agent: kube-probe/1.33" and "Accept: */*" unless set, an empty value removes
+//     values kept; "User-Agent: kube-probe/1.37" and "Accept: */*" unless set, an empty value removes
 //     them; a Host header overrides the request host (kept across same-host relative redirects).
 //     200–299 Success (body as output), 300–399 not followed Warning ("Probe terminated redirects,
 //     Response body: …"), otherwise Failure ("HTTP probe failed with statuscode: N", body left out).
@@ -50,7 +51,10 @@
 //     a Warning. TLS is not verified; proxy variables are ignored; no keep-alives, no compression.
 //     HTTPS offers h2 and http/1.1 by ALPN (golang.org/x/net/http2, as apimachinery's
 //     SetTransportDefaults); setting DISABLE_HTTP2 to any non-empty value before New keeps HTTPS on
-//     HTTP/1.1, kubelet's opt-out. Plain HTTP never speaks h2c. The attempt timeout covers connect,
+//     HTTP/1.1, kubelet's opt-out. Plain HTTP speaks h2c only with protocol HTTP2 and the
+//     H2CContainerProbe gate on (WithFeatureGates; alpha, off by default): HTTP/2 with prior
+//     knowledge through net/http's own HTTP/2 and nothing else, as kubelet's ProbeH2C (a redirect
+//     to HTTPS then fails, as there). The attempt timeout covers connect,
 //     TLS, headers, redirects and body. At most 10 KiB of body is read; response headers are capped
 //     at 64 KiB for HTTP/1.1 and HTTP/2 alike (Go's default is 10 MiB).
 //   - TCP: connect within the timeout, send nothing, close.
@@ -58,7 +62,9 @@
 //     ExpandContainerCommandOnlyStatic), run by the CommandRunner with the timeout as ctx deadline;
 //     stdout then stderr, 10 KiB kept. Exit 0 Success, non-zero Failure, timeout Failure with the
 //     runner's error text as output (kubelet with ExecProbeTimeout on).
-//   - gRPC: grpc.health.v1.Health/Check{service}, insecure, user agent kube-probe/1.33, one deadline
+//   - gRPC: grpc.health.v1.Health/Check{service}, insecure (with mode TLS and the
+//     GRPCContainerProbeTLS gate on, WithFeatureGates: TLS without verifying the certificate, as
+//     kubelet 1.37), user agent kube-probe/1.37, one deadline
 //     over connect and RPC, kubelet's output strings ("service healthy", "service unhealthy
 //     (responded with \"NOT_SERVING\")", "timeout: failed to connect service \"addr\" within 1s: …",
 //     "timeout: health rpc did not complete within 1s", "error: …"). A fresh connection per attempt,
@@ -98,8 +104,6 @@
 //     127/126, a Failure with the error as output, as a shell in a container reports it. kubelet
 //     through containerd gets an ExecSync error instead: a probe error, retried and discarded, so
 //     there a liveness probe naming a missing binary never fails.
-//   - (suite: port-error-text) An unknown port name errors as "invalid probe port: port <name> not
-//     found" (ErrInvalidPort, all port errors wrap it); kubelet reports strconv.Atoi's parse error.
 //   - (suite: no-handler-text) A probe without a handler errors naming the container only
 //     (ErrNoHandler): the Prober is not told the pod; kubelet names pod and container.
 //
@@ -107,6 +111,10 @@
 //
 //   - (suite: stalled-body-errors) Kept: a body that stalls past the timeout is a probe error, as
 //     in kubelet (see Broken-off bodies), so such a target never fails its liveness probe.
+//   - (suite: h2c-error-race) Kept: an h2c probe of a target that does not speak HTTP/2 fails with one
+//     of two texts ("http2: frame too large, note that the frame header looked like an HTTP/1.1
+//     header" or "http2: client conn could not be established"), whichever of net/http's HTTP/2
+//     reader and round trip notices first; kubelet's does the same. Both are a Failure.
 //   - (suite: utilexec-big-output) Not followed: upstream's exec prober fails its own output write
 //     past 10 KiB; driven through k8s.io/utils/exec that turns a big output into a probe error or a
 //     SIGPIPE Failure. kubelet's own adapter (execInContainer) ignores that write error and so does
@@ -118,8 +126,9 @@
 // k8s.io/kubernetes) that runs the same v1.Probe against the same live loopback target through
 // upstream's pkg/probe/{http,tcp,grpc,exec} — driven as kubelet's pkg/kubelet/prober/prober.go
 // drives them, 3 tries on error included — and through Prober, and compares result, output and
-// error text case by case (HTTP, HTTPS/HTTP/2, TCP, gRPC, exec). It pins k8s.io/kubernetes
-// v1.33.4 and its staging modules at v0.33.4 (the k8s.io/api version of this module). To move it:
+// error text case by case (HTTP, HTTPS/HTTP/2, h2c, TCP, gRPC, gRPC over TLS, exec), each case
+// under its feature gates on both sides. It pins k8s.io/kubernetes v1.37.2 and its staging modules
+// at v0.37.2 (the k8s.io/api version of this module). To move it:
 // in tests/upstream, `go get k8s.io/kubernetes@v1.N.M`, set every k8s.io/* replace line in its
 // go.mod to v0.N.M, `go mod tidy`, update UPSTREAM_LDFLAGS in the Makefile (kubelet's version,
 // which upstream's User-Agent reads) and UserAgent here, then run `make test` and turn every new

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -23,12 +25,13 @@ const maxGRPCResponseBytes = 64 << 10
 // (settings, headers, a few-byte message, trailers) fit in one read and one write.
 const grpcBufferBytes = 4 << 10
 
-// doGRPC is kubelet's gRPC prober: grpc.health.v1.Health/Check{service} over an insecure connection,
-// with one deadline covering connect and RPC, and kubelet's output strings for every outcome.
+// doGRPC is kubelet's gRPC prober: grpc.health.v1.Health/Check{service} over an insecure connection
+// (useTLS: over TLS without verifying the target's certificate, kubelet 1.37's grpc.mode TLS), with
+// one deadline covering connect and RPC, and kubelet's output strings for every outcome.
 //
 // A connect the prober could not make for want of its own resources ends the attempt as
 // ErrExhausted (gRPC would otherwise retry it until the deadline and report a timeout).
-func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration) (Outcome, error) {
+func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, timeout time.Duration, useTLS bool) (Outcome, error) {
 	addr := joinHostPort(host, port)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -37,10 +40,14 @@ func (p *Prober) doGRPC(ctx context.Context, host, service string, port int, tim
 	waitCtx, stopWaiting := context.WithCancel(ctx)
 	defer stopWaiting()
 	var ownErr atomic.Pointer[error]
+	creds := insecure.NewCredentials()
+	if useTLS {
+		creds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // kubelet does not verify probe targets
+	}
 
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithUserAgent(p.userAgent),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		// A health response is a few bytes; do not let a hostile target make us buffer 4 MiB.
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCResponseBytes)),
 		// One connection carries one health check: a few hundred bytes each way. gRPC's default

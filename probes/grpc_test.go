@@ -65,7 +65,7 @@ func TestGrpcProber_Probe(t *testing.T) {
 	str := func(s string) *string { return &s }
 
 	t.Run("no server: connect timeout", func(t *testing.T) {
-		out, err := p.doGRPC(context.Background(), "", "", 32, time.Second)
+		out, err := p.doGRPC(context.Background(), "", "", 32, time.Second, false)
 		require.NoError(t, err)
 		assert.Equal(t, Failure, out.Result)
 		assert.Equal(t, `timeout: failed to connect service ":32" within 1s: context deadline exceeded`, out.Output)

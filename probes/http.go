@@ -66,6 +66,28 @@ func newHTTPTransport(c transportConfig) *http.Transport {
 	return t
 }
 
+// newH2CTransport is kubelet 1.37's h2c probe transport (pkg/probe/http.New's h2cTransport, used
+// by ProbeH2C when H2CContainerProbe is on and the probe's protocol is HTTP2): net/http's own
+// HTTP/2 spoken in cleartext with prior knowledge, and no other protocol; no proxy, no keep-alives,
+// no compression, no TLS configuration and no apimachinery defaults. What this package adds to
+// every transport is added here too: the abortive-close dialer and the response header cap (net/http's
+// HTTP/2 bounds the header list by MaxResponseHeaderBytes).
+func newH2CTransport(c transportConfig) *http.Transport {
+	d := c.dialer
+	t := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr, 0)
+		},
+		DisableKeepAlives:      true,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: c.maxHeaderBytes,
+	}
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetUnencryptedHTTP2(true)
+	return t
+}
+
 // formatURL builds the probe URL as kubelet does: path may carry a query; host and port are joined
 // (IPv6 bracketed).
 func formatURL(scheme, host string, port int, path string) *url.URL {
@@ -176,7 +198,11 @@ func (e *BodyError) Unwrap() error { return e.Err }
 
 // doHTTP performs req with the attempt timeout covering connect, TLS, headers, redirects and body.
 func (p *Prober) doHTTP(req *http.Request, timeout time.Duration) (Outcome, error) {
-	tr := newHTTPTransport(p.transport)
+	return p.doHTTPWith(newHTTPTransport(p.transport), req, timeout)
+}
+
+// doHTTPWith is doHTTP over tr, the attempt's own transport, which it closes.
+func (p *Prober) doHTTPWith(tr *http.Transport, req *http.Request, timeout time.Duration) (Outcome, error) {
 	defer tr.CloseIdleConnections() // closes what is left and cancels a dial nobody waits for
 	client := &http.Client{
 		Transport:     tr,

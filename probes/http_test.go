@@ -82,7 +82,7 @@ func TestNewHTTPRequest(t *testing.T) {
 		{name: "https ipv6 query", action: v1.HTTPGetAction{Path: "/h?a=b", Port: intstr.FromInt(443), Scheme: v1.URISchemeHTTPS}, podIP: "fd00::5",
 			wantURL:    "https://[fd00::5]:443/h?a=b",
 			wantHeader: http.Header{"User-Agent": {UserAgent}, "Accept": {"*/*"}}},
-		{name: "host field wins over pod IP", action: v1.HTTPGetAction{Host: "example.org", Path: "/", Port: intstr.FromString("81")}, podIP: "10.0.0.1",
+		{name: "host field wins over pod IP", action: v1.HTTPGetAction{Host: "example.org", Path: "/", Port: intstr.FromInt(81)}, podIP: "10.0.0.1",
 			wantURL:    "http://example.org:81/",
 			wantHeader: http.Header{"User-Agent": {UserAgent}, "Accept": {"*/*"}}},
 		{name: "empty UA and Accept", action: v1.HTTPGetAction{Path: "/", Port: intstr.FromInt(80),
@@ -185,7 +185,7 @@ func TestHTTPProbeChecker(t *testing.T) {
 			contains: []string{"User-Agent: foo/1.0\n"}, excludes: []string{"kube-probe"}},
 		{name: "empty UA removes it", handler: http.HandlerFunc(echoHandler), headers: hdr("User-Agent", ""), want: Success,
 			excludes: []string{"User-Agent"}},
-		{name: "default UA", handler: http.HandlerFunc(echoHandler), want: Success, contains: []string{"User-Agent: kube-probe/1.33\n"}},
+		{name: "default UA", handler: http.HandlerFunc(echoHandler), want: Success, contains: []string{"User-Agent: kube-probe/1.37\n"}},
 		{name: "UA and accept", handler: http.HandlerFunc(echoHandler), headers: hdr("User-Agent", "foo/1.0", "Accept", "text/html"),
 			want: Success, contains: []string{"Accept: text/html\n", "User-Agent: foo/1.0\n"}},
 		{name: "accept foo", handler: http.HandlerFunc(echoHandler), headers: hdr("Accept", "foo/*"), want: Success,
@@ -222,7 +222,13 @@ func TestHTTPProbeChecker(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, tc.handler)
-			out, err := p.Probe(context.Background(), httpProbe(t, s.URL, "/", 1, tc.headers...), Target{})
+			// A case not about the timeout gets a roomy one, so that a loaded machine (a redirect is
+			// two requests) cannot turn it into a timeout.
+			timeout := int32(5)
+			if tc.wantReason == ReasonTimeout {
+				timeout = 1
+			}
+			out, err := p.Probe(context.Background(), httpProbe(t, s.URL, "/", timeout, tc.headers...), Target{})
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, out.Result, "output: %s", out.Output)
 			if tc.wantReason != "" {

@@ -108,6 +108,7 @@ var ErrNoHandler = errors.New("missing probe handler")
 // result stands and nothing is restarted for it.
 var ErrExhausted = errors.New("prober out of resources")
 
-// ErrInvalidPort is wrapped by Probe's error when the probe's port cannot be resolved: an unknown
-// port name, or a number outside 1–65535.
+// ErrInvalidPort is Probe's error (errors.Is) when the probe's port cannot be resolved: an unknown
+// port name, or a number outside 1–65535. The error's text is kubelet's alone (`port "http" not
+// found`, "invalid port number: 70000").
 var ErrInvalidPort = errors.New("invalid probe port")

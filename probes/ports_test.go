@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// TestResolveContainerPort is kubelet's util_test TestFindPortByName + TestResolveContainerPort.
+// TestResolveContainerPort is kubelet 1.37's util_test TestFindPortByName + TestResolveContainerPort.
 func TestResolveContainerPort(t *testing.T) {
 	foo := &v1.Container{Ports: []v1.ContainerPort{{Name: "foo", ContainerPort: 8080}}}
 	bar := &v1.Container{Ports: []v1.ContainerPort{{Name: "bar", ContainerPort: 9000}}}
@@ -38,7 +38,12 @@ func TestResolveContainerPort(t *testing.T) {
 		})
 	}
 	_, err := findPortByName(foo, "http")
-	require.EqualError(t, err, "port http not found")
+	require.EqualError(t, err, `port "http" not found`, "kubelet 1.37's text, alone")
+	require.ErrorIs(t, err, ErrInvalidPort)
+	_, err = ResolveContainerPort(intstr.FromInt(70000), foo)
+	require.EqualError(t, err, "invalid port number: 70000")
+	_, err = ResolveContainerPort(intstr.FromString("8080"), foo)
+	require.EqualError(t, err, `port "8080" not found`, "1.37 no longer reads a name as a number")
 }
 
 // TestGetURLParts and TestGetTCPAddrParts are kubelet's prober_test port cases, through the HTTP
@@ -57,7 +62,7 @@ func TestGetURLParts(t *testing.T) {
 		{port: intstr.FromString("not-found")},
 		{port: intstr.FromString("found"), wantURL: "http://127.0.0.1:93"},
 		{port: intstr.FromInt(76), wantURL: "http://127.0.0.1:76"},
-		{port: intstr.FromString("118"), wantURL: "http://127.0.0.1:118"},
+		{port: intstr.FromString("118")}, // kubelet ≤1.36 parsed it as a number; 1.37 does not
 		{port: intstr.FromInt(76), host: "hostname", path: "path", wantURL: "http://hostname:76/path"},
 	} {
 		action := &v1.HTTPGetAction{Host: tc.host, Port: tc.port, Path: tc.path}
@@ -79,7 +84,7 @@ func TestGetTCPAddrParts(t *testing.T) {
 	}{
 		{intstr.FromInt(-1), 0}, {intstr.FromString(""), 0}, {intstr.FromString("-1"), 0},
 		{intstr.FromString("not-found"), 0}, {intstr.FromString("found"), 93},
-		{intstr.FromInt(76), 76}, {intstr.FromString("118"), 118},
+		{intstr.FromInt(76), 76}, {intstr.FromString("118"), 0},
 	} {
 		got, err := ResolveContainerPort(tc.port, c)
 		if tc.want == 0 {

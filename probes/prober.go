@@ -8,11 +8,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/features"
 )
 
 // UserAgent is the User-Agent of HTTP and gRPC probes: kubelet's "kube-probe/<major>.<minor>" for the
-// Kubernetes API version this module tracks (k8s.io/api v0.33).
-const UserAgent = "kube-probe/1.33"
+// Kubernetes API version this module tracks (k8s.io/api v0.37, kubelet 1.37.2).
+const UserAgent = "kube-probe/1.37"
 
 // MaxOutputLength caps the output kept from one attempt (HTTP body, exec stdout+stderr): kubelet's
 // 10 KiB. Anything beyond it is discarded without being held in memory.
@@ -34,6 +36,8 @@ type Prober struct {
 	followNonLocal         bool
 	userAgent              string
 	maxResponseHeaderBytes int64
+	h2c                    bool // H2CContainerProbe: httpGet.protocol HTTP2 speaks h2c
+	grpcTLS                bool // GRPCContainerProbeTLS: grpc.mode TLS connects over TLS
 }
 
 // Option configures a Prober.
@@ -59,6 +63,19 @@ func WithMaxResponseHeaderBytes(n int64) Option {
 		if n > 0 {
 			p.maxResponseHeaderBytes = n
 		}
+	}
+}
+
+// WithFeatureGates makes the Prober follow kubelet's gates for the probe fields they control, as
+// kubelet 1.37's prober does: with H2CContainerProbe on, an httpGet probe with protocol HTTP2 speaks
+// HTTP/2 in cleartext with prior knowledge (h2c); with GRPCContainerProbeTLS on, a grpc probe with
+// mode TLS connects over TLS without verifying the target's certificate. A gate that is off leaves
+// its field ignored (HTTP/1.1, plaintext gRPC). The default is features.Gates{}, kubelet 1.37.2's
+// defaults: both off.
+func WithFeatureGates(g features.Gates) Option {
+	return func(p *Prober) {
+		p.h2c = g.Enabled(features.H2CContainerProbe)
+		p.grpcTLS = g.Enabled(features.GRPCContainerProbeTLS)
 	}
 }
 
@@ -128,6 +145,9 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 			}
 			return Outcome{Result: Unknown, Reason: reason}, err
 		}
+		if p.h2c && h.HTTPGet.Protocol != nil && *h.HTTPGet.Protocol == v1.HTTPProtocolHTTP2 {
+			return p.doHTTPWith(newH2CTransport(p.transport), req, timeout)
+		}
 		return p.doHTTP(req, timeout)
 	case h.TCPSocket != nil:
 		port, err := ResolveContainerPort(h.TCPSocket.Port, t.Container)
@@ -148,7 +168,8 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 			return Outcome{Result: Unknown, Reason: ReasonInvalidPort},
 				fmt.Errorf("%w: invalid port number: %d", ErrInvalidPort, h.GRPC.Port)
 		}
-		return p.doGRPC(ctx, t.PodIP, service, int(h.GRPC.Port), timeout)
+		useTLS := p.grpcTLS && h.GRPC.Mode != nil && *h.GRPC.Mode == v1.GRPCProbeModeTLS
+		return p.doGRPC(ctx, t.PodIP, service, int(h.GRPC.Port), timeout, useTLS)
 	default:
 		name := ""
 		if t.Container != nil {

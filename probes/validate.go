@@ -99,7 +99,9 @@ func SetProbeDefaults(p *v1.Probe) {
 	}
 }
 
-// ValidatePod checks every probe of pod with the API server's rules (pkg/apis/core/validation) and
+// ValidatePod checks every probe of pod with the API server's rules (pkg/apis/core/validation, 1.37:
+// httpGet.protocol and grpc.mode included, whatever their feature gates: the API server drops a
+// field whose gate is off before it validates, and this function leaves gates to its callers) and
 // returns all violations, each naming its field path, e.g.
 // "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1". Regular init
 // containers and ephemeral containers may not have probes; sidecars (init containers with
@@ -226,7 +228,11 @@ func validateHandler(h *v1.ProbeHandler, path *field.Path) field.ErrorList {
 		return validatePortNumOrName(h.TCPSocket.Port, p.Child("port"))
 	})
 	one("grpc", h.GRPC != nil, func(p *field.Path) field.ErrorList {
-		return validatePortNumOrName(intstr.FromInt32(h.GRPC.Port), p.Child("port"))
+		errs := validatePortNumOrName(intstr.FromInt32(h.GRPC.Port), p.Child("port"))
+		if m := h.GRPC.Mode; m != nil && *m != v1.GRPCProbeModePlaintext && *m != v1.GRPCProbeModeTLS {
+			errs = append(errs, field.NotSupported(p.Child("mode"), *m, supportedGRPCProbeModes))
+		}
+		return errs
 	})
 	if n == 0 {
 		errs = append(errs, field.Required(path, "must specify a handler type"))
@@ -234,7 +240,11 @@ func validateHandler(h *v1.ProbeHandler, path *field.Path) field.ErrorList {
 	return errs
 }
 
-var supportedHTTPSchemes = []string{string(v1.URISchemeHTTP), string(v1.URISchemeHTTPS)}
+var (
+	supportedHTTPSchemes    = []string{string(v1.URISchemeHTTP), string(v1.URISchemeHTTPS)}
+	supportedHTTPProtocols  = []string{string(v1.HTTPProtocolHTTP1), string(v1.HTTPProtocolHTTP2)}
+	supportedGRPCProbeModes = []string{string(v1.GRPCProbeModePlaintext), string(v1.GRPCProbeModeTLS)}
+)
 
 func validateHTTPGet(h *v1.HTTPGetAction, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -248,6 +258,18 @@ func validateHTTPGet(h *v1.HTTPGetAction, path *field.Path) field.ErrorList {
 	for _, hdr := range h.HTTPHeaders {
 		for _, msg := range validation.IsHTTPHeaderName(hdr.Name) {
 			errs = append(errs, field.Invalid(path.Child("httpHeaders"), hdr.Name, msg))
+		}
+	}
+	// kubelet 1.37 (H2CContainerProbe): HTTP2 is h2c, so plain HTTP to the pod itself.
+	if pr := h.Protocol; pr != nil {
+		switch {
+		case *pr != v1.HTTPProtocolHTTP1 && *pr != v1.HTTPProtocolHTTP2:
+			errs = append(errs, field.NotSupported(path.Child("protocol"), *pr, supportedHTTPProtocols))
+		case *pr == v1.HTTPProtocolHTTP2 && h.Scheme != v1.URISchemeHTTP:
+			errs = append(errs, field.Invalid(path.Child("protocol"), *pr, "is only supported with HTTP (H2C)"))
+		case *pr == v1.HTTPProtocolHTTP2 && h.Host != "":
+			errs = append(errs, field.Invalid(path.Child("host"), h.Host, "must be empty when `protocol` is \"HTTP2\""))
+		default:
 		}
 	}
 	return errs

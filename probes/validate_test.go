@@ -19,6 +19,8 @@ func validProbe() *v1.Probe {
 	}
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
 func errStrings(t *testing.T, pod *v1.Pod) []string {
 	t.Helper()
 	var got []string
@@ -75,6 +77,30 @@ func TestValidatePod(t *testing.T) {
 				"spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type",
 				"spec.containers[0].livenessProbe.grpc: Forbidden: may not specify more than 1 handler type",
 			}},
+		{name: "h2c: protocols", spec: v1.PodSpec{Containers: []v1.Container{{Name: "a",
+			LivenessProbe:  withProbe(func(p *v1.Probe) { p.HTTPGet.Protocol = ptrTo(v1.HTTPProtocolHTTP2) }),
+			ReadinessProbe: withProbe(func(p *v1.Probe) { p.HTTPGet.Protocol = ptrTo(v1.HTTPProtocolHTTP1); p.HTTPGet.Host = "h" }),
+			StartupProbe:   withProbe(func(p *v1.Probe) { p.HTTPGet.Protocol = ptrTo(v1.HTTPProtocol("HTTP3")) })}}},
+			want: []string{`spec.containers[0].startupProbe.httpGet.protocol: Unsupported value: "HTTP3": supported values: "HTTP1", "HTTP2"`}},
+		{name: "h2c: HTTP2 with HTTPS", spec: v1.PodSpec{Containers: []v1.Container{{Name: "a",
+			LivenessProbe: withProbe(func(p *v1.Probe) {
+				p.HTTPGet.Protocol = ptrTo(v1.HTTPProtocolHTTP2)
+				p.HTTPGet.Scheme = v1.URISchemeHTTPS
+			})}}},
+			want: []string{`spec.containers[0].livenessProbe.httpGet.protocol: Invalid value: "HTTP2": is only supported with HTTP (H2C)`}},
+		{name: "h2c: HTTP2 with a host", spec: v1.PodSpec{Containers: []v1.Container{{Name: "a",
+			LivenessProbe: withProbe(func(p *v1.Probe) { p.HTTPGet.Protocol = ptrTo(v1.HTTPProtocolHTTP2); p.HTTPGet.Host = "example.com" })}}},
+			want: []string{"spec.containers[0].livenessProbe.httpGet.host: Invalid value: \"example.com\": must be empty when `protocol` is \"HTTP2\""}},
+		{name: "grpc modes", spec: v1.PodSpec{Containers: []v1.Container{{Name: "a",
+			LivenessProbe: withProbe(func(p *v1.Probe) {
+				p.HTTPGet = nil
+				p.GRPC = &v1.GRPCAction{Port: 9000, Mode: ptrTo(v1.GRPCProbeModeTLS)}
+			}),
+			ReadinessProbe: withProbe(func(p *v1.Probe) {
+				p.HTTPGet = nil
+				p.GRPC = &v1.GRPCAction{Port: 9000, Mode: ptrTo(v1.GRPCProbeMode("mTLS"))}
+			})}}},
+			want: []string{`spec.containers[0].readinessProbe.grpc.mode: Unsupported value: "mTLS": supported values: "Plaintext", "TLS"`}},
 		{name: "exec without command", spec: v1.PodSpec{Containers: []v1.Container{{Name: "a",
 			LivenessProbe: withProbe(func(p *v1.Probe) { p.HTTPGet = nil; p.Exec = &v1.ExecAction{} })}}},
 			want: []string{"spec.containers[0].livenessProbe.exec.command: Required value"}},

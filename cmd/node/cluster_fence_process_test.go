@@ -22,6 +22,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cluster/sharder"
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
@@ -220,7 +221,7 @@ func TestAFrozenMemberIsFencedAndNoPodRunsTwice(t *testing.T) {
 		}
 	})
 	var stderr bytes.Buffer
-	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), features.Gates{}, runner.ClusterUID("demo"))
 	require.NoError(t, err, stderr.String())
 	placed := func(members []int) map[string]string {
 		addrs := make([]string, 0, len(members))
@@ -372,7 +373,7 @@ func TestAMemberRestartedWithinItsLeaseKeepsItsContainers(t *testing.T) {
 	manifest := fencePodsManifest(t, npods, token)
 	c := startClusterOfNodes(t, 3, manifest, "", failureTimeout)
 	var stderr bytes.Buffer
-	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), features.Gates{}, runner.ClusterUID("demo"))
 	require.NoError(t, err, stderr.String())
 	owners := map[string]string{}
 	for _, p := range pods {

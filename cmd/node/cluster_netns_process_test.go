@@ -19,6 +19,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cluster/sharder"
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/fleettest"
 	"github.com/probeactor/probeactor/remotesec/remotesectest"
 )
@@ -121,7 +122,7 @@ func TestAMemberCutOffByTheNetworkIsFencedAndNoPodRunsTwice(t *testing.T) {
 		}
 	})
 	var stderr strings.Builder
-	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+	pods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), features.Gates{}, runner.ClusterUID("demo"))
 	require.NoError(t, err, stderr.String())
 	placed := func(members []int) map[string]string {
 		var in []string

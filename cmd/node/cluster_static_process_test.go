@@ -18,6 +18,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/features"
 )
 
 // TestClusterStaticPodsWithRealNodes: three `node run --cluster` members share two -f pods and the
@@ -48,7 +49,7 @@ func TestClusterStaticPodsWithRealNodes(t *testing.T) {
 
 	// Where each pod must run: its UID as every member derives it, then rendezvous over the members.
 	var stderr bytes.Buffer
-	filePods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+	filePods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), features.Gates{}, runner.ClusterUID("demo"))
 	require.NoError(t, err, stderr.String())
 	staticPods := func(dir string) []*v1.Pod {
 		files, err := staticpod.List(dir)

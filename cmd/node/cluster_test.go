@@ -12,6 +12,7 @@ import (
 
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/features"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -63,7 +64,7 @@ func TestClusterPodSetComposesFilesAndStaticPods(t *testing.T) {
 	files := map[string]string{"web.yaml": static("web"), "db.yaml": static("db"), "clash.yaml": static("pod-01")}
 	member := func() (set []*v1.Pod, problems []string, dir string) {
 		var stderr bytes.Buffer
-		fpods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), runner.ClusterUID("demo"))
+		fpods, err := loadPodsWith([]string{manifest}, nil, &stderr, time.Now(), features.Gates{}, runner.ClusterUID("demo"))
 		require.NoError(t, err, stderr.String())
 		dir = t.TempDir()
 		for name, content := range files {

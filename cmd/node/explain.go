@@ -7,15 +7,18 @@ import (
 	"time"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/explain"
+	"github.com/probeactor/probeactor/features"
 )
 
 // explainCommand is `node explain -f FILE...`: what each probe's numbers mean in time, and the
 // classic mistakes. It exits 0 with warnings, 1 only for invalid manifests (node validate's own
 // checks and messages), 2 for a usage error.
 func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("explain", "explain -f FILE... [-o json]   (\"-\" reads stdin)", stderr)
+	fs := newFlagSet("explain", "explain -f FILE... [-o json] [--feature-gates NAME=BOOL,...]   (\"-\" reads stdin)", stderr)
 	var files fileList
+	var gates features.Gates
 	fs.Var(&files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
+	addFeatureGatesFlag(fs, &gates, "the manifests are validated as `node run` with the same gates does")
 	output := fs.String("o", "", "output format: json prints the reports (times in seconds)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -31,7 +34,7 @@ func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
 		return 2
 	}
-	pods, err := loadPods(files, stdin, stderr, time.Now())
+	pods, err := loadPods(files, stdin, stderr, time.Now(), gates)
 	if err != nil {
 		return 1
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/fleettest"
 )
 
@@ -65,7 +66,7 @@ spec:
     livenessProbe: {tcpSocket: {port: 80}}
 `), 0o600))
 	var stderr bytes.Buffer
-	pods, err := loadPods([]string{good}, nil, &stderr, time.Now())
+	pods, err := loadPods([]string{good}, nil, &stderr, time.Now(), features.Gates{})
 	require.NoError(t, err, stderr.String())
 	require.Len(t, pods, 1)
 	p := pods[0]
@@ -75,7 +76,7 @@ spec:
 
 	// The same pod twice is a duplicate, reported with both origins.
 	stderr.Reset()
-	_, err = loadPods([]string{good, good}, nil, &stderr, time.Now())
+	_, err = loadPods([]string{good, good}, nil, &stderr, time.Now(), features.Gates{})
 	assert.ErrorIs(t, err, errInvalid)
 	assert.Contains(t, stderr.String(), `metadata.name: Duplicate value: pod "default/a" is also defined in `+good)
 
@@ -93,7 +94,7 @@ metadata: {name: b, uid: same}
 spec: {containers: [{name: c, args: [sleep, "1"]}]}
 `), 0o600))
 	stderr.Reset()
-	_, err = loadPods([]string{twins}, nil, &stderr, time.Now())
+	_, err = loadPods([]string{twins}, nil, &stderr, time.Now(), features.Gates{})
 	assert.ErrorIs(t, err, errInvalid)
 	assert.Contains(t, stderr.String(), twins+`: document 2: metadata.uid: Duplicate value: "same" is also the UID of the pod in `+twins+": document 1")
 }
@@ -114,6 +115,68 @@ func TestDispatchUsageAndExitCodes(t *testing.T) {
 	out.Reset()
 	assert.Equal(t, 0, dispatch([]string{"version"}, nil, &out, &errOut))
 	assert.True(t, strings.HasPrefix(out.String(), "node dev ("), out.String())
+}
+
+// TestValidateTakesFeatureGates: `node validate` (and `node explain`) validates under the gates `node run` would get, so
+// a field whose gate is off is refused with its path, and accepted once the gate is on; a bad
+// --feature-gates is a usage error naming the gate.
+func TestValidateTakesFeatureGates(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: Pod\nmetadata: {name: h2c}\nspec: {containers: [{name: c, args: [sleep, \"9\"], " +
+		"readinessProbe: {httpGet: {port: 8080, protocol: HTTP2}}}]}\n"
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, dispatch([]string{"validate", "-f", "-"}, strings.NewReader(manifest), &out, &errOut))
+	assert.Equal(t, "error: <stdin>: spec.containers[0].readinessProbe.httpGet.protocol: Forbidden: may not be set when the H2CContainerProbe feature gate is disabled\n",
+		errOut.String())
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, 0, dispatch([]string{"validate", "--feature-gates", "H2CContainerProbe=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut), errOut.String())
+	assert.Equal(t, "valid: 1 pod(s): default/h2c\n", out.String())
+	errOut.Reset()
+	assert.Equal(t, 2, dispatch([]string{"validate", "--feature-gates", "h2c=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut))
+	assert.Contains(t, errOut.String(), "unrecognized feature gate: h2c")
+	assert.Contains(t, errOut.String(), "H2CContainerProbe=true|false (ALPHA - default=false)", "the usage lists the gates")
+
+	// node explain validates the same way.
+	errOut.Reset()
+	assert.Equal(t, 1, dispatch([]string{"explain", "-f", "-"}, strings.NewReader(manifest), &out, &errOut))
+	assert.Contains(t, errOut.String(), "httpGet.protocol: Forbidden: may not be set when the H2CContainerProbe feature gate is disabled")
+	errOut.Reset()
+	assert.Equal(t, 0, dispatch([]string{"explain", "--feature-gates", "H2CContainerProbe=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut), errOut.String())
+}
+
+// TestCrashLoopBackOff is kubelet 1.37.2's newCrashLoopBackOff with node's flags.
+func TestCrashLoopBackOff(t *testing.T) {
+	for _, tc := range []struct {
+		gates       string
+		initial     time.Duration
+		initialSet  bool
+		max         time.Duration
+		maxSet      bool
+		wantInitial time.Duration
+		wantMax     time.Duration
+		wantErr     string
+	}{
+		{gates: "", max: 300 * time.Second, wantInitial: 10 * time.Second, wantMax: 300 * time.Second},
+		{gates: "", max: 2 * time.Second, maxSet: true, wantInitial: 2 * time.Second, wantMax: 2 * time.Second},
+		{gates: "", initial: time.Second, initialSet: true, max: 4 * time.Second, maxSet: true, wantInitial: time.Second, wantMax: 4 * time.Second},
+		{gates: "", max: 999 * time.Millisecond, maxSet: true, wantErr: "must be between 1s and 300s"},
+		{gates: "ReduceDefaultCrashLoopBackOffDecay=true", max: 300 * time.Second, wantInitial: time.Second, wantMax: 300 * time.Second},
+		{gates: "ReduceDefaultCrashLoopBackOffDecay=true,KubeletCrashLoopBackOffMax=false", max: 300 * time.Second, wantInitial: time.Second, wantMax: 60 * time.Second},
+		{gates: "KubeletCrashLoopBackOffMax=false", max: 300 * time.Second, wantInitial: 10 * time.Second, wantMax: 300 * time.Second},
+		{gates: "KubeletCrashLoopBackOffMax=false", max: 300 * time.Second, maxSet: true, wantErr: "FeatureGate KubeletCrashLoopBackOffMax not enabled"},
+		{gates: "", initial: 0, initialSet: true, max: 300 * time.Second, wantErr: "--crashloop-backoff-initial 0s: must be a positive duration"},
+	} {
+		t.Run(fmt.Sprintf("%s/%v/%v", tc.gates, tc.initial, tc.max), func(t *testing.T) {
+			initial, maxBackoff, err := crashLoopBackOff(features.MustParse(tc.gates), tc.initial, tc.initialSet, tc.max, tc.maxSet)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []time.Duration{tc.wantInitial, tc.wantMax}, []time.Duration{initial, maxBackoff})
+		})
+	}
 }
 
 // Bad input to `node run` is a clear error naming the flag or file, and nothing starts: no event
@@ -150,7 +213,16 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 		{"root dir is a file", []string{"-f", good, "--listen", "127.0.0.1:0", "--root-dir", good}, 1, `--root-dir "` + good + `": cannot create the log directory`},
 		{"log level", []string{"-f", good, "--log-level", "bogus"}, 2, `--log-level "bogus": use trace, debug, info, warn or error`},
 		{"log format", []string{"-f", good, "--log-format", "xml"}, 2, `--log-format "xml": use text or json`},
-		{"backoff", []string{"-f", good, "--crashloop-backoff-initial", "-1s"}, 2, "--crashloop-backoff-initial and --crashloop-backoff-max must be positive"},
+		{"backoff", []string{"-f", good, "--crashloop-backoff-initial", "-1s"}, 2, "--crashloop-backoff-initial -1s: must be a positive duration"},
+		{"backoff max over kubelet's", []string{"-f", good, "--crashloop-backoff-max", "10m"}, 2, "--crashloop-backoff-max 10m0s: must be between 1s and 300s"},
+		{"backoff max without its gate", []string{"-f", good, "--crashloop-backoff-max", "1m", "--feature-gates", "KubeletCrashLoopBackOffMax=false"}, 2,
+			"--crashloop-backoff-max: FeatureGate KubeletCrashLoopBackOffMax not enabled, CrashLoopBackOff.MaxContainerRestartPeriod must not be set"},
+		{"unknown feature gate", []string{"-f", good, "--feature-gates", "H2CContainerProbe=true,Bogus=true"}, 2,
+			`invalid value "H2CContainerProbe=true,Bogus=true" for flag -feature-gates: unrecognized feature gate: Bogus`},
+		{"feature gate value", []string{"-f", good, "--feature-gates=H2CContainerProbe=sure"}, 2,
+			`invalid value of H2CContainerProbe=sure, err: strconv.ParseBool: parsing "sure": invalid syntax`},
+		{"feature gate dependency", []string{"-f", good, "--feature-gates=ContainerRestartRules=false"}, 2,
+			"RestartAllContainersOnContainerExits is enabled, but depends on features that are disabled: [ContainerRestartRules]"},
 		{"missing file", []string{"-f", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: open "},
 		{"directory as -f", []string{"-f", dir}, 1, dir + ": read " + dir + ": is a directory"},
 		{"invalid manifest", []string{"-f", bad}, 1, bad + ": spec.containers: Invalid value: got number, want a list"},

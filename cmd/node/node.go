@@ -105,7 +105,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	mainReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	if n.rt, err = proc.New(proc.Options{RootDir: cfg.rootDir, ReattachTimeout: cfg.reattach, Clock: clock.Real(), Logger: log, Events: rec,
-		InitialBackoff: cfg.backoffInitial, MaxBackoff: cfg.backoffMax}); err != nil {
+		InitialBackoff: cfg.backoffInitial, MaxBackoff: cfg.backoffMax, Gates: cfg.gates}); err != nil {
 		return nil, err
 	}
 	// One fan-out of pod changes: the status page's recorder learns a pod's container IDs before
@@ -130,7 +130,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(rec),
-		actors.WithProber(n.tries.Prober(probes.New(n.rt))), // the default prober, recorded
+		actors.WithProber(n.tries.Prober(probes.New(n.rt, probes.WithFeatureGates(cfg.gates)))), // the default prober, recorded
 	}, cfg.budget.treeOptions()...)...); err != nil {
 		return nil, fmt.Errorf("probe tree: %w", err)
 	}
@@ -184,7 +184,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if cfg.manifestPath != "" || cfg.cluster.enabled() { // pods come and go
 		parts = append(parts, lifecycle.Part{Name: partHousekeeping, Component: n.host.Housekeeping(podhost.HousekeepingPeriod, n.tries.Retain)})
 	}
-	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, Runner: n.host, Logger: log, Reserved: pods}
+	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates}
 	if cfg.cluster.enabled() {
 		m, err := membership.New(sys, membership.Config{Cluster: cfg.cluster.name, Self: cfg.cluster.listen, Peers: strings.Split(cfg.cluster.peers, ","),
 			FailureTimeout: cfg.cluster.failureTimeout, AwaitApplied: true, Logger: log.Named("cluster"), Registerer: mainReg,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/podhost"
 	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -44,7 +45,7 @@ spec:
       periodSeconds: 1
 `), 0o600))
 	var stderr bytes.Buffer
-	pods, err := loadPods([]string{manifest}, nil, &stderr, time.Now())
+	pods, err := loadPods([]string{manifest}, nil, &stderr, time.Now(), features.Gates{})
 	require.NoError(t, err, stderr.String())
 
 	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard, profiling: true,

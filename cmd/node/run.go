@@ -22,6 +22,7 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/rootlock"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
+	"github.com/probeactor/probeactor/features"
 )
 
 // runConfig is `node run`'s flags.
@@ -33,6 +34,7 @@ type runConfig struct {
 	logFormat      string
 	backoffInitial time.Duration
 	backoffMax     time.Duration
+	gates          features.Gates // --feature-gates
 	profiling      bool
 	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
 	fileCheck      time.Duration // --file-check-frequency
@@ -58,8 +60,9 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
-	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", proc.DefaultInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max)")
-	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", proc.DefaultMaxBackoff, "CrashLoopBackOff: longest delay between restarts (reset after a run of twice this)")
+	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", kubeletInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max); default kubelet's: 10s, or 1s with ReduceDefaultCrashLoopBackOffDecay")
+	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", kubeletMaxBackoff, "CrashLoopBackOff: longest delay between restarts, 1s to 300s (reset after a run of twice this); kubelet's crashLoopBackOff.maxContainerRestartPeriod: may be set only with KubeletCrashLoopBackOffMax (on by default)")
+	addFeatureGatesFlag(fs, &cfg.gates, "what node does follows them as kubelet does")
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
@@ -81,8 +84,10 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	if cfg.backoffInitial <= 0 || cfg.backoffMax <= 0 {
-		fmt.Fprintln(stderr, "error: --crashloop-backoff-initial and --crashloop-backoff-max must be positive durations (e.g. 10s, 5m)")
+	set := flagsSet(fs)
+	if cfg.backoffInitial, cfg.backoffMax, err = crashLoopBackOff(cfg.gates, cfg.backoffInitial, set["crashloop-backoff-initial"],
+		cfg.backoffMax, set["crashloop-backoff-max"]); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
 	if _, _, err := net.SplitHostPort(cfg.listen); err != nil {
@@ -112,7 +117,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if cfg.cluster.enabled() {       // alike on every member (cluster.go)
 			assignUID = runner.ClusterUID(cfg.cluster.name)
 		}
-		if pods, err = loadPodsWith(cfg.files, stdin, stderr, time.Now(), assignUID); err != nil {
+		if pods, err = loadPodsWith(cfg.files, stdin, stderr, time.Now(), cfg.gates, assignUID); err != nil {
 			fmt.Fprintln(stderr, "node: nothing was started")
 			return 1
 		}
@@ -131,7 +136,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(cfg.files) == 0 && cfg.manifestPath == "" {
-		if pods, cfg.cleanup, err = demoPods(); err != nil {
+		if pods, cfg.cleanup, err = demoPods(cfg.gates); err != nil {
 			fmt.Fprintf(stderr, "error: demo: %v\n", err)
 			return 1
 		}
@@ -195,8 +200,9 @@ func newLogger(level, format string, out io.Writer) (hclog.Logger, error) {
 	return hclog.New(&hclog.LoggerOptions{Name: "node", Level: lvl, Output: out, JSONFormat: format == "json"}), nil
 }
 
-// demoPods builds the embedded demo's pod; cleanup removes its scratch directory.
-func demoPods() (pods []*v1.Pod, cleanup func(), err error) {
+// demoPods builds the embedded demo's pod, validated under gates; cleanup removes its scratch
+// directory.
+func demoPods(gates features.Gates) (pods []*v1.Pod, cleanup func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
@@ -217,7 +223,7 @@ func demoPods() (pods []*v1.Pod, cleanup func(), err error) {
 			return nil, nil, err
 		}
 	}
-	if errs := proc.Prepare(pod, time.Now()); len(errs) > 0 {
+	if errs := proc.Prepare(pod, time.Now(), gates); len(errs) > 0 {
 		cleanup()
 		return nil, nil, errs.ToAggregate()
 	}

@@ -12,20 +12,21 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/features"
 )
 
 // errInvalid marks manifest errors (already printed one per line); the exit code is 1.
 var errInvalid = errors.New("invalid manifests")
 
-// loadPods reads, defaults and validates every manifest. On any problem it writes every error, one
-// per line, to stderr and returns errInvalid.
-func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time) ([]*v1.Pod, error) {
-	return loadPodsWith(files, stdin, stderr, now, nil)
+// loadPods reads, defaults and validates every manifest under node's feature gates. On any problem
+// it writes every error, one per line, to stderr and returns errInvalid.
+func loadPods(files []string, stdin io.Reader, stderr io.Writer, now time.Time, gates features.Gates) ([]*v1.Pod, error) {
+	return loadPodsWith(files, stdin, stderr, now, gates, nil)
 }
 
 // loadPodsWith is loadPods with assignUID (when not nil) called on every pod before its defaults,
 // to set a UID the manifest did not give (else a random one is).
-func loadPodsWith(files []string, stdin io.Reader, stderr io.Writer, now time.Time, assignUID func(*v1.Pod)) ([]*v1.Pod, error) {
+func loadPodsWith(files []string, stdin io.Reader, stderr io.Writer, now time.Time, gates features.Gates, assignUID func(*v1.Pod)) ([]*v1.Pod, error) {
 	loaded, err := manifest.ReadFiles(files, stdin)
 	if err != nil {
 		for _, e := range flatten(err) {
@@ -42,7 +43,7 @@ func loadPodsWith(files []string, stdin io.Reader, stderr io.Writer, now time.Ti
 		if assignUID != nil {
 			assignUID(pod)
 		}
-		for _, e := range proc.Prepare(pod, now) {
+		for _, e := range proc.Prepare(pod, now, gates) {
 			problems = append(problems, fmt.Sprintf("%s: %s", l.Origin, e.Error()))
 		}
 		key := pod.Namespace + "/" + pod.Name
@@ -78,9 +79,11 @@ func flatten(err error) []error {
 }
 
 func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", "validate -f FILE... (\"-\" reads stdin)", stderr)
+	fs := newFlagSet("validate", "validate -f FILE... [--feature-gates NAME=BOOL,...] (\"-\" reads stdin)", stderr)
 	var files fileList
+	var gates features.Gates
 	fs.Var(&files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
+	addFeatureGatesFlag(fs, &gates, "validate as `node run` with the same gates does")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -91,7 +94,7 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		fs.Usage()
 		return 2
 	}
-	pods, err := loadPods(files, stdin, stderr, time.Now())
+	pods, err := loadPods(files, stdin, stderr, time.Now(), gates)
 	if err != nil {
 		return 1
 	}

@@ -1,6 +1,8 @@
 package podspec
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -34,8 +36,13 @@ func Prepare(pod *v1.Pod) field.ErrorList {
 // those probing depends on, each once and naming its field path: a UID, name and namespace (DNS
 // subdomain and label), the restart policy, a non-negative grace period, at least one container,
 // container names (DNS labels, unique across init and app containers), container restart policies
-// (only sidecars, only Always), env entries (a name; value and valueFrom exclusive), and every
-// probe (probes.ValidatePod).
+// and restart rules (kubelet 1.37, KEP-5307 and KEP-5532: as the API server validates them with
+// ContainerRestartRules and RestartAllContainersOnContainerExits on), env entries (a name; value
+// and valueFrom exclusive), and every probe (probes.ValidatePod, httpGet.protocol and grpc.mode
+// included).
+//
+// Validate applies no feature gate: it accepts every field kubelet 1.37 knows, as the API server
+// does with every gate on. ValidateGates refuses the fields of gates that are off.
 func Validate(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return field.ErrorList{field.Required(field.NewPath("metadata"), "pod is nil")}
@@ -83,12 +90,12 @@ func Validate(pod *v1.Pod) field.ErrorList {
 			}
 			seen[c.Name] = true
 		}
-		if c.RestartPolicy != nil {
-			if !init {
-				errs = append(errs, field.Forbidden(path.Child("restartPolicy"), "may not be set for non-init containers"))
-			} else if *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
-				errs = append(errs, field.NotSupported(path.Child("restartPolicy"), *c.RestartPolicy, []string{string(v1.ContainerRestartPolicyAlways)}))
+		if init && c.RestartPolicy == nil {
+			if len(c.RestartPolicyRules) > 0 {
+				errs = append(errs, field.Required(path.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
 			}
+		} else {
+			errs = append(errs, validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, path)...)
 		}
 		for i, e := range c.Env {
 			ep := path.Child("env").Index(i)
@@ -120,4 +127,53 @@ func Unique(errs field.ErrorList) field.ErrorList {
 		}
 	}
 	return out
+}
+
+var (
+	supportedContainerRestartPolicies = []string{string(v1.ContainerRestartPolicyAlways), string(v1.ContainerRestartPolicyNever),
+		string(v1.ContainerRestartPolicyOnFailure)}
+	supportedRestartRuleOperators = []string{string(v1.ContainerRestartRuleOnExitCodesOpIn), string(v1.ContainerRestartRuleOnExitCodesOpNotIn)}
+	supportedRestartRuleActions   = []string{string(v1.ContainerRestartRuleActionRestart), string(v1.ContainerRestartRuleActionRestartAllContainers)}
+)
+
+// Limits of the API server on restart rules.
+const (
+	maxRestartRules  = 20
+	maxRuleExitCodes = 255
+)
+
+// validateContainerRestartPolicy is the API server's check of a container's restartPolicy and
+// restartPolicyRules (validateContainerRestartPolicy in pkg/apis/core/validation, 1.37, both gates
+// on). An empty exitCodes.values is valid, as there (In matches no exit code, NotIn every one).
+func validateContainerRestartPolicy(policy *v1.ContainerRestartPolicy, rules []v1.ContainerRestartRule, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	policyPath := path.Child("restartPolicy")
+	if policy == nil {
+		if len(rules) == 0 {
+			return nil
+		}
+		errs = append(errs, field.Required(policyPath, "must specify restartPolicy when restart rules are used"))
+	} else if !slices.Contains(supportedContainerRestartPolicies, string(*policy)) {
+		errs = append(errs, field.NotSupported(policyPath, *policy, supportedContainerRestartPolicies))
+	}
+	if len(rules) > maxRestartRules {
+		errs = append(errs, field.TooMany(path.Child("restartPolicyRules"), len(rules), maxRestartRules))
+	}
+	for i, rule := range rules {
+		rp := path.Child("restartPolicyRules").Index(i)
+		if !slices.Contains(supportedRestartRuleActions, string(rule.Action)) {
+			errs = append(errs, field.NotSupported(rp.Child("action"), rule.Action, supportedRestartRuleActions))
+		}
+		if rule.ExitCodes == nil {
+			errs = append(errs, field.Required(rp.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		if !slices.Contains(supportedRestartRuleOperators, string(rule.ExitCodes.Operator)) {
+			errs = append(errs, field.NotSupported(rp.Child("exitCodes", "operator"), rule.ExitCodes.Operator, supportedRestartRuleOperators))
+		}
+		if len(rule.ExitCodes.Values) > maxRuleExitCodes {
+			errs = append(errs, field.TooMany(rp.Child("exitCodes", "values"), len(rule.ExitCodes.Values), maxRuleExitCodes))
+		}
+	}
+	return errs
 }

@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,9 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	never := v1.ContainerRestartPolicy("Never")
+	never := v1.ContainerRestartPolicyNever
+	onFailure := v1.ContainerRestartPolicyOnFailure
+	sometimes := v1.ContainerRestartPolicy("Sometimes")
 	always := v1.ContainerRestartPolicyAlways
 	meta := metav1.ObjectMeta{Name: "p", UID: "u"}
 	negative := int64(-1)
@@ -29,11 +32,38 @@ func TestValidate(t *testing.T) {
 			Containers:     []v1.Container{{Name: "c"}, {}}}},
 			[]string{`spec.containers[0].name: Duplicate value: "c"`, "spec.containers[1].name: Required value"}},
 		{"bad policies", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{RestartPolicy: "Sometimes", TerminationGracePeriodSeconds: &negative,
-			InitContainers: []v1.Container{{Name: "i", RestartPolicy: &never}},
-			Containers:     []v1.Container{{Name: "C_", RestartPolicy: &always}}}},
-			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`,
-				`spec.containers[0].name: Invalid value: "C_"`, "spec.containers[0].restartPolicy: Forbidden",
+			InitContainers: []v1.Container{{Name: "i", RestartPolicy: &sometimes}},
+			Containers:     []v1.Container{{Name: "C_", RestartPolicy: &sometimes}}}},
+			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`,
+				`spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
+				`spec.containers[0].name: Invalid value: "C_"`,
+				`spec.containers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
 				"spec.terminationGracePeriodSeconds: Invalid value: -1"}},
+		{"container restart policies and rules (1.37)", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "i", RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{
+				rule(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 1)}},
+				{Name: "side", RestartPolicy: &always, RestartPolicyRules: []v1.ContainerRestartRule{
+					rule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 9)}}},
+			Containers: []v1.Container{{Name: "c", RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{
+				rule(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 42),
+				rule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpNotIn),
+			}}, {Name: "d", RestartPolicy: &onFailure}}}}, nil},
+		{"bad restart rules", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "i", RestartPolicyRules: []v1.ContainerRestartRule{
+				rule(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 1)}}},
+			Containers: []v1.Container{{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{
+				rule("Ignore", "Between", 1), {Action: v1.ContainerRestartRuleActionRestart},
+				rule(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, make([]int32, 256)...),
+			}}, {Name: "d", RestartPolicy: &never, RestartPolicyRules: slices.Repeat([]v1.ContainerRestartRule{
+				rule(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 1)}, 21)}}}},
+			[]string{"spec.initContainers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+				"spec.containers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+				`spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Ignore": supported values: "Restart", "RestartAllContainers"`,
+				`spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Between": supported values: "In", "NotIn"`,
+				"spec.containers[0].restartPolicyRules[1].exitCodes: Required value: must be specified",
+				"spec.containers[0].restartPolicyRules[2].exitCodes.values: Too many: 256: must have at most 255 items",
+				"spec.containers[1].restartPolicyRules: Too many: 21: must have at most 20 items",
+			}},
 		{"env", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c",
 			Env: []v1.EnvVar{{Value: "x"}, {Name: "A", Value: "x", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}},
 			[]string{"spec.containers[0].env[0].name: Required value", "spec.containers[0].env[1].valueFrom: Invalid value"}},
@@ -52,6 +82,10 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	assert.NotEmpty(t, Validate(nil), "a nil pod is refused, not a panic")
+}
+
+func rule(action v1.ContainerRestartRuleAction, op v1.ContainerRestartRuleOnExitCodesOperator, values ...int32) v1.ContainerRestartRule {
+	return v1.ContainerRestartRule{Action: action, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: op, Values: values}}
 }
 
 func TestSetDefaults(t *testing.T) {

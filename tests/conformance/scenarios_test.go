@@ -308,6 +308,62 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		// kubelet 1.37 (ContainerRestartRules): a terminated container's worker keeps going while
+		// its restart rules or policy restart it, whatever the pod's restartPolicy says.
+		name: "restart_rules_decide_whether_a_terminated_containers_worker_keeps_going",
+		run: func(x *h) {
+			never := v1.ContainerRestartPolicyNever
+			rules := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+			a, b := Container("a", nil, Probe(R), nil), Container("b", nil, Probe(R), nil)
+			a.RestartPolicy, a.RestartPolicyRules = &never, rules
+			b.RestartPolicy, b.RestartPolicyRules = &never, rules
+			pod := Pod("p", a, b)
+			x.start(pod)
+			x.at(s + s/2)
+			require.Equal(x.t, messages.Success, x.result(ID("p", "a", 1), R))
+			require.Equal(x.t, messages.Success, x.result(ID("p", "b", 1), R))
+			st := Running(pod, x.t0, nil)
+			st.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 42}} // its rule restarts it
+			st.ContainerStatuses[1].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1}}  // Never: done
+			x.d.SetPodStatus(pod, st)
+			x.at(2*s + s/2)
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "a", 1), R))
+			x.noResult(ID("p", "b", 1), R) // the worker exited and removed its result
+			callsB := x.prober.Calls("b", R)
+			x.d.SetPodStatus(pod, Running(pod, time.Now(), map[string]messages.ContainerID{"a": ID("p", "a", 2), "b": ID("p", "b", 2)}))
+			x.at(5*s + s/2)
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "a", 2), R), "a's worker probes the restarted container")
+			x.noResult(ID("p", "b", 2), R)
+			assert.Equal(x.t, callsB, x.prober.Calls("b", R), "b's worker is gone")
+		},
+	},
+	{
+		// kubelet 1.37 with ChangeContainerStatusOnKubeletRestart off (KEP-4781): a container that
+		// started more than 10 s before the prober gets no initial value; its result appears only
+		// once a probe reaches a threshold.
+		name: "a_container_that_started_before_the_prober_keeps_its_result",
+		run: func(x *h) {
+			pod := Pod("p", Container("c", nil, Probe(R, failureThreshold(5)), nil))
+			x.prober.Set("c", R, probes.Failure)
+			require.NoError(x.t, x.d.AddPod(pod))
+			x.d.SetPodStatus(pod, Running(pod, x.t0.Add(-time.Hour), nil))
+			x.at(s + s/2)
+			// Probed (kubeletstyle's status triggers run it once more than the actor core does), and
+			// still below the threshold of 5: no result, not ready.
+			require.Positive(x.t, x.prober.Calls("c", R))
+			require.Less(x.t, x.prober.Calls("c", R), 5)
+			x.noResult(ID("p", "c", 1), R)
+			assert.False(x.t, x.container("p", "c").Ready)
+			x.at(6*s + s/2)
+			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R), "five failures reach the threshold")
+			x.prober.Set("c", R, probes.Success)
+			x.at(7*s + s/2)
+			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))
+			assert.True(x.t, x.container("p", "c").Ready)
+		},
+	},
+	{
 		name: "probe_error_changes_nothing",
 		run: func(x *h) {
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))

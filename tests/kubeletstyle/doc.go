@@ -1,6 +1,10 @@
 // Package kubeletstyle is the baseline of the architecture study: kubelet's prober subsystem written the
 // way kubelet writes it (../shared/spec/kubelet-prober.md §1, §2, §5), from the spec and independently of
-// the actor core, so that tests/conformance and tests/bench compare equals.
+// the actor core, so that tests/conformance and tests/bench compare equals. Its doProbe is kubelet
+// 1.37.2's: a terminated container's worker keeps going by the container's restart rules and policy
+// (internal/restartpolicy, the one pure rule both implementations read, checked against upstream in
+// tests/upstream), and a container that started more than 10 s before the manager gets no initial
+// value.
 //
 // What it owns and how it is built (deliberately kubelet-shaped):
 //   - probeManager: a sync.RWMutex-guarded map[probeKey]*worker; AddPod starts one goroutine per

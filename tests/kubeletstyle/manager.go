@@ -32,7 +32,7 @@ type probeManager struct {
 }
 
 // AddPod starts a worker per probe of every container and restartable init container (§1.3). Like
-// kubelet 1.30–1.33 it returns at the first key that already has a worker.
+// kubelet 1.37 it skips a key that already has a worker and goes on (1.30–1.33 returned there).
 func (m *probeManager) AddPod(pod *v1.Pod) {
 	m.workerLock.Lock()
 	defer m.workerLock.Unlock()
@@ -48,7 +48,7 @@ func (m *probeManager) AddPod(pod *v1.Pod) {
 			}
 			k := probeKey{podUID: pod.UID, container: c.Name, probeType: pt}
 			if _, ok := m.workers[k]; ok {
-				return
+				continue
 			}
 			w := newWorker(m, pt, pod, *c)
 			m.workers[k] = w

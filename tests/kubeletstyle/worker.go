@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probeactor/probeactor/internal/restartpolicy"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	v1 "k8s.io/api/core/v1"
@@ -131,7 +132,11 @@ func (w *worker) doProbe(ctx context.Context) (keepGoing bool) {
 			w.results.Remove(w.containerID)
 		}
 		w.containerID = messages.ContainerID(c.ContainerID)
-		w.results.Set(w.containerID, w.initial, w.pod)
+		// kubelet 1.37 (ChangeContainerStatusOnKubeletRestart off): a running container that started
+		// more than 10 s before the prober did keeps what it had, no initial value.
+		if r := c.State.Running; r == nil || r.StartedAt.IsZero() || !r.StartedAt.Time.Before(w.m.start.Add(-10*time.Second)) {
+			w.results.Set(w.containerID, w.initial, w.pod)
+		}
 		w.onHold = false
 	}
 	if w.onHold {
@@ -141,7 +146,13 @@ func (w *worker) doProbe(ctx context.Context) (keepGoing bool) {
 		if w.containerID != "" {
 			w.results.Set(w.containerID, messages.Failure, w.pod)
 		}
-		return c.State.Terminated == nil || w.pod.Spec.RestartPolicy != v1.RestartPolicyNever
+		// kubelet 1.37 (ContainerRestartRules, RestartAllContainersOnContainerExits): keep going
+		// while the container restarts, or the pod restarts all its containers.
+		if c.State.Terminated == nil {
+			return true
+		}
+		return restartpolicy.ShouldRestart(&w.container, w.pod.Spec.RestartPolicy, c.State.Terminated.ExitCode) ||
+			restartpolicy.AllRestarting(w.pod.Spec.InitContainers, w.pod.Spec.Containers, &status)
 	}
 	if w.pod.DeletionTimestamp != nil && (w.probeType == messages.Liveness || w.probeType == messages.Startup) {
 		w.results.Set(w.containerID, messages.Success, w.pod)

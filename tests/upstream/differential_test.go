@@ -20,6 +20,7 @@ import (
 	execprobe "k8s.io/kubernetes/pkg/probe/exec"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/sysfault"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -34,7 +35,6 @@ var (
 		"header-cap":     "response headers over 64 KiB fail the probe (HTTP/1.1 and HTTP/2); upstream reads up to Go's default 10 MiB",
 		"exec-start-failure": "a command that cannot be started is exit 127/126, a Failure (RunLocal, as a shell in a container); " +
 			"through containerd kubelet gets an ExecSync error, a probe error that is retried and discarded",
-		"port-error-text": "an unknown port name errors with \"invalid probe port: port <name> not found\"; upstream with strconv.Atoi's text",
 		"no-handler-text": "a probe without a handler errors naming the container only; the Prober is not told the pod",
 		"http-transport": "each attempt has its own transport, closed with it: a dial the attempt stopped waiting for is canceled; " +
 			"kubelet's shared transport lets it run on (a black-holed target: until the kernel gives up, ~2 min). " +
@@ -46,6 +46,9 @@ var (
 	// quirks: upstream misbehaves; the decision is stated and the case checks it.
 	quirks = map[string]string{
 		"stalled-body-errors": "kept: a body that stalls past the timeout is a probe error in both (so such a target never fails liveness)",
+		"h2c-error-race": "kept: against a target that does not speak HTTP/2, net/http's HTTP/2 client reports one of two errors " +
+			"(\"frame too large … looked like an HTTP/1.1 header\" or \"client conn could not be established\"), whichever of its reader " +
+			"and its round trip gets there first, in both implementations alike: the case checks the Failure, not which text",
 		"utilexec-big-output": "not followed: driving pkg/probe/exec with k8s.io/utils/exec, output over 10 KiB fails its LimitWriter " +
 			"and the copy: a probe error (\"short write\") or a SIGPIPE Failure; kubelet's own execInContainer and probeactor " +
 			"keep the command's verdict and its first 10 KiB",
@@ -65,6 +68,7 @@ type want struct {
 // in differences or quirks) each side must match its own expectation.
 type probeCase struct {
 	name      string
+	gates     string // kubelet's --feature-gates for both sides ("" = 1.37.2's defaults)
 	spec      *v1.Probe
 	container v1.Container
 	want      want
@@ -118,6 +122,27 @@ func execCmd(timeout int32, cmd ...string) *v1.Probe {
 }
 
 func hdr(name, value string) v1.HTTPHeader { return v1.HTTPHeader{Name: name, Value: value} }
+
+// h2cGet is httpGet with protocol HTTP2 (h2c when H2CContainerProbe is on).
+func h2cGet(port int, path string, timeout int32) *v1.Probe {
+	p := httpGet(intstr.FromInt(port), path, timeout)
+	h2 := v1.HTTPProtocolHTTP2
+	p.HTTPGet.Protocol = &h2
+	return p
+}
+
+// grpcMode is grpcCheck with grpc.mode set (TLS when GRPCContainerProbeTLS is on).
+func grpcMode(port int, service *string, timeout int32, mode v1.GRPCProbeMode) *v1.Probe {
+	p := grpcCheck(port, service, timeout)
+	p.GRPC.Mode = &mode
+	return p
+}
+
+// Feature gates of the cases that need them (kubelet 1.37.2: both alpha, off by default).
+const (
+	h2cOn     = "H2CContainerProbe=true"
+	grpcTLSOn = "GRPCContainerProbeTLS=true"
+)
 
 func str(s string) *string { return &s }
 
@@ -189,7 +214,7 @@ func cases(t *testing.T, tg *targets) []probeCase {
 
 		// HTTP: headers.
 		{name: "default headers", spec: httpGet(p(tg.httpPort), "/", roomy),
-			want: ok("Accept: */*\nConnection: close\nUser-Agent: kube-probe/1.33\n")},
+			want: ok("Accept: */*\nConnection: close\nUser-Agent: kube-probe/1.37\n")},
 		{name: "custom header, canonicalized and repeated", spec: httpGet(p(tg.httpPort), "/", roomy, hdr("x-custom", "a"), hdr("X-CUSTOM", "b")),
 			want: ok("X-Custom: a\nX-Custom: b\n")},
 		{name: "host header", spec: httpGet(p(tg.httpPort), "/", roomy, hdr("Host", "muffins.example")), want: ok("Host: muffins.example\n")},
@@ -204,11 +229,12 @@ func cases(t *testing.T, tg *targets) []probeCase {
 
 		// HTTP: ports, hosts, paths and queries.
 		{name: "named port", spec: httpGet(intstr.FromString("http"), "/", roomy), container: web, want: ok("HTTP/1.1 /\n")},
-		{name: "numeric string port", spec: httpGet(intstr.FromString(strconv.Itoa(tg.httpPort)), "/", roomy), want: ok("HTTP/1.1 /\n")},
-		{name: "unknown port name", spec: httpGet(intstr.FromString("nope"), "/", roomy), container: web, diff: "port-error-text",
-			kubelet: errored("unknown", `strconv.Atoi: parsing "nope": invalid syntax`), ours: errored("unknown", "port nope not found")},
-		{name: "port out of range", spec: httpGet(p(70000), "/", roomy), diff: "port-error-text",
-			kubelet: errored("unknown", "invalid port number: 70000"), ours: errored("unknown", "invalid port number: 70000")},
+		// kubelet ≤1.36 read a name no port has as a number; 1.37 does not (the API refuses such a name).
+		{name: "numeric string port", spec: httpGet(intstr.FromString(strconv.Itoa(tg.httpPort)), "/", roomy),
+			want: errored("unknown", `port "`+strconv.Itoa(tg.httpPort)+`" not found`)},
+		{name: "unknown port name", spec: httpGet(intstr.FromString("nope"), "/", roomy), container: web,
+			want: errored("unknown", `port "nope" not found`)},
+		{name: "port out of range", spec: httpGet(p(70000), "/", roomy), want: errored("unknown", "invalid port number: 70000")},
 		{name: "host field", spec: func() *v1.Probe { s := httpGet(p(tg.httpPort), "/", roomy); s.HTTPGet.Host = "localhost"; return s }(),
 			want: ok("Host: localhost:" + strconv.Itoa(tg.httpPort) + "\n")},
 		{name: "query string", spec: httpGet(p(tg.httpPort), "/healthz?verbose=1&x=a%20b", roomy), want: ok("HTTP/1.1 /healthz?verbose=1&x=a%20b\n")},
@@ -221,11 +247,40 @@ func cases(t *testing.T, tg *targets) []probeCase {
 		// HTTPS.
 		{name: "https self-signed", spec: httpsGet(tg.httpsPort, "/", roomy), want: ok("HTTP/1.1 /\n")},
 		{name: "https negotiates HTTP/2", spec: httpsGet(tg.h2Port, "/h2", roomy), want: ok("HTTP/2.0 /h2\n")},
-		{name: "https HTTP/2 default headers", spec: httpsGet(tg.h2Port, "/", roomy), want: ok("Accept: */*\nUser-Agent: kube-probe/1.33\n")},
+		{name: "https HTTP/2 default headers", spec: httpsGet(tg.h2Port, "/", roomy), want: ok("Accept: */*\nUser-Agent: kube-probe/1.37\n")},
 		{name: "https HTTP/2 header over 64 KiB", spec: httpsGet(tg.h2Port, "/header/big", roomy), diff: "header-cap",
 			kubelet: ok("HTTP/2.0 /header/big"), ours: fail("COMPRESSION_ERROR")},
 		{name: "https to a plain HTTP server", spec: httpsGet(tg.httpPort, "/", roomy), want: fail("server gave HTTP response to HTTPS client")},
 		{name: "http to an HTTPS server", spec: httpGet(p(tg.httpsPort), "/", roomy), want: fail("statuscode: 400")},
+
+		// h2c (H2CContainerProbe, alpha in 1.37): httpGet.protocol HTTP2 is HTTP/2 with prior knowledge.
+		{name: "h2c", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/h2c", roomy), want: ok("HTTP/2.0 /h2c\n")},
+		{name: "h2c default headers", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/", roomy), want: ok("Accept: */*\nUser-Agent: kube-probe/1.37\n")},
+		{name: "h2c custom headers and host", gates: h2cOn, spec: func() *v1.Probe {
+			s := h2cGet(tg.h2cPort, "/", roomy)
+			s.HTTPGet.HTTPHeaders = []v1.HTTPHeader{hdr("Host", "muffins.example"), hdr("x-custom", "a")}
+			return s
+		}(), want: ok("Host: muffins.example\n")},
+		{name: "h2c status 503", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/status/503", roomy), want: fail("HTTP probe failed with statuscode: 503")},
+		{name: "h2c redirect same host", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/redirect/same", roomy), want: ok("status body")},
+		{name: "h2c redirect to HTTPS", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/redirect/other-port", roomy), want: fail("")},
+		{name: "h2c body over 10 KiB truncated", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/big", roomy), want: ok(strings.Repeat("b", probes.MaxOutputLength))},
+		{name: "h2c headers slower than the timeout", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/slow/headers", tight),
+			want: fail("(Client.Timeout exceeded while awaiting headers)")},
+		{name: "h2c to an HTTP/1.1 server", gates: h2cOn, spec: h2cGet(tg.raw["http11-to-preface"], "/", roomy), diff: "h2c-error-race",
+			kubelet: fail("Get \"http://127.0.0.1:"), ours: fail("Get \"http://127.0.0.1:")},
+		{name: "h2c to an HTTP/1.1-only server that closes", gates: h2cOn, spec: h2cGet(tg.httpPort, "/", roomy), diff: "h2c-error-race",
+			kubelet: fail("http2: "), ours: fail("http2: ")},
+		{name: "h2c refused", gates: h2cOn, spec: h2cGet(tg.closedPort, "/", roomy), want: fail("connect: connection refused")},
+		{name: "h2c response header over 64 KiB", gates: h2cOn, spec: h2cGet(tg.h2cPort, "/header/big", roomy), diff: "header-cap",
+			kubelet: ok("big header"), ours: fail("")},
+		{name: "h2c gate off: HTTP/1.1", spec: h2cGet(tg.h2cPort, "/h1", roomy), want: ok("HTTP/1.1 /h1\n")},
+		{name: "h2c gate on, protocol HTTP1", gates: h2cOn, spec: func() *v1.Probe {
+			s := h2cGet(tg.h2cPort, "/h1", roomy)
+			h1 := v1.HTTPProtocolHTTP1
+			s.HTTPGet.Protocol = &h1
+			return s
+		}(), want: ok("HTTP/1.1 /h1\n")},
 
 		// TCP.
 		{name: "tcp open", spec: tcpSocket("", p(tg.httpPort), roomy), want: ok("")},
@@ -233,9 +288,10 @@ func cases(t *testing.T, tg *targets) []probeCase {
 		{name: "tcp connect timeout", spec: tcpSocket("", p(tg.hangPort), tight), want: fail("i/o timeout")},
 		{name: "tcp host field", spec: tcpSocket("localhost", p(tg.httpPort), roomy), want: ok("")},
 		{name: "tcp named port", spec: tcpSocket("", intstr.FromString("http"), roomy), container: web, want: ok("")},
-		{name: "tcp numeric string port", spec: tcpSocket("", intstr.FromString(strconv.Itoa(tg.httpPort)), roomy), want: ok("")},
-		{name: "tcp unknown port name", spec: tcpSocket("", intstr.FromString("nope"), roomy), container: web, diff: "port-error-text",
-			kubelet: errored("unknown", `strconv.Atoi: parsing "nope": invalid syntax`), ours: errored("unknown", "port nope not found")},
+		{name: "tcp numeric string port", spec: tcpSocket("", intstr.FromString(strconv.Itoa(tg.httpPort)), roomy),
+			want: errored("unknown", `port "`+strconv.Itoa(tg.httpPort)+`" not found`)},
+		{name: "tcp unknown port name", spec: tcpSocket("", intstr.FromString("nope"), roomy), container: web,
+			want: errored("unknown", `port "nope" not found`)},
 		{name: "tcp close", spec: tcpSocket("", p(tg.closeKindsPort), roomy), diff: "abortive-close",
 			kubelet: ok(""), ours: ok(""),
 			observe:    func(t *testing.T, tg *targets) func() string { return func() string { return tg.closeKinds.next(t) } },
@@ -257,6 +313,24 @@ func cases(t *testing.T, tg *targets) []probeCase {
 		{name: "grpc non-gRPC server", spec: grpcCheck(tg.httpPort, nil, tight), want: fail("within 1s: context deadline exceeded")},
 		{name: "grpc refused", spec: grpcCheck(tg.closedPort, nil, tight), want: fail("within 1s: context deadline exceeded")},
 		{name: "grpc never answers", spec: grpcCheck(tg.silentPort, nil, tight), want: fail("within 1s: context deadline exceeded")},
+
+		// gRPC over TLS (GRPCContainerProbeTLS, alpha in 1.37): grpc.mode TLS, the certificate unverified.
+		{name: "grpc TLS serving", gates: grpcTLSOn, spec: grpcMode(tg.grpcTLSPort, nil, roomy, v1.GRPCProbeModeTLS), want: ok("service healthy")},
+		{name: "grpc TLS not serving", gates: grpcTLSOn, spec: grpcMode(tg.grpcTLSPort, str("not-serving"), roomy, v1.GRPCProbeModeTLS),
+			want: fail(`service unhealthy (responded with "NOT_SERVING")`)},
+		{name: "grpc TLS unknown service", gates: grpcTLSOn, spec: grpcMode(tg.grpcTLSPort, str("nope"), roomy, v1.GRPCProbeModeTLS),
+			want: fail("code = NotFound desc = unknown service")},
+		{name: "grpc TLS to a plaintext server", gates: grpcTLSOn, spec: grpcMode(tg.grpcPort, nil, tight, v1.GRPCProbeModeTLS),
+			want: fail("within 1s: context deadline exceeded")},
+		{name: "grpc plaintext to a TLS server", gates: grpcTLSOn, spec: grpcCheck(tg.grpcTLSPort, nil, tight),
+			want: fail("within 1s: context deadline exceeded")},
+		{name: "grpc mode Plaintext", gates: grpcTLSOn, spec: grpcMode(tg.grpcPort, nil, roomy, v1.GRPCProbeModePlaintext), want: ok("service healthy")},
+		{name: "grpc TLS refused", gates: grpcTLSOn, spec: grpcMode(tg.closedPort, nil, tight, v1.GRPCProbeModeTLS),
+			want: fail("within 1s: context deadline exceeded")},
+		{name: "grpc TLS gate off: plaintext to a TLS server", spec: grpcMode(tg.grpcTLSPort, nil, tight, v1.GRPCProbeModeTLS),
+			want: fail("within 1s: context deadline exceeded")},
+		{name: "grpc TLS gate off: plaintext to a plaintext server", spec: grpcMode(tg.grpcPort, nil, roomy, v1.GRPCProbeModeTLS),
+			want: ok("service healthy")},
 
 		// Exec.
 		{name: "exec true", spec: execCmd(roomy, "true"), want: ok("")},
@@ -283,6 +357,18 @@ func cases(t *testing.T, tg *targets) []probeCase {
 		{name: "no handler", spec: &v1.Probe{TimeoutSeconds: roomy}, container: v1.Container{Name: "c"}, diff: "no-handler-text",
 			kubelet: errored("unknown", "missing probe handler for c"), ours: errored("unknown", `missing probe handler for container "c"`)},
 	}
+}
+
+// sides returns kubelet's prober and probeactor's under the same feature gates (kubelet's
+// --feature-gates syntax, on kubelet 1.37.2's defaults), kubelet's closed when the test ends.
+func sides(t *testing.T, gates string) (*Kubelet, *probes.Prober) {
+	t.Helper()
+	k, err := NewKubelet(gates)
+	require.NoError(t, err)
+	t.Cleanup(k.Close)
+	g, err := features.Parse(gates)
+	require.NoError(t, err)
+	return k, probes.New(nil, probes.WithFeatureGates(g))
 }
 
 func utilexecCommand(name string, args ...string) utilexec.Cmd {
@@ -333,12 +419,16 @@ func check(t *testing.T, side string, a Attempt, w want) {
 // through probes.Prober, and compares what each reports.
 func TestDifferential(t *testing.T) {
 	tg := newTargets(t)
-	kubelet := NewKubelet()
-	t.Cleanup(kubelet.Close)
-	prober := probes.New(nil)
 	all := cases(t, tg)
 	require.GreaterOrEqual(t, len(all), 60, "the suite promises at least 60 cases")
+	kubelets, probers := map[string]*Kubelet{}, map[string]*probes.Prober{}
 	for _, tc := range all {
+		if _, ok := kubelets[tc.gates]; !ok {
+			kubelets[tc.gates], probers[tc.gates] = sides(t, tc.gates)
+		}
+	}
+	for _, tc := range all {
+		kubelet, prober := kubelets[tc.gates], probers[tc.gates]
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.observe == nil {
 				t.Parallel()
@@ -399,10 +489,9 @@ func TestUtilexecBigOutputQuirk(t *testing.T) {
 	})
 	check(t, "upstream through k8s.io/utils/exec", viaUtilexec, errored("unknown", "short write"))
 
-	kubelet := NewKubelet()
-	t.Cleanup(kubelet.Close)
+	kubelet, prober := sides(t, "")
 	k := kubelet.Probe(context.Background(), spec, v1.Container{}, podIP)
-	o := ours(context.Background(), probes.New(nil), spec, v1.Container{})
+	o := ours(context.Background(), prober, spec, v1.Container{})
 	assert.Equal(t, k, o)
 	check(t, "kubelet's execInContainer and probeactor", k, ok(strings.Repeat("x", probes.MaxOutputLength)))
 }
@@ -414,10 +503,9 @@ func TestDisableHTTP2(t *testing.T) {
 	t.Setenv("DISABLE_HTTP2", "true")
 	spec := httpsGet(tg.h2Port, "/", roomy)
 	probes.SetProbeDefaults(spec)
-	kubelet := NewKubelet()
-	t.Cleanup(kubelet.Close)
+	kubelet, prober := sides(t, "")
 	k := kubelet.Probe(context.Background(), spec, v1.Container{}, podIP)
-	o := ours(context.Background(), probes.New(nil), spec, v1.Container{})
+	o := ours(context.Background(), prober, spec, v1.Container{})
 	assert.Equal(t, k, o)
 	check(t, "both", k, ok("HTTP/1.1 /\n"))
 }
@@ -468,7 +556,12 @@ func runExhausted(port string) {
 		fmt.Println("setup:", err)
 		return
 	}
-	kubelet, prober := NewKubelet(), probes.New(nil)
+	kubelet, err := NewKubelet("")
+	if err != nil {
+		fmt.Println("setup:", err)
+		return
+	}
+	prober := probes.New(nil)
 	if _, err := sysfault.DenyNewDescriptors(); err != nil {
 		fmt.Println("setup:", err)
 		return

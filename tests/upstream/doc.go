@@ -8,6 +8,17 @@
 // k8s.io/kubernetes; go.mod replaces every k8s.io staging module k8s.io/kubernetes requires at
 // v0.0.0 with its published v0.<minor>.<patch>.
 //
+// A case may name kubelet feature gates (--feature-gates syntax): both sides then run under them —
+// kubelet's side reads its own copy of kubelet's gate registry where prober.go reads
+// utilfeature.DefaultFeatureGate, probeactor's gets probes.WithFeatureGates — so h2c
+// (H2CContainerProbe) and gRPC over TLS (GRPCContainerProbeTLS) are compared against real h2c and
+// TLS gRPC targets with the gates on and off. Two tests compare decisions rather than attempts:
+// TestFeatureGatesAreKubelets (package features against kubelet's registry: defaults, stages,
+// locks, and --feature-gates values accepted or refused with the same text) and
+// TestRestartRulesAreKubelets (internal/restartpolicy against upstream's ContainerShouldRestart,
+// FindMatchingContainerRestartRule, ShouldAllContainersRestart and AllContainersCouldRestart: what
+// decides node's restarts and a probe worker's keep-going after its container terminated).
+//
 // What the comparison treats as equal: result, error text and number of tries exactly; output
 // exactly, after masking the probe's own ephemeral port in transport errors ("127.0.0.1:<ephemeral>->").
 // A case that is expected to differ names its difference; the names are those in probes/doc.go

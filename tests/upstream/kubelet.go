@@ -15,7 +15,10 @@ import (
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	remote "k8s.io/cri-client/pkg"
+	"k8s.io/kubernetes/pkg/features"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/probe"
 	execprobe "k8s.io/kubernetes/pkg/probe/exec"
@@ -57,43 +60,56 @@ func Retry(try func() (result, output string, err error)) Attempt {
 }
 
 // Kubelet drives upstream's pkg/probe/{exec,http,tcp,grpc} (k8s.io/kubernetes, the version pinned
-// in go.mod) the way kubelet's pkg/kubelet/prober/prober.go does in v1.33 (newProber, runProbe,
+// in go.mod) the way kubelet's pkg/kubelet/prober/prober.go does in v1.37 (newProber, runProbe,
 // runProbeWithRetries, execInContainer), written from that file and from
 // ../../../shared/spec/kubelet-prober.md §3.1: handler precedence exec, httpGet, tcpSocket, grpc;
-// HTTP requests from httpprobe.NewRequestForHTTPGetAction with the pod IP as default host; TCP
-// ports through probe.ResolveContainerPort; a gRPC probe always aims at the pod IP; the timeout is
-// timeoutSeconds as given (the suite applies the API defaults first, as the API server does).
+// HTTP requests from httpprobe.NewRequestForHTTPGetAction with the pod IP as default host, sent with
+// ProbeH2C when H2CContainerProbe is on and the probe's protocol is HTTP2; TCP ports through
+// probe.ResolveContainerPort; a gRPC probe always aims at the pod IP, over TLS when
+// GRPCContainerProbeTLS is on and its mode is TLS; the timeout is timeoutSeconds as given (the suite
+// applies the API defaults first, as the API server does). Where prober.go reads
+// utilfeature.DefaultFeatureGate, this reads its own copy of it (gates), so cases with different
+// gates can run side by side.
 type Kubelet struct {
 	exec   execprobe.Prober
 	http   httpprobe.Prober
 	tcp    tcpprobe.Prober
 	grpc   grpcprobe.Prober
 	runner func(ctx context.Context, cmd []string, timeout time.Duration) ([]byte, error)
+	gates  featuregate.FeatureGate
 }
 
-// NewKubelet returns kubelet's prober with followNonLocalRedirects false, as newProber builds it.
+// NewKubelet returns kubelet's prober with followNonLocalRedirects false, as newProber builds it,
+// under kubelet's default feature gates with gates (--feature-gates syntax, "" for none) applied.
 // The HTTP transport reads DISABLE_HTTP2 here, as kubelet's does when its prober is made.
-func NewKubelet() *Kubelet {
+func NewKubelet(gates string) (*Kubelet, error) {
+	g := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	if err := g.Set(gates); err != nil {
+		return nil, err
+	}
 	return &Kubelet{
 		exec:   execprobe.New(),
 		http:   httpprobe.New(false),
 		tcp:    tcpprobe.New(),
 		grpc:   grpcprobe.New(),
 		runner: RunInContainerCRI,
-	}
+		gates:  g,
+	}, nil
 }
 
-// Close ends what kubelet's HTTP transport still holds: kubelet's prober lives as long as kubelet and
-// never closes it, but a test must not leave its dials running (a dial the attempt stopped waiting
-// for goes on, see the "http-transport" difference). The transport is not exported by
-// pkg/probe/http, so it is read from the prober's "transport" field; if upstream renames it, Close
-// panics saying so.
+// Close ends what kubelet's HTTP transports still hold: kubelet's prober lives as long as kubelet and
+// never closes them, but a test must not leave its dials running (a dial the attempt stopped
+// waiting for goes on, see the "http-transport" difference). The transports are not exported by
+// pkg/probe/http, so they are read from the prober's "transport" and "h2cTransport" fields; if
+// upstream renames one, Close panics saying so.
 func (k *Kubelet) Close() {
-	f := reflect.ValueOf(k.http).FieldByName("transport")
-	if !f.IsValid() || f.Type() != reflect.TypeOf((*http.Transport)(nil)) {
-		panic(fmt.Sprintf("upstream's HTTP prober %T no longer has a transport *http.Transport field", k.http))
+	for _, name := range []string{"transport", "h2cTransport"} {
+		f := reflect.ValueOf(k.http).FieldByName(name)
+		if !f.IsValid() || f.Type() != reflect.TypeOf((*http.Transport)(nil)) {
+			panic(fmt.Sprintf("upstream's HTTP prober %T no longer has a %s *http.Transport field", k.http, name))
+		}
+		(*http.Transport)(unsafe.Pointer(f.Pointer())).CloseIdleConnections() //nolint:gosec // test glue reaching into upstream
 	}
-	(*http.Transport)(unsafe.Pointer(f.Pointer())).CloseIdleConnections() //nolint:gosec // test glue reaching into upstream
 }
 
 // Probe runs spec with retries against the container at podIP.
@@ -116,6 +132,10 @@ func (k *Kubelet) runProbe(ctx context.Context, p *v1.Probe, container v1.Contai
 		if err != nil {
 			return probe.Unknown, "", err
 		}
+		if p.HTTPGet.Protocol != nil && *p.HTTPGet.Protocol == v1.HTTPProtocolHTTP2 &&
+			k.gates.Enabled(features.H2CContainerProbe) {
+			return k.http.ProbeH2C(req, timeout)
+		}
 		return k.http.Probe(req, timeout)
 	case p.TCPSocket != nil:
 		port, err := probe.ResolveContainerPort(p.TCPSocket.Port, &container)
@@ -132,7 +152,9 @@ func (k *Kubelet) runProbe(ctx context.Context, p *v1.Probe, container v1.Contai
 		if p.GRPC.Service != nil {
 			service = *p.GRPC.Service
 		}
-		return k.grpc.Probe(podIP, service, int(p.GRPC.Port), timeout)
+		useTLS := k.gates.Enabled(features.GRPCContainerProbeTLS) &&
+			p.GRPC.Mode != nil && *p.GRPC.Mode == v1.GRPCProbeModeTLS
+		return k.grpc.Probe(podIP, service, int(p.GRPC.Port), timeout, grpcprobe.ProbeOptions{UseTLS: useTLS})
 	default:
 		return probe.Unknown, "", fmt.Errorf("missing probe handler for %s", container.Name)
 	}

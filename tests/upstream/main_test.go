@@ -14,9 +14,9 @@ import (
 // build sets with -ldflags; unset, upstream would send "kube-probe/." and every header case would
 // differ for a reason that is not a difference. `make test` sets it (UPSTREAM_LDFLAGS).
 func TestMain(m *testing.M) {
-	if v := version.Get(); v.Major != "1" || v.Minor != "33" {
+	if v := version.Get(); v.Major != "1" || v.Minor != "37" {
 		fmt.Fprintf(os.Stderr, "tests/upstream: kubelet's version is not stamped (got major %q minor %q); run it with\n"+
-			"  go test -ldflags '-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=33' ./...\n"+
+			"  go test -ldflags '-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37' ./...\n"+
 			"or `make test` from the repository root\n", v.Major, v.Minor)
 		os.Exit(2)
 	}

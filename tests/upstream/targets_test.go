@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+	"k8s.io/client-go/util/cert"
 
 	"github.com/probeactor/probeactor/internal/sysfault"
 )
@@ -30,12 +33,15 @@ import (
 // targets are the live loopback endpoints every case probes, each shared by both implementations.
 type targets struct {
 	http, https, h2 *httptest.Server
+	h2c             *httptest.Server // HTTP/1.1 and, with prior knowledge, HTTP/2 in cleartext
 	httpPort        int
 	httpsPort       int
 	h2Port          int
+	h2cPort         int
 	raw             map[string]int // raw HTTP responders by name → port
 	grpcPort        int            // health service (see healthServer)
 	grpcNoHealth    int            // a gRPC server without the health service
+	grpcTLSPort     int            // the health service over TLS (a self-signed certificate)
 	closedPort      int            // nothing listens
 	hangPort        int            // connects hang (full accept queue)
 	silentPort      int            // accepts and never says anything
@@ -84,6 +90,14 @@ func newTargets(t *testing.T) *targets {
 	t.Cleanup(tg.h2.Close)
 	tg.h2Port = port(t, tg.h2.Listener.Addr())
 
+	tg.h2c = quietServer(tg.mux())
+	tg.h2c.Config.Protocols = new(http.Protocols)
+	tg.h2c.Config.Protocols.SetHTTP1(true)
+	tg.h2c.Config.Protocols.SetUnencryptedHTTP2(true)
+	tg.h2c.Start()
+	t.Cleanup(tg.h2c.Close)
+	tg.h2cPort = port(t, tg.h2c.Listener.Addr())
+
 	tg.http = quietServer(tg.mux())
 	tg.http.Start()
 	t.Cleanup(tg.http.Close)
@@ -92,8 +106,9 @@ func newTargets(t *testing.T) *targets {
 	for name, response := range rawResponses {
 		tg.raw[name] = rawServer(t, response)
 	}
-	tg.grpcPort = grpcServer(t, true)
-	tg.grpcNoHealth = grpcServer(t, false)
+	tg.grpcPort = grpcServer(t, true, false)
+	tg.grpcNoHealth = grpcServer(t, false, false)
+	tg.grpcTLSPort = grpcServer(t, true, true)
 	tg.closedPort = closedPort(t)
 	tg.hangPort = hangingPort(t)
 	tg.silentPort = rawServer(t, rawResponse{silent: true})
@@ -171,6 +186,7 @@ type rawResponse struct {
 	write  string // bytes to send
 	reset  bool   // then close with RST
 	silent bool   // accept and say nothing until the client leaves
+	linger bool   // then keep the connection open until the client closes it
 }
 
 var rawResponses = map[string]rawResponse{
@@ -188,6 +204,10 @@ var rawResponses = map[string]rawResponse{
 	"reset-no-response": {reset: true},
 	"bad-status-code":   {write: "HTTP/1.1 abc OK\r\n\r\n"},
 	"status-599":        {write: "HTTP/1.1 599 Whatever\r\nContent-Length: 2\r\n\r\nok"},
+	// An HTTP/1.1 server's answer to h2c's preface ("PRI * HTTP/2.0"), the connection left open: an
+	// HTTP/1.1-only server would also close it, and then whether the client's write or its read fails
+	// first (two different errors) is a race in both implementations.
+	"http11-to-preface": {write: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", linger: true},
 }
 
 // rawServer serves r on a loopback port until the test ends.
@@ -202,6 +222,9 @@ func rawServer(t *testing.T, r rawResponse) int {
 		_, _ = io.WriteString(c, r.write)
 		if r.reset {
 			_ = c.(*net.TCPConn).SetLinger(0)
+		}
+		if r.linger {
+			_, _ = io.Copy(io.Discard, c) // until the client closes (or readHead's deadline passes)
 		}
 	})
 }
@@ -318,12 +341,21 @@ func (healthServer) Check(ctx context.Context, req *healthpb.HealthCheckRequest)
 	return &healthpb.HealthCheckResponse{Status: st}, nil
 }
 
-// grpcServer serves gRPC on a loopback port, with or without the health service.
-func grpcServer(t *testing.T, withHealth bool) int {
+// grpcServer serves gRPC on a loopback port, with or without the health service, in plaintext or
+// over TLS with a self-signed certificate for 127.0.0.1.
+func grpcServer(t *testing.T, withHealth, overTLS bool) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := grpc.NewServer()
+	var opts []grpc.ServerOption
+	if overTLS {
+		certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+		require.NoError(t, err)
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		require.NoError(t, err)
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{pair}})))
+	}
+	s := grpc.NewServer(opts...)
 	if withHealth {
 		healthpb.RegisterHealthServer(s, healthServer{})
 	}

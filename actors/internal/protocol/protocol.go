@@ -75,7 +75,12 @@ type ContainerView struct {
 	Running     bool      // State.Running != nil
 	StartedAt   time.Time // State.Running.StartedAt
 	Terminated  bool      // State.Terminated != nil
-	Started     bool      // Started != nil && *Started, as overlaid by statusManager (step 9)
+	ExitCode    int32     // State.Terminated.ExitCode (step 6: whether the container restarts)
+	// AllRestarting is kubelet 1.37's ShouldAllContainersRestart for the pod (restartpolicy.AllRestarting):
+	// the pod restarts all its containers in place (KEP-5532), so a terminated container's worker
+	// keeps going (step 6).
+	AllRestarting bool
+	Started       bool // Started != nil && *Started, as overlaid by statusManager (step 9)
 	// ReportedReady and ReportedStarted are the runtime's own Ready and Started (Started != nil &&
 	// *Started) of the container, before statusManager's overlay. A runtime reports them true only
 	// for a container that was ready or started before the tree took it over (node re-adopting its

@@ -22,6 +22,7 @@ import (
 	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
+	"github.com/probeactor/probeactor/internal/restartpolicy"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -484,15 +485,17 @@ func (e *podEntry) views() []View {
 		return nil
 	}
 	var out []View
+	allRestarting := restartpolicy.AllRestarting(e.pod.InitContainers, e.pod.Containers, e.runtime)
 	for c := range e.pod.Probed() {
 		v := e.viewOf(c.Name)
+		v.AllRestarting = allRestarting
 		out = append(out, View{Container: c.Name, View: &v})
 	}
 	return out
 }
 
 // viewOf is what a worker of container name reads from the adjusted status (doProbe steps 1–3, 6,
-// 8, 9): the status by name in containerStatuses, else (or when its ID is empty) in
+// 8, 9; views adds AllRestarting, one answer for the pod): the status by name in containerStatuses, else (or when its ID is empty) in
 // initContainerStatuses.
 func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	st := e.runtime
@@ -523,7 +526,9 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 		v.Running = true
 		v.StartedAt = r.StartedAt.Time
 	}
-	v.Terminated = cs.State.Terminated != nil
+	if t := cs.State.Terminated; t != nil {
+		v.Terminated, v.ExitCode = true, t.ExitCode
+	}
 	v.Started = e.flags[idx].Started
 	v.ReportedReady = cs.Ready
 	v.ReportedStarted = cs.Started != nil && *cs.Started

@@ -366,3 +366,50 @@ func TestViewsReachAWorkerTheBookDoesNotCount(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A terminated container's view carries its exit code, and every view of the pod whether it
+// restarts all its containers in place (kubelet 1.37's ShouldAllContainersRestart: the condition,
+// or an exit a RestartAllContainers rule matches): the worker's keep-going reads both.
+func TestViewsCarryWhatATerminatedContainersWorkerNeeds(t *testing.T) {
+	never := v1.ContainerRestartPolicyNever
+	pod := testPod("u1",
+		v1.Container{Name: "app", ReadinessProbe: execProbe(), RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{{
+			Action: v1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{
+				Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}},
+		v1.Container{Name: "other", ReadinessProbe: execProbe()})
+	rec := podrecord.New(pod)
+	b := New()
+	b.AddPod(rec, podrecord.Probes(rec))
+	status := func(appExit int32, conds ...v1.PodCondition) *v1.PodStatus {
+		return &v1.PodStatus{Phase: v1.PodRunning, Conditions: conds, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "app", ContainerID: "x://app", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: appExit}}},
+			{Name: "other", ContainerID: "x://other", State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}},
+		}}
+	}
+	byName := func(views []View) map[string]protocol.ContainerView {
+		out := map[string]protocol.ContainerView{}
+		for _, v := range views {
+			out[v.Container] = *v.View
+		}
+		return out
+	}
+
+	b.SetRuntime(rec.UID, rec, status(3))
+	views := byName(must(b.Recompute("u1", t0)))
+	assert.True(t, views["app"].Terminated)
+	assert.Equal(t, int32(3), views["app"].ExitCode)
+	assert.False(t, views["app"].AllRestarting)
+	assert.False(t, views["other"].AllRestarting)
+
+	b.SetRuntime(rec.UID, rec, status(42))
+	views = byName(must(b.Recompute("u1", t0)))
+	assert.Equal(t, int32(42), views["app"].ExitCode)
+	assert.True(t, views["app"].AllRestarting, "42 restarts the whole pod")
+	assert.True(t, views["other"].AllRestarting)
+
+	b.SetRuntime(rec.UID, rec, status(3, v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue}))
+	views = byName(must(b.Recompute("u1", t0)))
+	assert.True(t, views["other"].AllRestarting, "the condition says so")
+}
+
+func must(views []View, _ []string) []View { return views }

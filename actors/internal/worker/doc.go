@@ -3,6 +3,8 @@
 // jitter, period, manual trigger) and the bookkeeping of the actor that hosts it, as one state
 // machine in etcd raft's Step/Ready shape; and RunProbe, kubelet's prober wrapper (§3.1).
 //
+// It follows kubelet 1.37.2 (pkg/kubelet/prober/worker.go).
+//
 // The actor shell in package actors turns each message into an Event (Started, Tick, Trigger,
 // View, Done, Panicked, Restarting, Stopping), calls Step, and performs the Ready it gets back, in
 // order: cancel the attempt in flight, write the results cache, record events and the metric
@@ -21,8 +23,16 @@
 //     kubelet, whose doProbe is synchronous and cannot observe a restart mid-attempt).
 //   - A new container ID gets InitialValue, except an adopted one (Adopted: running and reported
 //     ready or started by the runtime, as node reports the containers it re-adopts after its own
-//     restart), which gets Success with the streaks at zero (kubelet 1.35+, KEP-4781).
-//     statusbook reads the same rule before the worker's first publish, so both agree.
+//     restart), which gets Success with the streaks at zero (kubelet 1.35+, KEP-4781), and one
+//     that started more than RestartGrace (10 s) before the tree (TakenOver: kubelet 1.37's isRestart
+//     with ChangeContainerStatusOnKubeletRestart off), which gets nothing: it keeps what it had
+//     until a probe result reaches a threshold. statusbook reads the same rules before the
+//     worker's first publish, so both agree.
+//   - A terminated container's worker exits only when neither its restart rules and policy, else
+//     the pod's restartPolicy (internal/restartpolicy.ShouldRestart), restart it, nor the pod is
+//     restarting all its containers (ContainerView.AllRestarting): kubelet 1.37's doProbe with
+//     ContainerRestartRules and RestartAllContainersOnContainerExits on (a sidecar's restartPolicy
+//     is Always, so its worker keeps going).
 //   - A restart (Restarting, then Started) keeps the run counters, the hold and the tracked
 //     container, abandons the attempt in flight and probes at once.
 //   - An attempt that errored (the prober failed after its tries) is discarded, as kubelet does, and

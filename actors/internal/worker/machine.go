@@ -7,6 +7,7 @@ import (
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/restartpolicy"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -18,14 +19,27 @@ type Config struct {
 	Spec *v1.Probe
 	// Period is the probe period (> 0).
 	Period time.Duration
-	// RestartNever is true when the pod's restartPolicy is Never.
-	RestartNever bool
-	// Sidecar is true for a restartable init container (restartPolicy Always). A terminated sidecar
-	// is always restarted, so its worker keeps going (kubelet ≥1.34 behaviour; 1.30–1.33 exits).
-	Sidecar bool
+	// Container is the probed container's spec (read-only): its restartPolicy and
+	// restartPolicyRules decide, with RestartPolicy, whether the worker keeps going once the
+	// container terminated (kubelet 1.37, restartpolicy.ShouldRestart). nil: a container with
+	// neither.
+	Container *v1.Container
+	// RestartPolicy is the pod's restartPolicy.
+	RestartPolicy v1.RestartPolicy
+	// TreeStart is when the tree started (kubelet's prober manager start): a running container
+	// that started more than RestartGrace before it ran before the tree and is taken over with its
+	// result kept (see Machine, step 4). Zero: no container is taken over.
+	TreeStart time.Time
 	// Deleting is true when the pod object the worker was created from had a DeletionTimestamp.
 	Deleting bool
 }
+
+// RestartGrace is kubelet's kubeletRestartGracePeriod: a container that started more than this
+// before the prober manager did ran before kubelet's restart.
+const RestartGrace = 10 * time.Second
+
+// noContainer stands for Config.Container when it is nil.
+var noContainer v1.Container
 
 // InitialValue is the result a worker publishes for a new container ID: readiness Failure,
 // liveness Success, startup Unknown (but see Adopted).
@@ -59,6 +73,16 @@ func Adopted(t messages.ProbeType, running, reportedReady, reportedStarted bool)
 	default:
 		return false
 	}
+}
+
+// TakenOver reports whether a running container started more than RestartGrace before the tree
+// did (kubelet's isRestart: containerStartTime.Before(kubeletRestartGracePeriod(start))): it ran
+// before the tree (the tree, or the process embedding it, restarted), so its worker publishes no
+// initial value and the container keeps what it had until a probe result reaches a threshold —
+// kubelet 1.37's worker with ChangeContainerStatusOnKubeletRestart off (KEP-4781, deprecated and
+// off since 1.35). A zero startedAt or treeStart takes nothing over.
+func TakenOver(running bool, startedAt, treeStart time.Time) bool {
+	return running && !startedAt.IsZero() && !treeStart.IsZero() && startedAt.Before(treeStart.Add(-RestartGrace))
 }
 
 // EventKind says what happened to a worker.
@@ -239,6 +263,8 @@ type view struct {
 	found      bool
 	running    bool
 	terminated bool
+	exitCode   int32
+	restarting bool // the pod restarts all its containers in place
 	started    bool
 	// the runtime's own report (before statusManager's overlay), read when the container is new
 	reportedReady   bool
@@ -253,7 +279,7 @@ func compact(v *protocol.ContainerView) view {
 		return view{}
 	}
 	return view{known: v.PodStatusKnown, terminal: v.Phase == v1.PodFailed || v.Phase == v1.PodSucceeded,
-		found: v.Found, running: v.Running, terminated: v.Terminated, started: v.Started,
+		found: v.Found, running: v.Running, terminated: v.Terminated, exitCode: v.ExitCode, restarting: v.AllRestarting, started: v.Started,
 		reportedReady: v.ReportedReady, reportedStarted: v.ReportedStarted,
 		id: v.ContainerID, podIP: v.PodIP, startedAt: v.StartedAt}
 }
@@ -485,17 +511,22 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	}
 	// 4. New container: forget the old result, publish the initial value, release the hold. An
 	// adopted container (Adopted: the runtime reports it running and ready, or started) keeps that
-	// as its result instead, and its streaks start afresh: the next attempt counts from zero.
+	// as its result instead, and its streaks start afresh: the next attempt counts from zero. A
+	// container that ran before the tree did (TakenOver) keeps whatever it had: nothing is
+	// published until a probe reaches a threshold (kubelet 1.37's worker with
+	// ChangeContainerStatusOnKubeletRestart off).
 	if m.containerID != v.id {
 		if m.containerID != "" {
 			m.remove(r, m.containerID)
 		}
 		m.containerID = v.id
 		m.deferred = false
-		if Adopted(m.cfg.Type, v.running, v.reportedReady, v.reportedStarted) {
+		switch {
+		case Adopted(m.cfg.Type, v.running, v.reportedReady, v.reportedStarted):
 			m.lastResult, m.resultRun = int8(messages.Success), 0
 			m.set(r, messages.Success)
-		} else {
+		case TakenOver(v.running, v.startedAt, m.cfg.TreeStart):
+		default:
 			m.set(r, InitialValue(m.cfg.Type))
 		}
 		m.onHold = false
@@ -504,10 +535,12 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	if m.onHold {
 		return false
 	}
-	// 6. Not running: Failure; exit only when it terminated and will never restart.
+	// 6. Not running: Failure; exit only when it terminated and will not restart: neither its
+	// restart rules and policy, else the pod's, restart it, nor is the pod restarting all its
+	// containers (kubelet 1.37, ContainerRestartRules and RestartAllContainersOnContainerExits).
 	if !v.running {
 		m.set(r, messages.Failure)
-		if v.terminated && m.cfg.RestartNever && !m.cfg.Sidecar {
+		if v.terminated && !v.restarting && !restartpolicy.ShouldRestart(m.container(), m.cfg.RestartPolicy, v.exitCode) {
 			m.exit(r)
 			return true
 		}
@@ -536,6 +569,14 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	r.StartAttempt = true
 	r.Attempt = AttemptStart{Attempt: m.attempt, ContainerID: m.containerID, PodIP: v.podIP, At: now}
 	return true
+}
+
+// container is Config.Container, or an empty container when none was given.
+func (m *Machine) container() *v1.Container {
+	if m.cfg.Container != nil {
+		return m.cfg.Container
+	}
+	return &noContainer
 }
 
 func (m *Machine) exit(r *Ready) {

@@ -136,7 +136,7 @@ func TestDoProbe(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(pt.String()+"/"+tc.name, func(t *testing.T) {
-				g := newRig(t, Config{Type: pt, Spec: spec(0, 0, tc.delay), RestartNever: true, Deleting: tc.deleting})
+				g := newRig(t, Config{Type: pt, Spec: spec(0, 0, tc.delay), RestartPolicy: v1.RestartPolicyNever, Deleting: tc.deleting})
 				g.view(tc.view)
 				assert.Equal(t, tc.keepGoing, g.doProbe(t0, messages.Success))
 				assert.Equal(t, tc.want, g.results())
@@ -158,13 +158,139 @@ func dedup(rs ...messages.Result) []messages.Result {
 }
 
 func TestSidecarTerminatedKeepsGoing(t *testing.T) {
-	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(0, 0, 0), RestartNever: true, Sidecar: true})
+	side := &v1.Container{Name: "side", RestartPolicy: ptr(v1.ContainerRestartPolicyAlways)}
+	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(0, 0, 0), RestartPolicy: v1.RestartPolicyNever, Container: side})
 	v := running(true)
 	v.Running, v.Terminated = false, true
 	g.view(v)
 	assert.True(t, g.doProbe(t0, messages.Success))
 	assert.Equal(t, []messages.Result{messages.Failure}, g.results(), "initial Failure, then Failure: one write")
 	assert.Equal(t, messages.Failure, g.cache[testID])
+}
+
+// TestKeepGoingAfterTermination is kubelet 1.37's doProbe step for a terminated container
+// (ContainerRestartRules and RestartAllContainersOnContainerExits on): the worker keeps going when
+// the container's restart rules and policy, else the pod's, restart it, or while the pod restarts
+// all its containers; otherwise it exits. A container that is not running but not terminated
+// (waiting) always keeps it going. Every case publishes Failure for the non-running container.
+func TestKeepGoingAfterTermination(t *testing.T) {
+	never, onFailure := ptr(v1.ContainerRestartPolicyNever), ptr(v1.ContainerRestartPolicyOnFailure)
+	rules := func(action v1.ContainerRestartRuleAction, op v1.ContainerRestartRuleOnExitCodesOperator, codes ...int32) []v1.ContainerRestartRule {
+		return []v1.ContainerRestartRule{{Action: action, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: op, Values: codes}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		pod        v1.RestartPolicy
+		container  *v1.Container
+		exit       int32
+		terminated bool
+		restarting bool
+		keepGoing  bool
+	}{
+		{name: "pod Always", pod: v1.RestartPolicyAlways, terminated: true, keepGoing: true},
+		{name: "pod OnFailure, exit 0", pod: v1.RestartPolicyOnFailure, terminated: true},
+		{name: "pod OnFailure, exit 1", pod: v1.RestartPolicyOnFailure, exit: 1, terminated: true, keepGoing: true},
+		{name: "pod Never", pod: v1.RestartPolicyNever, exit: 1, terminated: true},
+		{name: "pod Never, waiting", pod: v1.RestartPolicyNever, exit: 1, keepGoing: true},
+		{name: "container Never over pod Always", pod: v1.RestartPolicyAlways, container: &v1.Container{RestartPolicy: never}, terminated: true},
+		{name: "container OnFailure over pod Never, exit 2", pod: v1.RestartPolicyNever, container: &v1.Container{RestartPolicy: onFailure},
+			exit: 2, terminated: true, keepGoing: true},
+		{name: "rule Restart In [42], exit 42", pod: v1.RestartPolicyNever,
+			container: &v1.Container{RestartPolicy: never, RestartPolicyRules: rules(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 42)},
+			exit:      42, terminated: true, keepGoing: true},
+		{name: "rule Restart In [42], exit 1", pod: v1.RestartPolicyAlways,
+			container: &v1.Container{RestartPolicy: never, RestartPolicyRules: rules(v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleOnExitCodesOpIn, 42)},
+			exit:      1, terminated: true},
+		{name: "rule RestartAllContainers NotIn [0], exit 9", pod: v1.RestartPolicyNever,
+			container: &v1.Container{RestartPolicy: never, RestartPolicyRules: rules(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpNotIn, 0)},
+			exit:      9, terminated: true, keepGoing: true},
+		{name: "pod Never, but the pod restarts all its containers", pod: v1.RestartPolicyNever, exit: 137, terminated: true, restarting: true, keepGoing: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newRig(t, Config{Type: messages.Readiness, Spec: spec(0, 0, 0), RestartPolicy: tc.pod, Container: tc.container})
+			v := running(true)
+			v.Running, v.Terminated, v.ExitCode, v.AllRestarting = false, tc.terminated, tc.exit, tc.restarting
+			g.view(v)
+			assert.Equal(t, tc.keepGoing, g.doProbe(t0, messages.Success))
+			assert.Equal(t, []messages.Result{messages.Failure}, g.results())
+		})
+	}
+}
+
+// TestAContainerThatStartedBeforeTheTreeKeepsItsResult is kubelet 1.37's worker with
+// ChangeContainerStatusOnKubeletRestart off: a running container whose start lies more than 10 s
+// before the tree's gets no initial value (nothing is published: its status keeps what it had),
+// and its first probes count from zero as kubelet's fresh worker does; one that started less than
+// 10 s before (or after) the tree, and every container of a tree that does not know its start, gets
+// the initial value as before. A container the runtime reports ready or started (Adopted) gets
+// Success, whenever it started.
+func TestAContainerThatStartedBeforeTheTreeKeepsItsResult(t *testing.T) {
+	treeStart := t0.Add(time.Hour)
+	for _, pt := range messages.ProbeTypes {
+		for _, tc := range []struct {
+			name      string
+			startedAt time.Time
+			treeStart time.Time
+			adopted   bool
+			want      []messages.Result // written when the worker first sees the container
+		}{
+			{name: "started an hour before the tree", startedAt: t0, treeStart: treeStart},
+			{name: "started 11 s before the tree", startedAt: treeStart.Add(-11 * time.Second), treeStart: treeStart},
+			{name: "started 10 s before the tree: within the grace", startedAt: treeStart.Add(-10 * time.Second), treeStart: treeStart,
+				want: []messages.Result{InitialValue(pt)}},
+			{name: "started after the tree", startedAt: treeStart.Add(time.Minute), treeStart: treeStart, want: []messages.Result{InitialValue(pt)}},
+			{name: "no tree start", startedAt: t0, want: []messages.Result{InitialValue(pt)}},
+			{name: "adopted before the tree", startedAt: t0, treeStart: treeStart, adopted: true,
+				want: map[bool][]messages.Result{true: {messages.Success}, false: nil}[pt != messages.Liveness]}, // liveness adopts nothing: taken over
+		} {
+			t.Run(pt.String()+"/"+tc.name, func(t *testing.T) {
+				g := newRig(t, Config{Type: pt, Spec: spec(0, 3, 0), TreeStart: tc.treeStart})
+				v := running(true)
+				v.StartedAt = tc.startedAt
+				v.ReportedReady, v.ReportedStarted = tc.adopted, tc.adopted
+				g.view(v)
+				g.apply(stepOf(g.m, Event{Kind: Started, Now: treeStart.Add(time.Minute)}))
+				assert.Equal(t, tc.want, g.results(), "what the first sight of the container writes")
+			})
+		}
+	}
+
+	// Taken over: a readiness probe failing twice (threshold 3) publishes nothing yet, the third
+	// publishes Failure; one success (threshold 1) publishes Success.
+	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: treeStart})
+	v := running(true)
+	v.StartedAt = t0
+	g.view(v)
+	now := treeStart.Add(time.Minute)
+	assert.True(t, g.doProbe(now, messages.Failure))
+	assert.True(t, g.doProbe(now.Add(time.Second), messages.Failure))
+	assert.Empty(t, g.results(), "no result until a threshold is reached")
+	assert.True(t, g.doProbe(now.Add(2*time.Second), messages.Failure))
+	assert.Equal(t, []messages.Result{messages.Failure}, g.results())
+	assert.True(t, g.doProbe(now.Add(3*time.Second), messages.Success))
+	assert.Equal(t, []messages.Result{messages.Success}, g.results())
+
+	g = newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: treeStart})
+	g.view(v)
+	assert.True(t, g.doProbe(now, messages.Success))
+	assert.Equal(t, []messages.Result{messages.Success}, g.results(), "a success publishes at once")
+
+	// A later container of the same worker (a restart) is a fresh one: its initial value.
+	next := running(true)
+	next.ContainerID, next.StartedAt = "test://next", now.Add(5*time.Second)
+	g.view(next)
+	assert.True(t, g.doProbe(now.Add(6*time.Second), messages.Failure))
+	assert.Equal(t, []messages.Result{messages.Failure}, g.results(), "initial Failure (readiness), then a Failure below threshold: one write")
+}
+
+func TestTakenOver(t *testing.T) {
+	start := t0.Add(time.Hour)
+	assert.True(t, TakenOver(true, t0, start))
+	assert.False(t, TakenOver(false, t0, start), "a container that is not running is not taken over")
+	assert.False(t, TakenOver(true, time.Time{}, start))
+	assert.False(t, TakenOver(true, t0, time.Time{}))
+	assert.False(t, TakenOver(true, start.Add(-RestartGrace), start), "the grace is exclusive, as kubelet's Before")
+	assert.True(t, TakenOver(true, start.Add(-RestartGrace-time.Nanosecond), start))
 }
 
 func TestInitialDelay(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/internal/restartpolicy"
 )
 
 // decide is one kubelet SyncPod for this pod: what to start, stop and when to look again. Three
@@ -24,19 +26,42 @@ func (p *podState) decide(now time.Time, fenced bool) plan {
 	if p.terminating {
 		return pl
 	}
+	if p.restartingAll && !p.decideRestartAll(now, &pl) {
+		return pl
+	}
 	if !p.decideInit(now, &pl) {
 		return pl
 	}
+	p.initialized = true
 	appActive := p.decideApps(now, &pl)
 	p.decideSidecars(now, appActive, &pl)
 	return pl
 }
 
+// decideRestartAll is kubelet 1.37's RestartAllContainers restart in place (KEP-5532): kill every
+// running container (grace 0, so kubelet's 2 s floor) and, once none runs, remove them all
+// (resetForRestartAll) and report true: the pod then starts again from its first init container,
+// with no back-off, in this same decision. kubelet kills one container after another (the others
+// first, the one whose exit triggered it last); node kills them all at once.
+func (p *podState) decideRestartAll(now time.Time, pl *plan) (reset bool) {
+	for _, c := range p.containers {
+		if c.running() {
+			pl.Kill = append(pl.Kill, c.spec.Name)
+		}
+	}
+	if len(pl.Kill) > 0 {
+		return false
+	}
+	p.resetForRestartAll(now)
+	return true
+}
+
 // decideInit walks the init containers in spec order and reports whether initialization is
 // complete (the app containers may start). It stops at the first one that is not done: a regular
 // init container must have exited 0 (decideInitContainer), a sidecar must run and have passed its
-// startup probe (decideSidecarDuringInit). A regular init container that failed under
-// restartPolicy Never fails the pod for good: every running container is stopped, nothing starts.
+// startup probe (decideSidecarDuringInit). A regular init container that failed and is not
+// restarted (kubelet 1.37: its own restart rules and policy, else the pod's restartPolicy, Never)
+// fails the pod for good: every running container is stopped, nothing starts.
 func (p *podState) decideInit(now time.Time, pl *plan) bool {
 	complete := !p.initFailed
 	if complete {
@@ -79,7 +104,8 @@ func (p *podState) decideInitContainer(c *container, now time.Time, pl *plan) (n
 		return false
 	case c.current.exit.Code == 0:
 		return true
-	case p.pod.Spec.RestartPolicy == v1.RestartPolicyNever && !c.forceRestart:
+	case !c.forceRestart && !restartpolicy.ShouldRestart(&c.spec, p.pod.Spec.RestartPolicy, c.current.exit.Code):
+		// kubelet 1.37: the init container's own restart rules and policy, else the pod's.
 		p.initFailed = true
 		return false
 	default:

@@ -1,8 +1,10 @@
 // Package proc is node's container runtime: every container of a pod is a local process.
 //
 // It owns, per pod, a pure decision core (podState: kubelet's init-container ordering, sidecars,
-// restart policies and CrashLoopBackOff back-off, and the v1.PodStatus those imply — phase, container
-// states, restart counts, lastState, the Initialized condition) and a thin shell (podRunner: one
+// restart policies — kubelet 1.37's container restartPolicy and restartPolicyRules before the pod's,
+// internal/restartpolicy — and CrashLoopBackOff back-off, and the v1.PodStatus those imply — phase,
+// container states, restart counts, lastState, the Initialized and AllContainersRestarting
+// conditions) and a thin shell (podRunner: one
 // goroutine per pod that starts and kills processes, arms timers and publishes status changes; the
 // rest of the runtime talks to it only through the named messages in pod_messages.go).
 // Runtime implements the actor core's Runtime interface: KillContainer for liveness/startup kills and
@@ -81,6 +83,17 @@
 // grace, SIGKILL), the record deleted, and the pod starts afresh. StopOrphans stops every
 // recovered pod no Run claimed (its grace period) and every unclaimed shim (30 s) and deletes
 // their records; recovered pods are not listed by Pods.
+//
+// RestartAllContainers (KEP-5532, kubelet 1.37). A container whose exit code matches its rule
+// with action RestartAllContainers (not while the pod terminates) marks the pod: the
+// AllContainersRestarting condition turns True (RestartAllContainersStarted), every running
+// container is killed (Killing "killing", grace 0: kubelet's 2 s floor, then SIGKILL), and once none
+// runs every container that ran is removed as kubelet removes it — Waiting, RestartingAllContainers,
+// no container ID, lastState kubelet's stand-in (exit 137, RestartingAllContainers), its restart
+// counted — and the pod starts again from its first init container, without back-off; the
+// condition turns False. Until then the phase stays Running (the removed containers count as
+// restarting). kubelet kills the containers one after another, node all at once. The state is in
+// the pod's record, so a node restarted in the middle carries on.
 //
 // Logs. Opening a run's log (<RootDir>/pods/<pod>/<container>/<restartCount>.log) is part of starting
 // it, as with containerd ("failed to create container loggers"): when node cannot open it — out of

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/internal/podstatus"
+	"github.com/probeactor/probeactor/internal/restartpolicy"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -52,6 +53,10 @@ type container struct {
 	adopted      probeOutcome // current was adopted from an earlier node, which had these: reported at once
 	wasAdopted   bool         // current was adopted (adopted then follows its probe results)
 	fenced       bool         // the last decision would have started it, but node's cluster lease had run out
+	// resetForAll: a RestartAllContainers rule restarted the pod in place and this container's last
+	// instance is gone (previous is kubelet's stand-in for it); it waits to start again, shown
+	// Waiting, RestartingAllContainers.
+	resetForAll bool
 }
 
 // probeOutcome is whether an instance was last seen ready and started by its probes.
@@ -70,6 +75,7 @@ type event struct {
 type plan struct {
 	Start  []string  // containers to start, in order
 	Stop   []string  // containers to stop (sidecars once the app has finished, or after a failed init)
+	Kill   []string  // containers to kill now (grace 0, kubelet's 2 s floor): a RestartAllContainers restart
 	WakeAt time.Time // call decide again at this time (a back-off expiry); zero = no timer needed
 	Events []event
 }
@@ -85,6 +91,14 @@ type podState struct {
 	terminating bool
 	initFailed  bool
 	fenced      bool // decide's input: node's cluster lease has run out, nothing may start
+	// restartingAll: a container exited with an exit code its RestartAllContainers rule matches
+	// (KEP-5532): every container is killed, then the pod starts again from its first init
+	// container (kubelet's AllContainersRestarting condition, True until then).
+	restartingAll bool
+	// initialized: initialization completed once. kubelet 1.37 keeps the Initialized condition
+	// True from then on (an in-place restart runs the init containers again; a pod that was
+	// initialized is not uninitialized).
+	initialized bool
 }
 
 func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Duration) *podState {
@@ -117,6 +131,7 @@ func (p *podState) started(name, id string, now time.Time) {
 	c.current = &instance{id: id, startedAt: now}
 	c.started = c.kind != kindSidecar || c.spec.StartupProbe == nil
 	c.forceRestart = false
+	c.resetForAll = false
 	c.backoffUntil = time.Time{}
 	c.probed, c.adopted, c.wasAdopted = probeOutcome{}, probeOutcome{}, false
 }
@@ -133,6 +148,15 @@ func (p *podState) startFailed(name, id string, err error, now time.Time) {
 	p.started(name, id, now)
 	p.byName[name].current.exited = true
 	p.byName[name].current.exit = exitStatus{Code: 128, Reason: "StartError", Message: err.Error(), FinishedAt: now}
+	p.noteExit(p.byName[name])
+}
+
+// noteExit applies KEP-5532 to c's exit: an exit code its RestartAllContainers rule matches marks
+// the pod for an in-place restart of every container (not while the pod is terminating).
+func (p *podState) noteExit(c *container) {
+	if !p.terminating && restartpolicy.RestartsAll(&c.spec, c.current.exit.Code) {
+		p.restartingAll = true
+	}
 }
 
 // exited records the end of instance id. Stale ids (an older instance) are ignored.
@@ -149,6 +173,7 @@ func (p *podState) exited(name, id string, st exitStatus) {
 	}
 	c.current.exited = true
 	c.current.exit = st
+	p.noteExit(c)
 }
 
 // killedForRestart marks that the current instance of name (if it is id) is being killed by a probe
@@ -191,19 +216,14 @@ func (p *podState) sidecarStarted(name, id string) {
 	}
 }
 
-// wantsRestart applies the pod's restart policy to an exited app or init container.
+// wantsRestart applies the container's restart rules and policy, else the pod's restart policy
+// (kubelet 1.37, restartpolicy.ShouldRestart) to an exited app or init container; a probe kill for
+// a restart and a sidecar always restart.
 func (p *podState) wantsRestart(c *container) bool {
 	if c.forceRestart || c.kind == kindSidecar {
 		return true
 	}
-	switch p.pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return c.current.exit.Code != 0
-	default:
-		return true
-	}
+	return restartpolicy.ShouldRestart(&c.spec, p.pod.Spec.RestartPolicy, c.current.exit.Code)
 }
 
 func (p *podState) anyAppStarted() bool {
@@ -241,8 +261,8 @@ func (p *podState) status() v1.PodStatus {
 			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 		}
 	}
-	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap())
-	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime)
+	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap(), p.restartingAll)
+	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime, p.restartingAll, p.initialized)
 	return st
 }
 
@@ -282,6 +302,13 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 	case c.fenced && c.current == nil:
 		// Its first start is due, held for node's cluster lease.
 		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonFenced, Message: fencedWaiting}}
+	case c.current == nil && c.resetForAll:
+		// Removed by a RestartAllContainers restart, waiting to start again: as kubelet reports a
+		// container it removed for it (its stand-in lastState, restart count already counted).
+		cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonRestartingAllContainers, Message: restartAllMessage}}
+		if c.previous != nil {
+			cs.LastTerminationState = v1.ContainerState{Terminated: terminatedState(c.previous)}
+		}
 	case c.current == nil:
 		reason := "ContainerCreating"
 		if c.kind == kindApp && initRunning || c.kind != kindApp {
@@ -320,6 +347,36 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 		cs.State = v1.ContainerState{Terminated: terminatedState(c.current)}
 	}
 	return cs
+}
+
+// ReasonRestartingAllContainers is kubelet's reason for a container a RestartAllContainers rule
+// restarts in place (its Waiting state and its lastState while it waits).
+const ReasonRestartingAllContainers = "RestartingAllContainers"
+
+// restartAllMessage is kubelet's message for a container removed by a RestartAllContainers restart.
+const restartAllMessage = "The container is removed because RestartAllContainers in place"
+
+// resetForRestartAll removes every container's last instance once all have stopped, as kubelet
+// removes them for a RestartAllContainers restart: each that ran waits to start again with
+// kubelet's stand-in lastState (exit 137, RestartingAllContainers) and its restart counted;
+// initialization starts over. The AllContainersRestarting condition turns False.
+func (p *podState) resetForRestartAll(now time.Time) {
+	for _, c := range p.containers {
+		if c.current == nil {
+			continue
+		}
+		c.previous = &instance{id: c.current.id, startedAt: c.current.startedAt, exited: true,
+			exit: exitStatus{Code: 137, Reason: ReasonRestartingAllContainers, Message: restartAllMessage, FinishedAt: now}}
+		c.current = nil
+		c.restarts++
+		c.resetForAll = true
+		c.forceRestart = false
+		c.backoffUntil = time.Time{}
+		c.started = false
+		c.probed, c.adopted, c.wasAdopted = probeOutcome{}, probeOutcome{}, false
+	}
+	p.initFailed = false
+	p.restartingAll = false
 }
 
 // fencedWaiting is the message of a container waiting for node's cluster lease.

@@ -24,15 +24,19 @@ const recordVersion = 1
 // The spec is not in it: the next node gets the pod again from its sources and adopts it only if
 // the spec's hash is the same.
 type podRecord struct {
-	Version    int               `json:"version"`
-	UID        types.UID         `json:"uid"`
-	Namespace  string            `json:"namespace"`
-	Name       string            `json:"name"`
-	SpecHash   string            `json:"specHash"`
-	Grace      time.Duration     `json:"gracePeriod"` // the pod's grace period, to stop it unclaimed
-	StartTime  time.Time         `json:"startTime"`
-	InitFailed bool              `json:"initFailed,omitempty"`
-	Containers []containerRecord `json:"containers"`
+	Version    int           `json:"version"`
+	UID        types.UID     `json:"uid"`
+	Namespace  string        `json:"namespace"`
+	Name       string        `json:"name"`
+	SpecHash   string        `json:"specHash"`
+	Grace      time.Duration `json:"gracePeriod"` // the pod's grace period, to stop it unclaimed
+	StartTime  time.Time     `json:"startTime"`
+	InitFailed bool          `json:"initFailed,omitempty"`
+	// RestartingAll: a RestartAllContainers rule is restarting every container (KEP-5532).
+	RestartingAll bool `json:"restartingAll,omitempty"`
+	// Initialized: initialization completed once (the Initialized condition stays True).
+	Initialized bool              `json:"initialized,omitempty"`
+	Containers  []containerRecord `json:"containers"`
 }
 
 // containerRecord is one container's part of a podRecord.
@@ -53,6 +57,8 @@ type containerRecord struct {
 	// current instance (ProbeResult): an adopted instance is reported so at once (KEP-4781).
 	Ready         bool `json:"ready,omitempty"`
 	StartupPassed bool `json:"startupPassed,omitempty"`
+	// ResetForAll: removed by a RestartAllContainers restart, waiting to start again.
+	ResetForAll bool `json:"resetForAll,omitempty"`
 }
 
 // instanceRecord is one instance of a container.
@@ -78,14 +84,15 @@ func specHash(pod *v1.Pod) string {
 func snapshot(p *podState, grace time.Duration, sockets map[string]string) podRecord {
 	rec := podRecord{
 		Version: recordVersion, UID: p.pod.UID, Namespace: p.pod.Namespace, Name: p.pod.Name,
-		SpecHash: specHash(p.pod), Grace: grace, StartTime: p.startTime, InitFailed: p.initFailed,
+		SpecHash: specHash(p.pod), Grace: grace, StartTime: p.startTime, InitFailed: p.initFailed, RestartingAll: p.restartingAll,
+		Initialized: p.initialized,
 	}
 	for _, c := range p.containers {
 		cr := containerRecord{
 			Name: c.spec.Name, Restarts: c.restarts, Current: instanceToRecord(c.current), Previous: instanceToRecord(c.previous),
 			Started: c.started, ForceRestart: c.forceRestart,
 			Backoff: c.backoff.current, BackoffLastUpdate: c.backoff.lastUpdate, BackoffUntil: c.backoffUntil, BackoffShown: c.backoffShown,
-			Ready: c.probed.Ready, StartupPassed: c.probed.Started,
+			Ready: c.probed.Ready, StartupPassed: c.probed.Started, ResetForAll: c.resetForAll,
 		}
 		if c.running() {
 			cr.Socket = sockets[c.current.id]
@@ -109,6 +116,8 @@ func restore(pod *v1.Pod, rec podRecord, initialBackoff, maxBackoff time.Duratio
 	}
 	p := newPodState(pod, rec.StartTime, initialBackoff, maxBackoff)
 	p.initFailed = rec.InitFailed
+	p.restartingAll = rec.RestartingAll
+	p.initialized = rec.Initialized
 	for _, cr := range rec.Containers {
 		c, ok := p.byName[cr.Name]
 		if !ok {
@@ -118,6 +127,7 @@ func restore(pod *v1.Pod, rec podRecord, initialBackoff, maxBackoff time.Duratio
 		c.started, c.forceRestart = cr.Started, cr.ForceRestart
 		c.backoff.current, c.backoff.lastUpdate = cr.Backoff, cr.BackoffLastUpdate
 		c.backoffUntil, c.backoffShown = cr.BackoffUntil, cr.BackoffShown
+		c.resetForAll = cr.ResetForAll
 		c.probed = probeOutcome{Ready: cr.Ready, Started: cr.StartupPassed}
 		if c.running() {
 			c.adopted, c.wasAdopted = c.probed, true

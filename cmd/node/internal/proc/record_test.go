@@ -39,6 +39,16 @@ func TestRecordRoundTrip(t *testing.T) {
 			states: map[string]string{"init": "exited 2"},
 			setup:  func(p *podState) { p.initFailed = true },
 		},
+		"restarting all, a container still running": {
+			pod:    restartAllPod(v1.RestartPolicyNever),
+			states: map[string]string{"init": "exited 0", "app": "exited 42", "other": "running"},
+			setup:  func(p *podState) { p.restartingAll = true },
+		},
+		"restarted all, waiting to start again": {
+			pod:    restartAllPod(v1.RestartPolicyNever),
+			states: map[string]string{"init": "exited 0", "app": "exited 42", "other": "exited 137"},
+			setup:  func(p *podState) { p.resetForRestartAll(decideNow) },
+		},
 		"restarted, previous kept, probed": {
 			pod:    testPod(v1.RestartPolicyAlways, nil, "app", "other"),
 			states: map[string]string{"app": "exited 1 backoff", "other": "running"},

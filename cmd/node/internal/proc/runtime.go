@@ -23,8 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/podapi"
+	"github.com/probeactor/probeactor/internal/podspec"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -47,6 +49,11 @@ type Options struct {
 	Events  EventSink
 
 	InitialBackoff, MaxBackoff time.Duration // CrashLoopBackOff; defaults 10 s and 5 min
+
+	// Gates are node's feature gates (--feature-gates): ValidatePod refuses a field whose gate is
+	// off; RestartAllContainersOnContainerExits off, a pod restarts no other container for a rule
+	// (such a rule is refused anyway).
+	Gates features.Gates
 
 	// ReattachTimeout is how long a container outlives node: its shim waits that long for a node
 	// to connect again once node's connection closed (node died, or Detach), then stops it with
@@ -150,7 +157,9 @@ func (r *Runtime) ReportStatus(push func(pod *v1.Pod, status v1.PodStatus)) {
 }
 
 // ValidatePod implements actors.PodValidator: the process runtime's limits (Validate).
-func (r *Runtime) ValidatePod(pod *v1.Pod) field.ErrorList { return Validate(pod) }
+func (r *Runtime) ValidatePod(pod *v1.Pod) field.ErrorList {
+	return append(podspec.ValidateGates(pod, r.opts.Gates), Validate(pod)...)
+}
 
 // StartupSucceeded tells the runtime that the startup probe of container (instance containerID) of
 // pod uid passed: a sidecar waiting for it counts as started, and the containers after it may
@@ -564,6 +573,13 @@ func (pr *podRunner) sync() {
 			if r, ok := pr.procs[name]; ok && r.timer == nil {
 				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
 				pr.beginKill(r, podapi.GracePeriod(pr.pod))
+			}
+		}
+		for _, name := range pl.Kill {
+			if r, ok := pr.procs[name]; ok && r.timer == nil {
+				// kubelet's RestartAllContainers kill: grace 0 (its 2 s floor), event text "killing".
+				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "killing")
+				pr.beginKill(r, 0)
 			}
 		}
 		pr.setWake(pl.WakeAt)

@@ -9,20 +9,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/podspec"
 )
 
 // Prepare makes a decoded manifest's pod ready to run, as `node validate` checks it: a UID when it
 // has none (a manifest rarely names one), the API server's defaults and validation
-// (podspec.Prepare), the creation time, then the process runtime's limits (Validate), each problem
-// once. The pod may run only if the list is empty. The tree's AddPod applies the same podspec rules
-// and, through Runtime.ValidatePod, the same limits.
-func Prepare(pod *v1.Pod, now time.Time) field.ErrorList {
+// (podspec.Prepare, then podspec.SetGatedDefaults and podspec.ValidateGates under node's feature
+// gates: a field whose gate is off is refused), the creation time, then the process runtime's limits
+// (Validate), each problem once. The pod may run only if the list is empty. The tree's AddPod
+// applies the same podspec rules and, through Runtime.ValidatePod, the same gates and limits.
+func Prepare(pod *v1.Pod, now time.Time, gates features.Gates) field.ErrorList {
 	if pod.UID == "" {
 		pod.UID = uuid.NewUUID()
 	}
-	errs := podspec.Prepare(pod)
+	podspec.SetDefaults(pod)
+	podspec.SetGatedDefaults(pod, gates)
+	errs := podspec.Validate(pod)
 	pod.CreationTimestamp = metav1.NewTime(now)
+	errs = append(errs, podspec.ValidateGates(pod, gates)...)
 	return podspec.Unique(append(errs, Validate(pod)...))
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/features"
 )
 
 func TestValidate(t *testing.T) {
@@ -46,17 +48,17 @@ func TestPrepare(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Args: []string{"sleep"},
 		LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}}}}}
-	require.Empty(t, Prepare(pod, now))
+	require.Empty(t, Prepare(pod, now, features.Gates{}))
 	assert.NotEmpty(t, pod.UID)
 	assert.Equal(t, "default", pod.Namespace)
 	assert.Equal(t, int32(10), pod.Spec.Containers[0].LivenessProbe.PeriodSeconds, "probe defaults")
 	assert.Equal(t, now, pod.CreationTimestamp.Time)
 	uid := pod.UID
-	require.Empty(t, Prepare(pod, now))
+	require.Empty(t, Prepare(pod, now, features.Gates{}))
 	assert.Equal(t, uid, pod.UID, "an existing UID is kept")
 
 	bad := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "C_"}}}}
-	errs := Prepare(bad, now).ToAggregate().Error()
+	errs := Prepare(bad, now, features.Gates{}).ToAggregate().Error()
 	for _, w := range []string{"metadata.name: Required value", `spec.containers[0].name: Invalid value: "C_"`,
 		"spec.containers[0].command: Required value"} {
 		assert.Contains(t, errs, w)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/features"
 )
 
 // File is one manifest file as listed: its content, or why it could not be read. Unread marks a
@@ -84,6 +85,10 @@ type Core struct {
 	clashes      []string        // pods refused by the last choose (name or UID taken)
 	reported     map[string]bool // problems reported and still present
 	cluster      string          // NewClusterCore's cluster name ("" = node alone)
+
+	// Gates are node's feature gates: a manifest is validated (and defaulted) under them, as by
+	// node validate (set before the first Scan).
+	Gates features.Gates
 }
 
 // NewCore returns a core with no static pods. reserved are pods node runs from elsewhere (-f):
@@ -177,7 +182,7 @@ func (c *Core) read(files []File, now time.Time) {
 			continue
 		}
 		fs.sum, fs.parsed = sum, true
-		pods, problems := load(f.Path, f.Data, now, c.cluster)
+		pods, problems := load(f.Path, f.Data, now, c.cluster, c.Gates)
 		fs.problems = problems
 		switch {
 		case len(problems) == 0:
@@ -352,7 +357,7 @@ func (c *Core) newProblems() []string {
 // load decodes, defaults and validates one file. A pod without a UID gets one derived from the
 // path and its content, as kubelet derives it; in a cluster, from the cluster name, the file's name
 // and its content (and a pod with a UID is refused, see NewClusterCore).
-func load(path string, data []byte, now time.Time, cluster string) ([]candidate, []string) {
+func load(path string, data []byte, now time.Time, cluster string, gates features.Gates) ([]candidate, []string) {
 	decoded, errs := manifest.Decode(path, data)
 	if len(errs) > 0 {
 		var problems []string
@@ -382,7 +387,7 @@ func load(path string, data []byte, now time.Time, cluster string) ([]candidate,
 		case d.Pod.UID == "":
 			d.Pod.UID = derivedUID(fmt.Sprintf("file:%s\n", path), raw)
 		}
-		for _, e := range proc.Prepare(d.Pod, now) {
+		for _, e := range proc.Prepare(d.Pod, now, gates) {
 			problems = append(problems, manifest.OneLine(d.Origin+": "+e.Error()))
 		}
 		pods = append(pods, candidate{key: podKey(d.Pod), pod: d.Pod, hash: hex.EncodeToString(content[:]), origin: d.Origin})

@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/probeactor/probeactor/features"
 )
 
 // DefaultPeriod is how often the manifest path is read (kubelet's --file-check-frequency).
@@ -42,6 +44,7 @@ type Options struct {
 	Logger   hclog.Logger
 	Reserved []*v1.Pod // pods node runs from -f: their names and UIDs are not available
 	Now      func() time.Time
+	Gates    features.Gates // node's --feature-gates: manifests are validated under them
 
 	// Set, when given, makes the watcher a reader for a member of the cluster named Cluster (see
 	// NewClusterCore): after every read of the path, Set gets the whole set of valid static pods
@@ -107,6 +110,7 @@ func New(opts Options) *Watcher {
 	if opts.Set != nil {
 		core = NewClusterCore(opts.Reserved, "-f", opts.Cluster)
 	}
+	core.Gates = opts.Gates
 	return &Watcher{
 		opts:        opts,
 		log:         opts.Logger.Named("static-pods"),
