@@ -1,0 +1,53 @@
+// Command nodebench measures what the node binary costs per probe against a bare Go client doing the
+// same probes (issue 22 §3; `make bench-node`, never part of `make test`).
+//
+// The workload is the node-scale one: PODS pods, each one `sleep` container (a real process under its
+// shim) with an HTTP readiness probe (GET /ready/N) and a TCP liveness probe, both at period 1 s and
+// timeout 1 s, against one target: an HTTP server and a TCP listener on 127.0.0.1, served by a child
+// process of its own (this binary re-executed as `nodebench target`), the same process for every run.
+// That is 2 × PODS probes a second.
+//
+// Two probers take turns, in the same sitting, interleaved: bare, node, bare, node, … (ROUNDS pairs).
+//
+//   - bare is this binary re-executed as `nodebench bare`: per probe one goroutine and one ticker
+//     (started with a random phase within the period, as kubelet's workers and node's are), doing
+//     the same GET (kubelet's User-Agent and Accept, one net/http client without keep-alives, a
+//     fresh connection per probe reset on close, the 1 s timeout, the 10 KiB body limit) or the same
+//     TCP connect (1 s timeout, reset on close), and nothing else. It is the floor of a Go prober
+//     (tests/bench's impl=bare, with TCP added).
+//   - node is `node run -f pods.yaml` (the real binary, -node) with a fresh --root-dir and otherwise
+//     its default flags; its run starts once /pods lists every container running and ready.
+//
+// Each run gets a warm-up (WARMUP) and then a window (DURATION) over which nodebench reads the CPU
+// (user + system, /proc/<pid>/stat) of the prober's process, and for node separately of its shims
+// (node re-executed, one per container: they hold the containers, they do not probe) and of the
+// containers; the probes are what the target counted over the same window, so both probers are
+// counted the same way. node's µs/probe is its own process's CPU / probes: what the issue calls
+// node's own CPU; the shims' share is printed next to it (0 when idle, as they should be) and is
+// not in the ratio. A run is valid when its probes/s is within 3 % of 2 × PODS / 1 s (a machine too
+// busy to keep the schedule would make the per-probe figures describe less work); node's run must
+// also end with no container restarted and no probe failed (node's /metrics: prober_probe_total),
+// bare's with no probe failed.
+//
+// The last line is
+//
+//	nodebench: pods=N window=D rounds=R node=X µs/probe bare=Y µs/probe ratio=Z node-probes/s=A bare-probes/s=B valid|INVALID (why)
+//
+// with medians over the rounds and Z = median node / median bare (each pair's own ratio is printed
+// above it). The exit code is 1 when a run is invalid or could not be done.
+//
+// Environment (each also a flag, the flag wins):
+//
+//	NODEBENCH_PODS      pods (default 500: 1,000 probes/s)                         -pods
+//	NODEBENCH_DURATION  the measurement window of each run (default 30s)           -duration
+//	NODEBENCH_WARMUP    the wait before each window (default 10s)                  -warmup
+//	NODEBENCH_ROUNDS    bare/node pairs (default 3)                                -rounds
+//	NODEBENCH_PROFILE   a directory: node runs with --profiling and each node window's CPU profile
+//	                    is written there as node-cpu-<round>.pprof, with a heap profile (allocs)
+//	                    after it; profiling costs node CPU, so those rounds read a little high -profile
+//
+// Nothing is left behind: node is stopped with SIGTERM at the end of each of its runs (its graceful
+// stop ends every container), Ctrl-C reaches node as well (same process group), and every child
+// gets SIGKILL should nodebench die (Pdeathsig); node's shims then stop the containers after node's
+// --reattach-timeout (60 s).
+package main
