@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // config is the command line; the NODEBENCH_* variables give the defaults (doc.go).
 type config struct {
-	node           string
+	node, baseline string
 	pods, rounds   int
 	window, warmup time.Duration
 	profile        string
@@ -78,6 +78,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("nodebench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.node, "node", "bin/node", "the node binary")
+	fs.StringVar(&c.baseline, "baseline", "", "a second node binary (e.g. before a change), run after node in every round and reported beside it")
 	fs.IntVar(&c.pods, "pods", c.pods, "pods, each with an HTTP readiness and a TCP liveness probe at 1 s (NODEBENCH_PODS)")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "bare/node pairs of runs (NODEBENCH_ROUNDS)")
 	fs.DurationVar(&c.window, "duration", c.window, "each run's measurement window (NODEBENCH_DURATION)")
@@ -102,6 +103,11 @@ func bench(cfg config, stdout io.Writer) ([]Run, error) {
 	if _, err := os.Stat(cfg.node); err != nil {
 		return nil, fmt.Errorf("-node: %w (make bench-node builds it)", err)
 	}
+	if cfg.baseline != "" {
+		if _, err := os.Stat(cfg.baseline); err != nil {
+			return nil, fmt.Errorf("-baseline: %w", err)
+		}
+	}
 	if cfg.profile != "" {
 		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
 			return nil, err
@@ -113,8 +119,8 @@ func bench(cfg config, stdout io.Writer) ([]Run, error) {
 	}
 	defer func() { _, _ = tg.stop() }()
 	fmt.Fprintf(stdout, "nodebench: %d pods × (HTTP readiness + TCP liveness) at 1 s = %d probes/s against one target process (HTTP :%d, TCP :%d); "+
-		"%d rounds of bare then node, warm-up %v, window %v; node %s; load %s\n",
-		cfg.pods, 2*cfg.pods, tg.httpPort, tg.tcpPort, cfg.rounds, cfg.warmup, cfg.window, cfg.node, loadAvg())
+		"%d rounds of bare then node, warm-up %v, window %v; node %s; baseline %q; load %s\n",
+		cfg.pods, 2*cfg.pods, tg.httpPort, tg.tcpPort, cfg.rounds, cfg.warmup, cfg.window, cfg.node, cfg.baseline, loadAvg())
 	var runs []Run
 	for round := 1; round <= cfg.rounds; round++ {
 		b, err := benchBare(cfg, tg, round)
@@ -123,13 +129,27 @@ func bench(cfg config, stdout io.Writer) ([]Run, error) {
 		}
 		fmt.Fprintln(stdout, b.Line())
 		runs = append(runs, b)
-		n, err := benchNode(cfg, tg, round)
-		if err != nil {
-			return runs, fmt.Errorf("round %d, node: %w", round, err)
+		// With a baseline, node and baseline take turns at going first.
+		order := []string{"node"}
+		if cfg.baseline != "" {
+			order = append(order, "baseline")
+			if round%2 == 0 {
+				order[0], order[1] = order[1], order[0]
+			}
 		}
-		fmt.Fprintln(stdout, n.Line())
-		runs = append(runs, n)
-		fmt.Fprintf(stdout, "round %d node/bare %.2f\n", round, n.PerProbe()/b.PerProbe())
+		for _, p := range order {
+			bin := cfg.node
+			if p == "baseline" {
+				bin = cfg.baseline
+			}
+			n, err := benchNode(cfg, tg, round, p, bin)
+			if err != nil {
+				return runs, fmt.Errorf("round %d, %s: %w", round, p, err)
+			}
+			fmt.Fprintln(stdout, n.Line())
+			runs = append(runs, n)
+			fmt.Fprintf(stdout, "round %d %s/bare %.2f\n", round, p, n.PerProbe()/b.PerProbe())
+		}
 	}
 	return runs, nil
 }
@@ -197,7 +217,8 @@ func benchBare(cfg config, tg *targetProc, round int) (Run, error) {
 	return r, nil
 }
 
-func benchNode(cfg config, tg *targetProc, round int) (Run, error) {
+// benchNode measures one run of the node binary bin as prober (node or baseline).
+func benchNode(cfg config, tg *targetProc, round int, prober, bin string) (Run, error) {
 	dir, err := os.MkdirTemp("", "nodebench-")
 	if err != nil {
 		return Run{}, err
@@ -207,7 +228,7 @@ func benchNode(cfg config, tg *targetProc, round int) (Run, error) {
 	if err := os.WriteFile(path, Manifest(cfg.pods, tg.httpPort, tg.tcpPort), 0o600); err != nil {
 		return Run{}, err
 	}
-	n, err := startNode(cfg.node, dir, path, cfg.profile != "")
+	n, err := startNode(bin, dir, path, cfg.profile != "")
 	if err != nil {
 		return Run{}, err
 	}
@@ -228,7 +249,7 @@ func benchNode(cfg config, tg *targetProc, round int) (Run, error) {
 	if cfg.profile != "" {
 		secs := strconv.Itoa(int(cfg.window.Seconds()))
 		for _, p := range []string{"profile", "allocs"} { // CPU, and the allocations of the window
-			file := filepath.Join(cfg.profile, fmt.Sprintf("node-%s-%d.pprof", strings.Replace(p, "profile", "cpu", 1), round))
+			file := filepath.Join(cfg.profile, fmt.Sprintf("%s-%s-%d.pprof", prober, strings.Replace(p, "profile", "cpu", 1), round))
 			go func() { profiled <- n.saveProfile("/debug/pprof/"+p+"?seconds="+secs, file) }() // ends after the window
 		}
 	} else {
@@ -239,7 +260,7 @@ func benchNode(cfg config, tg *targetProc, round int) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{Prober: "node", Round: round, Window: took, Probes: probes, CPU: cpu.self, Shims: cpu.children, Containers: cpu.below,
+	r := Run{Prober: prober, Round: round, Window: took, Probes: probes, CPU: cpu.self, Shims: cpu.children, Containers: cpu.below,
 		NShims: cpu.nChildren, NContainers: cpu.nBelow, Load: loadAvg()}
 	for range 2 {
 		if err := <-profiled; err != nil {

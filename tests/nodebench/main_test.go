@@ -59,12 +59,13 @@ func TestARunIsValidOnlyAtTheDueRateWithoutFailuresOrRestarts(t *testing.T) {
 	for name, r := range map[string]Run{
 		"slow":      {Prober: "node", Window: 30 * time.Second, Probes: 29_000},
 		"fast":      {Prober: "node", Window: 30 * time.Second, Probes: 31_000},
-		"failed":    {Prober: "bare", Window: 30 * time.Second, Probes: 30_000, Failed: 1},
+		"failed":    {Prober: "bare", Window: 30 * time.Second, Probes: 30_000, Failed: 301},
 		"restarted": {Prober: "node", Window: 30 * time.Second, Probes: 30_000, Restarts: 1},
 	} {
 		assert.NotEmpty(t, r.Invalid(500), name)
 	}
 	assert.Empty(t, Run{Prober: "bare", Window: 30 * time.Second, Probes: 30_800}.Invalid(500), "within 3 %")
+	assert.Empty(t, Run{Prober: "bare", Window: 30 * time.Second, Probes: 30_000, Failed: 300}.Invalid(500), "1 % failed")
 	assert.True(t, math.IsNaN(Run{}.PerProbe()))
 }
 
@@ -82,6 +83,13 @@ func TestSummaryTakesMediansAndPairsEachRound(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{1.1, 3, 1}, s.PairRatios, 1e-9)
 	assert.Contains(t, s.String(), "ratio=1.25 (pairs 1.10 3.00 1.00)")
 	assert.True(t, strings.HasSuffix(s.String(), " valid"), s.String())
+	assert.NotContains(t, s.String(), "baseline")
+
+	withBase := Summarise(500, w, []Run{run("bare", 1, 200), run("node", 1, 220), run("baseline", 1, 240), run("bare", 2, 100), run("node", 2, 110), run("baseline", 2, 150)})
+	assert.True(t, withBase.Valid(), withBase.Invalid)
+	assert.InDelta(t, 195, withBase.Baseline, 1e-9)
+	assert.InDeltaSlice(t, []float64{1.2, 1.5}, withBase.BaselinePairs, 1e-9)
+	assert.Contains(t, withBase.String(), "baseline=195.0 µs/probe baseline-ratio=1.30 (pairs 1.20 1.50)")
 
 	bad := Summarise(500, w, []Run{run("bare", 1, 200), {Prober: "node", Round: 1, Window: w, Probes: 10_000}})
 	assert.False(t, bad.Valid())
