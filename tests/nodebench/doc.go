@@ -7,7 +7,9 @@
 // process of its own (this binary re-executed as `nodebench target`), the same process for every run.
 // That is 2 × PODS probes a second.
 //
-// Two probers take turns, in the same sitting, interleaved: bare, node, bare, node, … (ROUNDS pairs).
+// Two probers take turns, in the same sitting: ROUNDS rounds of one run each, bare first in odd
+// rounds and node first in even ones (bare, node, node, bare, bare, node, …), so that a drift of
+// the machine's load over the sitting weighs on both alike.
 //
 //   - bare is this binary re-executed as `nodebench bare`: per probe one goroutine and one ticker
 //     (started with a random phase within the period, as kubelet's workers and node's are), doing
@@ -38,8 +40,9 @@
 // above it). The exit code is 1 when a run is invalid or could not be done.
 //
 // -baseline BIN adds a third run to every round: BIN (another build of node, e.g. from before a
-// change) measured as node is, node and baseline taking turns at going first, and reported beside
-// node (baseline=…, baseline-ratio=…), so a change is compared with its baseline in one sitting.
+// change) measured as node is, between bare and node in a round, node and baseline taking turns at
+// going first (Order), and reported beside node (baseline=…, baseline-ratio=…), so a change is
+// compared with its baseline in one sitting.
 //
 // Environment (each also a flag, the flag wins):
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,39 +120,54 @@ func bench(cfg config, stdout io.Writer) ([]Run, error) {
 	}
 	defer func() { _, _ = tg.stop() }()
 	fmt.Fprintf(stdout, "nodebench: %d pods × (HTTP readiness + TCP liveness) at 1 s = %d probes/s against one target process (HTTP :%d, TCP :%d); "+
-		"%d rounds of bare then node, warm-up %v, window %v; node %s; baseline %q; load %s\n",
+		"%d rounds of bare and node in turns, warm-up %v, window %v; node %s; baseline %q; load %s\n",
 		cfg.pods, 2*cfg.pods, tg.httpPort, tg.tcpPort, cfg.rounds, cfg.warmup, cfg.window, cfg.node, cfg.baseline, loadAvg())
 	var runs []Run
 	for round := 1; round <= cfg.rounds; round++ {
-		b, err := benchBare(cfg, tg, round)
-		if err != nil {
-			return runs, fmt.Errorf("round %d, bare: %w", round, err)
-		}
-		fmt.Fprintln(stdout, b.Line())
-		runs = append(runs, b)
-		// With a baseline, node and baseline take turns at going first.
-		order := []string{"node"}
-		if cfg.baseline != "" {
-			order = append(order, "baseline")
-			if round%2 == 0 {
-				order[0], order[1] = order[1], order[0]
-			}
-		}
+		order := Order(round, cfg.baseline != "")
+		byProber := map[string]Run{}
 		for _, p := range order {
-			bin := cfg.node
-			if p == "baseline" {
-				bin = cfg.baseline
+			var r Run
+			var err error
+			switch p {
+			case "bare":
+				r, err = benchBare(cfg, tg, round)
+			case "baseline":
+				r, err = benchNode(cfg, tg, round, p, cfg.baseline)
+			default:
+				r, err = benchNode(cfg, tg, round, p, cfg.node)
 			}
-			n, err := benchNode(cfg, tg, round, p, bin)
 			if err != nil {
 				return runs, fmt.Errorf("round %d, %s: %w", round, p, err)
 			}
-			fmt.Fprintln(stdout, n.Line())
-			runs = append(runs, n)
-			fmt.Fprintf(stdout, "round %d %s/bare %.2f\n", round, p, n.PerProbe()/b.PerProbe())
+			fmt.Fprintln(stdout, r.Line())
+			runs = append(runs, r)
+			byProber[p] = r
+		}
+		for _, p := range order {
+			if p != "bare" {
+				fmt.Fprintf(stdout, "round %d %s/bare %.2f\n", round, p, byProber[p].PerProbe()/byProber["bare"].PerProbe())
+			}
 		}
 	}
 	return runs, nil
+}
+
+// Order is who runs when in a round: bare and node, bare first in odd rounds and last in even ones
+// (so a drift of the machine's load over the sitting weighs on both alike), the baseline (with
+// -baseline) between them and node.
+func Order(round int, baseline bool) []string {
+	o := []string{"bare", "node"}
+	if baseline {
+		o = []string{"bare", "node", "baseline"}
+		if round%4 == 3 || round%4 == 0 { // node and baseline take turns too
+			o[1], o[2] = o[2], o[1]
+		}
+	}
+	if round%2 == 0 {
+		slices.Reverse(o)
+	}
+	return o
 }
 
 // window measures one prober over cfg.window: the target's counts and the CPU of pid's tree.

@@ -174,3 +174,13 @@ func TestTargetCountsReadinessRequests(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, get("/other").Code)
 	assert.Equal(t, "http=2 tcp=9\n", get(CountPath).Body.String())
 }
+
+func TestOrderAlternatesWhoGoesFirst(t *testing.T) {
+	assert.Equal(t, []string{"bare", "node"}, Order(1, false))
+	assert.Equal(t, []string{"node", "bare"}, Order(2, false))
+	assert.Equal(t, []string{"bare", "node"}, Order(3, false))
+	assert.Equal(t, []string{"bare", "node", "baseline"}, Order(1, true))
+	assert.Equal(t, []string{"baseline", "node", "bare"}, Order(2, true))
+	assert.Equal(t, []string{"bare", "baseline", "node"}, Order(3, true))
+	assert.Equal(t, []string{"node", "baseline", "bare"}, Order(4, true))
+}
