@@ -34,15 +34,15 @@
 //
 // The last line is
 //
-//	nodebench: pods=N window=D rounds=R node=X µs/probe bare=Y µs/probe ratio=Z node-probes/s=A bare-probes/s=B valid|INVALID (why)
+//	nodebench: pods=N window=D rounds=R node=X µs/probe bare=Y µs/probe ratio=Z (pairs …) node-probes/s=A bare-probes/s=B node-shims=S µs/probe valid|INVALID (why)
 //
-// with medians over the rounds and Z = median node / median bare (each pair's own ratio is printed
-// above it). The exit code is 1 when a run is invalid or could not be done.
+// with medians over the rounds and Z = median node / median bare; pairs are each round's own
+// node / bare (also printed after each round). The exit code is 1 when a run is invalid or could not be done.
 //
 // -baseline BIN adds a third run to every round: BIN (another build of node, e.g. from before a
-// change) measured as node is, between bare and node in a round, node and baseline taking turns at
-// going first (Order), and reported beside node (baseline=…, baseline-ratio=…), so a change is
-// compared with its baseline in one sitting.
+// change) measured as node is, the order of the three changing from round to round (Order: bare
+// first or last, node and baseline taking turns), and reported beside node (baseline=…,
+// baseline-ratio=…, pairs), so a change is compared with its baseline in one sitting.
 //
 // Environment (each also a flag, the flag wins):
 //
@@ -50,9 +50,11 @@
 //	NODEBENCH_DURATION  the measurement window of each run (default 30s)           -duration
 //	NODEBENCH_WARMUP    the wait before each window (default 10s)                  -warmup
 //	NODEBENCH_ROUNDS    bare/node pairs (default 3)                                -rounds
-//	NODEBENCH_PROFILE   a directory: node runs with --profiling and each node window's CPU profile
-//	                    is written there as node-cpu-<round>.pprof, with a heap profile (allocs)
-//	                    after it; profiling costs node CPU, so those rounds read a little high -profile
+//	NODEBENCH_PROFILE   a directory for each window's profiles: node runs with --profiling, and     -profile
+//	                    node-cpu-<round>.pprof and node-allocs-<round>.pprof (the allocations of
+//	                    the window) come from its /debug/pprof, bare-cpu-<round>.pprof from the bare
+//	                    client itself (baseline-… with -baseline); profiling costs CPU, so those
+//	                    runs read a little high
 //
 // Nothing is left behind: node is stopped with SIGTERM at the end of each of its runs (its graceful
 // stop ends every container), Ctrl-C reaches node as well (same process group), and every child
