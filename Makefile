@@ -65,6 +65,21 @@ bench-node:
 plots:
 	$(GO) run ./tests/bench/benchplot -in $(BENCH_OUT) -out $(dir $(BENCH_OUT))
 
+## bench-scaling: ProbeLoop (both designs) at GOMAXPROCS $(SCALING_CPUS) and $(SCALING_WORKERS) workers, from one
+## prebuilt test binary (bin/bench.test: copy it and run the same line on a bigger machine), kept in
+## $(SCALING_OUT); make plots-scaling draws probes/s, CPU per probe and lateness p99 against procs
+SCALING_CPUS    ?= 2,4,8,16
+SCALING_WORKERS ?= 100000,1000000
+SCALING_OUT     ?= docs/bench/scaling.txt
+.PHONY: bench-scaling plots-scaling
+bench-scaling:
+	$(GO) test -c -o bin/bench.test ./tests/bench/
+	@mkdir -p $(dir $(SCALING_OUT))
+	cd tests/bench && bash -o pipefail -c "PROBEACTOR_BENCH_WORKERS=$(SCALING_WORKERS) ../../bin/bench.test -test.run '^$$' -test.bench 'BenchmarkProbeLoop$$' -test.cpu $(SCALING_CPUS) -test.timeout 120m 2>&1 | tee ../../$(SCALING_OUT)"
+
+plots-scaling:
+	$(GO) run ./tests/bench/benchplot -scaling -in $(SCALING_OUT) -out $(dir $(SCALING_OUT))
+
 ## soak: node with SOAK_PODS (300) churning pods for SOAK_DURATION (10m); prints the growth line and
 ## writes soak.png, samples.csv and profiles to SOAK_OUT (soak-out). Not part of make test.
 soak:

@@ -1,11 +1,11 @@
 package actors
 
 import (
-	"context"
 	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -23,7 +23,7 @@ import (
 // worker pointer, never the slot, which may already serve another worker.
 type attemptSlot struct {
 	w   *workerActor
-	ctx *attemptCtx // replaced, never revived, once cancelled (see attemptCtx)
+	ctx *exec.Context // replaced, never revived, once cancelled (see exec.Context)
 	wg  sync.WaitGroup
 
 	// inputs, written by the worker before the hand-over
@@ -46,9 +46,16 @@ type attemptReport struct {
 	stack    []byte
 }
 
-// Slots are pooled per tree (executors.slots), not process-wide: a slot's context keeps its done
-// channel from one attempt to the next, and a channel must not cross from one tree to another (two
-// trees in two synctest bubbles, or one tree's slot alive in another's pool after Stop).
+// slotPool pools one tree's attempt slots (env.slots), not process-wide: a slot's context keeps its
+// done channel from one attempt to the next, and a channel must not cross from one tree to another
+// (two trees in two synctest bubbles, or one tree's slot alive in another's pool after Stop).
+type slotPool struct{ p sync.Pool }
+
+func newSlotPool() *slotPool {
+	return &slotPool{p: sync.Pool{New: func() any { return &attemptSlot{ctx: new(exec.Context)} }}}
+}
+
+func (p *slotPool) get() *attemptSlot { return p.p.Get().(*attemptSlot) }
 
 // attemptFinished tells a worker that its slot holds a report. One value serves every worker.
 type attemptFinished struct{}
@@ -56,29 +63,35 @@ type attemptFinished struct{}
 var attemptFinishedMsg = &attemptFinished{}
 
 // startAttempt takes a slot, sets up the attempt described by a and has it run: by the goroutine
-// carrying the worker's mailbox right now, once it has released the mailbox (see
-// workerMailbox.carry), or else on the attempt pool.
+// carrying the worker's mailbox right now, once it has released the mailbox (exec.Mailbox.HandOff),
+// or else on the shard's attempt pool.
 func (w *workerActor) startAttempt(a worker.AttemptStart) {
-	s := w.env.cfg.exec.slots.Get().(*attemptSlot)
+	s := w.env.slots.get()
 	w.att = s
 	s.w = w
 	s.num = a.Attempt
 	s.start = a.At
 	s.target = probes.Target{Container: w.container, ContainerID: string(a.ContainerID), PodIP: a.PodIP}
 	s.wg.Add(1)
-	if w.mb.carrying {
-		w.mb.carried = s
-		return
+	if !w.mb.HandOff(s) {
+		w.shard.Go(s)
 	}
-	w.env.cfg.exec.attempts.Go(s)
 }
 
-// run is the attempt handed to the attempt pool: it runs, then the worker handles its report on
+// Run is the attempt handed to the attempt pool: it runs, then the worker handles its report on
 // this goroutine if its mailbox is free.
-func (s *attemptSlot) run() {
+func (s *attemptSlot) Run() {
 	if w, tell := s.exec(); tell {
-		w.mb.carry(attemptFinishedMsg)
+		w.mb.Carry(attemptFinishedMsg)
 	}
+}
+
+// RunCarried is the attempt run by the goroutine that carried the worker's mailbox (exec.Carried).
+func (s *attemptSlot) RunCarried() any {
+	if _, tell := s.exec(); tell {
+		return attemptFinishedMsg
+	}
+	return nil
 }
 
 // exec runs the attempt and records its report. It returns the worker and whether to tell it (not
@@ -124,7 +137,7 @@ func (s *attemptSlot) finishedReport() bool {
 // releases the slot without reading the report.
 func (w *workerActor) abandonAttempt() {
 	if s := w.att; s != nil {
-		s.ctx.cancel()
+		s.ctx.Cancel()
 		s.wg.Wait()
 		w.releaseSlot()
 	}
@@ -134,112 +147,17 @@ func (w *workerActor) abandonAttempt() {
 func (w *workerActor) releaseSlot() {
 	s := w.att
 	w.att = nil
-	w.env.cfg.exec.releaseSlot(s)
+	w.env.slots.release(s)
 }
 
-// releaseSlot returns s to the tree's pool of slots.
-func (x *executors) releaseSlot(s *attemptSlot) {
+// release returns s to the tree's pool of slots.
+func (p *slotPool) release(s *attemptSlot) {
 	s.mu.Lock()
 	s.finished, s.report = false, attemptReport{} // keep no verdict (an HTTP body) alive in the pool
 	s.mu.Unlock()
 	s.w, s.target = nil, probes.Target{}
 	if s.ctx.Err() != nil {
-		s.ctx = new(attemptCtx) // the cancelled one stays cancelled for whoever still watches it
+		s.ctx = new(exec.Context) // the cancelled one stays cancelled for whoever still watches it
 	}
-	x.slots.Put(s)
-}
-
-// attemptCtx is the context.Context of an attempt. It lives in a pooled slot and is reused from one
-// attempt to the next while it is live (a context.WithCancel per attempt costs two allocations); it
-// is cancelled only when a worker abandons its attempt, and a cancelled one is never made live
-// again: the slot gets a new one. Children derived through a wrapper (probes/exec.go's
-// context.WithTimeout(context.WithValue(ctx, …))) are watched by a goroutine of the context package
-// that selects on this context's done channel and then reads Err: a context made live again after
-// a cancel handed it nil, and the context package panics on that ("missing cancel error": it
-// crashed node in a soak under load). It has no deadline and no values. Children derived directly
-// (the prober's context.WithTimeout) register through AfterFunc, so the context package starts no
-// goroutine for them.
-type attemptCtx struct {
-	mu     sync.Mutex
-	done   chan struct{} // made by the first Done; closed by cancel
-	err    error
-	afters []*afterFunc
-}
-
-type afterFunc struct{ f func() }
-
-var _ context.Context = (*attemptCtx)(nil)
-
-// Deadline implements context.Context: none (the prober applies the probe's timeout).
-func (c *attemptCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
-
-// Done implements context.Context.
-func (c *attemptCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.err != nil {
-			close(c.done)
-		}
-	}
-	return c.done
-}
-
-// Err implements context.Context.
-func (c *attemptCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// Value implements context.Context: no values.
-func (c *attemptCtx) Value(any) any { return nil }
-
-// AfterFunc arranges for f to run once c is cancelled (the context package's afterFuncer:
-// context.WithCancel and friends register their child's cancel through it, and f reads c.Err()).
-// stop reports whether it kept f from running. Registered callbacks run when cancel runs; for an
-// already cancelled context f runs in a goroutine of its own (the context package calls AfterFunc
-// holding the child's lock, which f takes); c stays cancelled, so f sees its error.
-func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		go f()
-		return func() bool { return false }
-	}
-	a := &afterFunc{f: f}
-	c.afters = append(c.afters, a)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.afters {
-			if x == a {
-				last := len(c.afters) - 1
-				c.afters[i] = c.afters[last]
-				c.afters[last] = nil
-				c.afters = c.afters[:last]
-				return true
-			}
-		}
-		return false
-	}
-}
-
-func (c *attemptCtx) cancel() {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.err = context.Canceled
-	if c.done != nil {
-		close(c.done)
-	}
-	fs := c.afters
-	c.afters = nil
-	c.mu.Unlock()
-	for _, a := range fs { // the context package's child cancellations: quick, and they read c.Err()
-		a.f()
-	}
+	p.p.Put(s)
 }

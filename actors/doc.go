@@ -2,7 +2,8 @@
 // manager and the sync loop's probe reactions) rebuilt as a tree of protoactor actors that embeds in
 // any Go program:
 //
-//	root (Tree)                 owns the tree and the one shared scheduler (internal/clock)
+//	root (Tree)                 owns the tree and its executor (actors/internal/exec: shards, each a
+//	                            scheduler from internal/clock, a mailbox pool and an attempt pool)
 //	├── probeManager            supervisor: one worker per ProbeKey, named "<uid>.<container>.<type>"
 //	│   └── worker × N          worker.Machine in a switch-only shell; attempts run off the mailbox
 //	├── resultsCache            results.Cache: dedup per (container ID, type), credit-based fan-out
@@ -17,7 +18,8 @@
 // (validated and defaulted as the API server would: package internal/podspec, plus the runtime's
 // own limits through PodValidator; a refused pod gets the field paths and starts nothing),
 // SetPodStatus, StopLivenessAndStartup, RemovePod, CleanupPods, the queries PodStatus, PodStatuses
-// (many pods in one request) and Result, and Stop. Result changes reach an actor (Subscribe; it
+// (many pods in one request), Result, ProbeStates (each worker's streak, last attempt and hold:
+// node describe) and ContainerStartups (each container's time to Started and to Ready), and Stop. Result changes reach an actor (Subscribe; it
 // replies messages.AckResults to each batch) or a func (SubscribeFunc; probeactor acknowledges when
 // fn returns); both take OfTypes and WithSnapshot
 // (the current value of every key first, then changes). The implementation (worker core, results
@@ -42,18 +44,22 @@
 //   - A worker at rest holds no goroutine, no attempt slot and exactly one scheduler entry; at most
 //     one attempt per worker is in flight, in a goroutine the worker cancels and waits for when it
 //     stops or fails.
-//   - A worker's mailbox (actor.WithMailbox) is part of the worker and runs on the tree's mailbox pool
-//     (a fixed goroutine per core); the scheduler hands a due tick to the attempt pool, whose goroutine
+//   - No lock on a probe's path is shared by the whole tree: each worker lives on one shard of the
+//     tree's executor (dealt in turn; one shard per two procs), whose scheduler, mailbox pool and
+//     attempt pool serve only that shard's workers (package actors/internal/exec has the execution
+//     layer and its model test).
+//   - A worker's mailbox (actor.WithMailbox) is part of the worker and runs on its shard's mailbox pool
+//     (fixed goroutines); the shard's scheduler hands a due tick to the shard's attempt pool, whose goroutine
 //     carries it through the worker's mailbox when it is free, runs the attempt the worker starts,
 //     then carries the verdict back the same way: one hand-off between goroutines per probe. System
 //     messages (which may block: a stopping worker waits for its attempt) are left to the mailbox
 //     pool. The worker's own signals (tick, attempt finished) skip protoactor's invoker.
-//   - Both pools are owned by the tree and stopped with it; scheduling never blocks (a full or
+//   - The pools are owned by the tree and stopped with it; scheduling never blocks (a full or
 //     stopped pool falls back to a new goroutine); the attempt pool keeps idle goroutines only up to
 //     a bound and for at most two idle seconds, hands work to the most recently idle one first (LIFO,
 //     so the goroutines a steady load does not need retire; an idle goroutine waits on its own channel
 //     only, and one sweep timer per pool retires the ones idle for one to two seconds), and when all of its
-//     goroutines are busy an attempt waits at most 1 ms (backlogWait) for one before it gets a new one.
+//     goroutines are busy an attempt waits at most 1 ms (exec.BacklogWait) for one before it gets a new one.
 //   - An attempt reads the clock once, when it ends; the worker's Machine times it from the start of
 //     the doProbe run that started it (kubelet's startTime) and handles its verdict as of its end. Each of the tree's own
 //     actors (but the root) has a long-lived goroutine for its mailbox.

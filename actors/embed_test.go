@@ -44,7 +44,7 @@ func TestStartUnderParentActor(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, messages.Success, r)
 		require.NoError(t, sys.Root.PoisonFuture(parent).Wait())
-		assert.Zero(t, tree.env.sched.Len())
+		assert.Zero(t, tree.env.cfg.exec.Pending())
 	})
 }
 

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,8 +10,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
-	"github.com/probeactor/probeactor/internal/clock"
 )
 
 // Child names under the tree's root; sibling PIDs are derived from them before anything is spawned,
@@ -24,15 +25,17 @@ const (
 )
 
 // env is what every actor of one tree shares. It is built before the root is spawned and read-only
-// afterwards (the scheduler is safe for concurrent use).
+// afterwards (the executor is safe for concurrent use).
 type env struct {
 	cfg     *config
 	sys     *actor.ActorSystem
 	log     hclog.Logger
-	sched   *clock.Scheduler
+	slots   *slotPool // the tree's attempt slots
 	metrics *metrics
-	queued  *queued   // user messages waiting in the tree's mailboxes, per actor kind
-	start   time.Time // tree start, for kubelet's restart jitter
+	// budgetMetrics are the restart budget's series (nil without WithRestartBudget or WithRegistry).
+	budgetMetrics *budgetMetrics
+	queued        *queued   // user messages waiting in the tree's mailboxes, per actor kind
+	start         time.Time // tree start, for kubelet's restart jitter
 	// stopping is set when the root starts stopping: children then skip messages to siblings that
 	// may already be gone (a dead letter each, otherwise).
 	stopping atomic.Bool
@@ -67,9 +70,9 @@ func (e *env) props(name string, produce actor.Producer, opts ...actor.PropsOpti
 	opts = append(opts, actor.WithMailbox(func() actor.Mailbox {
 		owner := &treeActor{log: e.log, name: name}
 		if name != nameRoot { // the root's Stopped handler stops the runners
-			owner.wake = e.cfg.exec.runner()
+			owner.wake = e.cfg.exec.Runner()
 		}
-		return &mailbox{owner: owner, depth: &e.queued[kindOf(name)]}
+		return &exec.Mailbox{Owner: owner, Depth: &e.queued[kindOf(name)]}
 	}))
 	if len(e.cfg.middleware) > 0 {
 		opts = append(opts, actor.WithReceiverMiddleware(e.cfg.middleware...))
@@ -141,4 +144,29 @@ func (e *env) unhandled(name string, msg any) {
 
 func childPID(root *actor.PID, name string) *actor.PID {
 	return actor.NewPID(root.Address, root.Id+"/"+name)
+}
+
+// treeActor is the mailbox owner of the tree's own actors (root, resultsCache, probeManager,
+// statusManager, syncLoop): a long-lived goroutine of its own (wake; nil: a goroutine per
+// activation, as protoactor's default dispatcher, for the root, which blocks while it stops), and
+// the panic logged with its stack before protoactor's restart.
+type treeActor struct {
+	log  hclog.Logger
+	name string
+	wake func(*exec.Mailbox)
+}
+
+func (a *treeActor) Schedule(m *exec.Mailbox) {
+	if a.wake == nil {
+		go m.Run()
+		return
+	}
+	a.wake(m)
+}
+
+func (a *treeActor) Signal(any) bool        { return false }
+func (a *treeActor) RestartsOnResume() bool { return false }
+func (a *treeActor) Failed(reason, msg any) {
+	a.log.Error("actor panicked", "actor", a.name, "message_type", fmt.Sprintf("%T", msg),
+		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
 }

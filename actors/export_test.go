@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -19,10 +20,10 @@ var (
 )
 
 // AttemptBacklogWait is the longest an attempt waits in the attempt pool's backlog.
-const AttemptBacklogWait = backlogWait
+const AttemptBacklogWait = exec.BacklogWait
 
 // PoolIdleRetirement bounds how long an idle attempt-pool goroutine lives (twice its idle timeout).
-const PoolIdleRetirement = 2 * attemptIdleTimeout
+const PoolIdleRetirement = 2 * exec.AttemptIdleTimeout
 
 // InspectWorker reports whether probeManager has a worker for k and whether an attempt of it is in
 // flight.
@@ -44,5 +45,5 @@ func WorkerCount(t *Tree) (int, error) {
 	return res.(int), nil
 }
 
-// SchedulerEntries is the number of entries pending in the tree's clock.Scheduler.
-func SchedulerEntries(t *Tree) int { return t.env.sched.Len() }
+// SchedulerEntries is the number of timers pending in the tree's shards (one clock.Scheduler each).
+func SchedulerEntries(t *Tree) int { return t.env.cfg.exec.Pending() }

@@ -177,7 +177,7 @@ func newHarness(t *testing.T, opts ...Option) *harness {
 	h := &harness{t: t, sys: newSystem(t), clk: clock.NewFake(t0), prober: newScriptProber(), events: &recorder{}}
 	h.rt = fakeruntime.New(h.clk)
 	base := []Option{WithRuntime(h.rt), WithClock(h.clk), WithProber(h.prober), WithEventSink(h.events),
-		WithLogger(testLogger(t)), WithRand(func() float64 { return 0 })}
+		WithLogger(testLogger(t)), WithRand(func() float64 { return 0 }), WithShards(harnessShards)}
 	tree, err := Start(h.sys.Root, append(base, opts...)...)
 	require.NoError(t, err)
 	h.tree = tree
@@ -293,3 +293,7 @@ func testPod(uid string, containers ...v1.Container) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + uid, Namespace: "ns", UID: types.UID(uid)},
 		Spec: v1.PodSpec{Containers: containers, RestartPolicy: v1.RestartPolicyAlways}}
 }
+
+// harnessShards: the harness's trees run their workers on three shards, so that every tree test
+// crosses shards (the default on a 2-proc machine is one).
+const harnessShards = 3

@@ -100,6 +100,24 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		if w, ok := m.set.Get(k); ok && !w.ms.Stopping {
 			m.env.tell(ctx, w.ms.PID, msg)
 		}
+	case *protocol.GetProbeKeys:
+		var keys []messages.ProbeKey
+		for _, w := range m.set.Workers(msg.PodUID) {
+			if !w.ms.Stopping {
+				keys = append(keys, w.key())
+			}
+		}
+		ctx.Respond(&protocol.ProbeKeysResponse{Keys: keys})
+	case *protocol.GetProbeState:
+		if w, ok := m.set.Get(msg.Key); ok && !w.ms.Stopping {
+			ctx.Forward(w.ms.PID)
+		} else {
+			ctx.Respond(&protocol.ProbeStateResponse{})
+		}
+	case *protocol.DeferKill:
+		if w, ok := m.set.Get(msg.Key); ok && !w.ms.Stopping {
+			m.env.tell(ctx, w.ms.PID, msg)
+		}
 	case *exitWorker:
 		if w, ok := m.set.ByIdentity(msg.pid.Id); ok && m.set.Stop(w) {
 			ctx.Stop(msg.pid)

@@ -194,7 +194,7 @@ func TestStopCancelsInFlightAttempts(t *testing.T) {
 		<-entered
 		<-entered
 		require.NoError(t, h.tree.Stop(context.Background()))
-		assert.Zero(t, h.tree.env.sched.Len(), "every scheduler entry cancelled")
+		assert.Zero(t, h.tree.env.cfg.exec.Pending(), "every scheduler entry cancelled")
 	})
 }
 

@@ -15,6 +15,9 @@ type metrics struct {
 	unhandled *prometheus.CounterVec // probeactor's own: messages an actor of the tree did not understand
 	entries   prometheus.GaugeFunc   // probeactor's own: the scheduler's timers
 	mailboxes *queuedCollector       // probeactor's own: user messages waiting, by actor
+	// probeactor's own: container start → first Started, → first Ready (startup_metrics.go)
+	toStarted *prometheus.HistogramVec
+	toReady   *prometheus.HistogramVec
 }
 
 // Actor kinds of the tree, the actor label of probeactor_mailbox_messages.
@@ -91,7 +94,8 @@ func newMetrics(reg prometheus.Registerer, entries func() float64, q *queued) (*
 			"User messages waiting in the probe tree's mailboxes, by actor (worker: summed over every worker).",
 			[]string{"actor"}, nil)},
 	}
-	cs := []prometheus.Collector{m.total, m.duration, m.unhandled, m.entries, m.mailboxes}
+	m.toStarted, m.toReady = newStartupHistograms()
+	cs := []prometheus.Collector{m.total, m.duration, m.unhandled, m.entries, m.mailboxes, m.toStarted, m.toReady}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -116,4 +120,6 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	reg.Unregister(m.unhandled)
 	reg.Unregister(m.entries)
 	reg.Unregister(m.mailboxes)
+	reg.Unregister(m.toStarted)
+	reg.Unregister(m.toReady)
 }

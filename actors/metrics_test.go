@@ -122,40 +122,6 @@ func TestTreeGauges(t *testing.T) {
 	})
 }
 
-// idleOwner never runs its mailbox: what is posted stays queued.
-type idleOwner struct{ scheduled int }
-
-func (o *idleOwner) schedule(*mailbox)      { o.scheduled++ }
-func (o *idleOwner) signal(any) bool        { return false }
-func (o *idleOwner) failed(any, any)        {}
-func (o *idleOwner) restartsOnResume() bool { return false }
-
-// A mailbox counts what waits in it into its kind's total, and what it hands on out of it.
-func TestMailboxDepthCounts(t *testing.T) {
-	var q queued
-	owner := &idleOwner{}
-	m := &mailbox{owner: owner, depth: &q[kindStatus]}
-	var got []any
-	m.invoker = invokerFunc(func(msg any) { got = append(got, msg) })
-	for i := range 3 {
-		m.post(i)
-	}
-	assert.EqualValues(t, 3, q[kindStatus].Load())
-	assert.EqualValues(t, 3, m.UserMessageCount())
-	assert.Equal(t, 1, owner.scheduled, "scheduled once while it has work")
-	m.run()
-	assert.Equal(t, []any{0, 1, 2}, got)
-	assert.Zero(t, q[kindStatus].Load())
-	assert.Zero(t, q[kindWorker].Load(), "other kinds untouched")
-}
-
-// invokerFunc is an actor.MessageInvoker that hands user messages to a func.
-type invokerFunc func(msg any)
-
-func (f invokerFunc) InvokeUserMessage(msg any) { f(msg) }
-func (f invokerFunc) InvokeSystemMessage(any)   {}
-func (f invokerFunc) EscalateFailure(any, any)  {}
-
 // BenchmarkWorkerObserve is what a worker pays per attempt for its metrics (one counter increment
 // and one histogram observation) among 1,000 workers' series.
 func BenchmarkWorkerObserve(b *testing.B) {

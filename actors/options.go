@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -10,8 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/restartbudget"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -86,13 +89,16 @@ type config struct {
 	prober  Prober
 	rand    func() float64
 	policy  supervision.Policy
+	budget  *restartbudget.Budget // WithRestartBudget; nil: kill at once, as kubelet
 
 	// middleware is added to every actor of the tree after the panic logger (tests inject faults).
 	middleware []actor.ReceiverMiddleware
 
 	// exec runs worker mailboxes and probe attempts; built by Start (not an option), stopped with
 	// the root.
-	exec *executors
+	exec *exec.Executor
+	// shards overrides exec.DefaultShards (tests: trees of several shards on any machine).
+	shards int
 }
 
 // WithRuntime sets the container runtime (required).
@@ -101,6 +107,13 @@ func WithRuntime(r Runtime) Option { return func(c *config) { c.runtime = r } }
 // WithLogger sets the logger (default: hclog.NewNullLogger()).
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.log = l } }
 
+// WithShards runs the tree's workers on n shards (default, and for n <= 0: one per two procs,
+// GOMAXPROCS/2, at least one). A shard is a timer heap, a mailbox pool and an attempt pool with
+// locks of their own; a worker stays on the shard it was dealt. More shards spread the locks of the
+// probe path over more cores; each shard costs a timer wake-up per millisecond while its workers are
+// due. The benchmarks use it to compare shard counts (ARCHITECTURE.md, "Scaling across cores").
+func WithShards(n int) Option { return func(c *config) { c.shards = n } }
+
 // WithClock sets the clock (default: the wall clock).
 func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 
@@ -108,7 +121,10 @@ func WithClock(cl Clock) Option { return func(c *config) { c.clock = cl } }
 // probeactor's own: probeactor_unhandled_messages_total{actor,type}, probeactor_scheduler_entries
 // (the tree's timers: one per worker at rest) and probeactor_mailbox_messages{actor} (user messages
 // waiting, per actor of the tree; summed over workers; a worker given up on after repeated panics
-// leaves whatever waited in its mailbox counted). Without it (or with nil) no metrics are kept.
+// leaves whatever waited in its mailbox counted), probeactor_container_time_to_started_seconds and
+// probeactor_container_time_to_ready_seconds{namespace,container} (from a container's start to its
+// first Started and first Ready; no pod label, so the series stay bounded by the workloads). Without
+// it (or with nil) no metrics are kept.
 func WithRegistry(r prometheus.Registerer) Option { return func(c *config) { c.reg = r } }
 
 // WithEventSink sets where events go (default: discarded).
@@ -123,6 +139,20 @@ func WithRand(r func() float64) Option { return func(c *config) { c.rand = r } }
 // WithSupervision sets the restart back-off and give-up policy for probe workers
 // (default: DefaultSupervisionPolicy()).
 func WithSupervision(p SupervisionPolicy) Option { return func(c *config) { c.policy = p } }
+
+// WithRestartBudget caps the kills that liveness and startup failures cause to n per window (a
+// sliding window over the whole tree): a deliberate deviation from kubelet, which kills at once
+// however many fail together (kubernetes#123204). A kill beyond the budget is deferred: the
+// container keeps running and is reported not ready, a Warning event RestartBudgetExhausted says
+// why, its worker keeps probing it, and the kill happens when the budget allows if the probe still
+// fails (a Success cancels it, with a Normal RestartCancelled event). Deferred kills are taken
+// oldest first. Containers that exit on their own are restarted by the runtime, never deferred.
+// With WithRegistry: probeactor_restart_budget_deferred_kills_total{probe_type},
+// probeactor_restart_budget_cancelled_kills_total{probe_type} and
+// probeactor_restart_budget_waiting_kills. Start fails for n < 1 or window <= 0.
+func WithRestartBudget(n int, window time.Duration) Option {
+	return func(c *config) { c.budget = &restartbudget.Budget{N: n, Window: window} }
+}
 
 type discardSink struct{}
 
@@ -156,6 +186,11 @@ func newConfig(opts []Option) (*config, error) {
 	}
 	if err := c.policy.Validate(); err != nil {
 		return nil, fmt.Errorf("actors.Start: WithSupervision: %w", err)
+	}
+	if c.budget != nil {
+		if err := c.budget.Validate(); err != nil {
+			return nil, fmt.Errorf("actors.Start: WithRestartBudget: %w", err)
+		}
 	}
 	return c, nil
 }

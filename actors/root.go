@@ -65,10 +65,9 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		r.barrier(ctx)
 		e.infra.Stop() // a child still waiting for its restart is stopped with the others
 	case *actor.Stopped:
-		e.sched.Stop()
-		e.sched.Wait()
-		e.cfg.exec.stop() // every worker, hence every attempt, has ended
+		e.cfg.exec.Stop() // every worker, hence every attempt, has ended
 		e.metrics.unregister(e.cfg.reg)
+		e.budgetMetrics.unregister(e.cfg.reg)
 		close(e.done)
 	// Pod lifecycle commands reach probeManager through statusManager, which forwards them in order
 	// behind the statuses it already has: a caller's SetPodStatus followed by AddPod gives new workers
@@ -79,10 +78,15 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *protocol.CleanupPods, *removePod, *addPodCmd:
 		e.tell(ctx, e.sync, m)
 		e.tell(ctx, e.status, m)
-	case *stopLivenessAndStartup, *setStatus:
+	case *stopLivenessAndStartup:
+		e.tell(ctx, e.sync, m) // its kills waiting for the restart budget end
 		e.tell(ctx, e.status, m)
-	case *protocol.GetPodStatus, *protocol.GetPodStatuses:
+	case *setStatus:
+		e.tell(ctx, e.status, m)
+	case *protocol.GetPodStatus, *protocol.GetPodStatuses, *protocol.GetContainerStartups:
 		ctx.Forward(e.status)
+	case *protocol.GetProbeKeys, *protocol.GetProbeState:
+		ctx.Forward(e.manager)
 	case *protocol.GetResult, *protocol.SubscribeResults, *protocol.UnsubscribeResults:
 		ctx.Forward(e.cache)
 	default:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/internal/exec"
 )
 
 // TestManyWorkers starts scaleWorkers workers (100,000 without -race: 10,000 pods × 10 containers
@@ -48,11 +50,11 @@ func TestManyWorkers(t *testing.T) {
 		// triggers), every attempt finished: no goroutine per worker and exactly one scheduler entry each.
 		synctest.Wait()
 		require.Equal(t, scaleWorkers, h.workerCount())
-		time.Sleep(2 * attemptIdleTimeout) // the attempt pool's idle goroutines retire (virtual time)
+		time.Sleep(2 * exec.AttemptIdleTimeout) // the attempt pool's idle goroutines retire (virtual time)
 		synctest.Wait()
 		require.Equal(t, scaleWorkers, h.cacheStats().Successes)
 		require.Less(t, runtime.NumGoroutine(), baseG+20)
-		require.Equal(t, scaleWorkers, h.tree.env.sched.Len())
+		require.Equal(t, scaleWorkers, h.tree.env.cfg.exec.Pending())
 
 		runtime.GC()
 		var after runtime.MemStats
@@ -62,7 +64,7 @@ func TestManyWorkers(t *testing.T) {
 		t.Logf("%d workers; pods+statuses (the fake runtime's and the tree's copies): %.1f MiB; "+
 			"then AddPod+workers+results: %.1f MiB = %d B per worker; goroutines %d (baseline %d); scheduler entries %d",
 			scaleWorkers, float64(podsBytes)/(1<<20), float64(workersBytes)/(1<<20),
-			workersBytes/scaleWorkers, runtime.NumGoroutine(), baseG, h.tree.env.sched.Len())
+			workersBytes/scaleWorkers, runtime.NumGoroutine(), baseG, h.tree.env.cfg.exec.Pending())
 
 		require.NoError(t, h.tree.Stop(context.Background()))
 	})

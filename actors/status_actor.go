@@ -54,6 +54,10 @@ func (a *statusActor) Receive(ctx actor.Context) {
 		for _, uid := range touched {
 			a.recompute(ctx, uid)
 		}
+	case *protocol.KillDeferred:
+		if a.book.SetDeferred(m.PodUID, m.ContainerID, m.Deferred) {
+			a.recompute(ctx, m.PodUID)
+		}
 	case *countResults:
 		ctx.Respond(a.book.MirroredResults())
 	case *protocol.GetPodStatus:
@@ -67,6 +71,14 @@ func (a *statusActor) Receive(ctx actor.Context) {
 			}
 		}
 		ctx.Respond(&protocol.PodStatusesResponse{Statuses: out})
+	case *protocol.GetContainerStartups:
+		out := make(map[types.UID][]messages.ContainerStartup, len(m.PodUIDs))
+		for _, uid := range m.PodUIDs {
+			if s := a.book.Startups(uid); len(s) > 0 {
+				out[uid] = s
+			}
+		}
+		ctx.Respond(&protocol.ContainerStartupsResponse{Startups: out})
 	case *protocol.CleanupPods:
 		a.tellManager(ctx, m)
 		a.book.Cleanup(m.Desired)
@@ -82,6 +94,9 @@ func (a *statusActor) tellManager(ctx actor.Context, msg any) { a.env.tell(ctx, 
 // kubelet's manual readiness triggers.
 func (a *statusActor) recompute(ctx actor.Context, uid types.UID) {
 	views, trigger := a.book.Recompute(uid, a.env.now())
+	for _, o := range a.book.TakeObservations() {
+		a.env.metrics.observeStartup(o)
+	}
 	if views != nil {
 		a.env.tell(ctx, a.env.manager, &podViews{uid: uid, views: views})
 	}

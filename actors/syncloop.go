@@ -34,12 +34,20 @@ type syncActor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// budget is the restart budget (WithRestartBudget; nil: every kill at once, as kubelet): its
+	// pure gate and the timer of the next moment the gate has room (budget.go).
+	budget *budgetLoop
 }
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podrecord.Record{},
+	a := &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podrecord.Record{},
 		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
+	if e.cfg.budget != nil {
+		a.budget = newBudgetLoop(e, a, *e.cfg.budget)
+	}
+	return a
 }
 
 func (a *syncActor) Receive(ctx actor.Context) {
@@ -47,25 +55,38 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	case *addPodCmd:
 		a.pods[m.pod.UID] = m.pod
 	case *removePod:
-		a.forget(m.uid)
+		a.forget(ctx, m.uid)
 	case *protocol.CleanupPods:
 		for uid := range a.pods {
 			if _, ok := m.Desired[uid]; !ok {
-				a.forget(uid)
+				a.forget(ctx, uid)
 			}
 		}
+	case *stopLivenessAndStartup:
+		a.budget.release(ctx, m.uid) // the pod terminates: its waiting kills end
 	case *messages.ResultChanges:
 		if !a.env.tell(ctx, ctx.Sender(), &messages.AckResults{Seq: m.Seq}) {
 			return // no new kills while the tree stops
 		}
 		for _, c := range m.Changes {
-			if c.Result == messages.Failure {
-				a.kill(c)
+			a.budget.settle(ctx, c)
+			if c.Result == messages.Failure && a.killable(c) {
+				if a.budget == nil {
+					a.kill(c)
+				} else {
+					a.budget.ask(c)
+				}
 			}
 		}
+		a.budget.due(ctx)
+	case *budgetDue:
+		a.budget.due(ctx)
 	case *ping:
 		ctx.Respond(m)
+	case *actor.Started:
+		a.budget.due(ctx) // after a restart: re-arm the budget's timer
 	case *actor.Stopping, *actor.Restarting:
+		a.budget.stopTimer()
 		a.cancel()
 		a.wg.Wait()
 		a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -74,22 +95,30 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *syncActor) forget(uid types.UID) {
+func (a *syncActor) forget(ctx actor.Context, uid types.UID) {
 	delete(a.pods, uid)
 	delete(a.killed, uid)
+	a.budget.release(ctx, uid)
 }
 
+// killable reports whether a Failure asks for a kill: its pod is known ("irrelevant update"
+// otherwise) and its container ID was not killed already.
+func (a *syncActor) killable(c messages.ResultChanged) bool {
+	if _, ok := a.pods[c.PodUID]; !ok {
+		a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
+		return false
+	}
+	return a.killed[c.PodUID][c.Container] != c.ContainerID
+}
+
+// kill kills a container for a Failure killable accepted (now, or when the restart budget allowed).
 func (a *syncActor) kill(c messages.ResultChanged) {
 	rec, ok := a.pods[c.PodUID]
-	if !ok {
-		a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
+	if !ok || a.killed[c.PodUID][c.Container] == c.ContainerID {
 		return
 	}
 	if a.killed[c.PodUID] == nil {
 		a.killed[c.PodUID] = map[string]messages.ContainerID{}
-	}
-	if a.killed[c.PodUID][c.Container] == c.ContainerID {
-		return
 	}
 	a.killed[c.PodUID][c.Container] = c.ContainerID
 	pod := rec.Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps

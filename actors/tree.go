@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
-	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/podspec"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -77,23 +79,34 @@ func (t *Tree) Start(context.Context) error {
 
 func (t *Tree) start() error {
 	parent, cfg := t.parent, t.cfg
-	sched := clock.NewScheduler(cfg.clock)
+	x := exec.New(exec.Config{Clock: cfg.clock, Shards: cfg.shards})
 	q := new(queued)
-	m, err := newMetrics(cfg.reg, func() float64 { return float64(sched.Len()) }, q)
+	m, err := newMetrics(cfg.reg, func() float64 { return float64(x.Pending()) }, q)
 	if err != nil {
+		x.Stop()
 		return err
+	}
+	var bm *budgetMetrics
+	if cfg.budget != nil {
+		if bm, err = newBudgetMetrics(cfg.reg); err != nil {
+			x.Stop()
+			m.unregister(cfg.reg)
+			return err
+		}
 	}
 	e := &env{
 		cfg:     cfg,
 		sys:     parent.ActorSystem(),
 		log:     cfg.log.Named("probeactor"),
-		sched:   sched,
+		slots:   newSlotPool(),
 		queued:  q,
 		metrics: m,
 		start:   cfg.clock.Now(),
-		done:    make(chan struct{}),
+
+		budgetMetrics: bm,
+		done:          make(chan struct{}),
 	}
-	cfg.exec = newExecutors()
+	cfg.exec = x
 	ready := make(chan struct{})
 	root := &rootActor{env: e, ready: ready}
 	infraPolicy := cfg.policy
@@ -109,10 +122,9 @@ func (t *Tree) start() error {
 	props := e.props(nameRoot, func() actor.Actor { return root }, actor.WithSupervisor(infra))
 	pid, err := parent.SpawnNamed(props, "probeactor"+e.sys.ProcessRegistry.NextId())
 	if err != nil { // only if the registry already held the unique name
-		e.sched.Stop()
-		e.sched.Wait()
-		cfg.exec.stop()
+		x.Stop()
 		m.unregister(cfg.reg)
+		bm.unregister(cfg.reg)
 		return fmt.Errorf("actors.Start: spawn root %s: %w", pid, err)
 	}
 	// The root's Started is the first message its mailbox handles (protoactor queues it at spawn,
@@ -242,6 +254,58 @@ func (t *Tree) Result(ctx context.Context, id messages.ContainerID, pt messages.
 		return messages.Unknown, false, fmt.Errorf("result query: unexpected answer %T", res)
 	}
 	return r.Result, r.Found, nil
+}
+
+// ContainerStartups returns, for each given pod that has any, how long each of its running
+// container instances took from its start to Started and to Ready (the first time each, after
+// that start): what probeactor_container_time_to_started_seconds and ..._ready_seconds observe,
+// per container (node's status page). One query for all of them.
+func (t *Tree) ContainerStartups(ctx context.Context, uids ...types.UID) (map[types.UID][]messages.ContainerStartup, error) {
+	res, err := t.request(ctx, &protocol.GetContainerStartups{PodUIDs: uids})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*protocol.ContainerStartupsResponse)
+	if !ok {
+		return nil, fmt.Errorf("container startups query: unexpected answer %T", res)
+	}
+	return r.Startups, nil
+}
+
+// ProbeStates returns the state of each probe worker of a pod (node describe's streaks, last
+// attempts, holds and next runs), sorted by container and probe type; none when the pod has no
+// workers. Each worker answers for itself, so the states are not one snapshot: a probe may
+// advance between two of them.
+func (t *Tree) ProbeStates(ctx context.Context, uid types.UID) ([]messages.ProbeState, error) {
+	res, err := t.request(ctx, &protocol.GetProbeKeys{PodUID: uid})
+	if err != nil {
+		return nil, err
+	}
+	keys, ok := res.(*protocol.ProbeKeysResponse)
+	if !ok {
+		return nil, fmt.Errorf("probe keys query: unexpected answer %T", res)
+	}
+	out := make([]messages.ProbeState, 0, len(keys.Keys))
+	for _, k := range keys.Keys {
+		res, err := t.request(ctx, &protocol.GetProbeState{Key: k})
+		if err != nil {
+			return nil, err
+		}
+		r, ok := res.(*protocol.ProbeStateResponse)
+		if !ok {
+			return nil, fmt.Errorf("probe state query: unexpected answer %T", res)
+		}
+		if r.Found { // else the worker stopped since
+			out = append(out, r.State)
+		}
+	}
+	slices.SortFunc(out, func(a, b messages.ProbeState) int {
+		if c := strings.Compare(a.Key.Container, b.Key.Container); c != 0 {
+			return c
+		}
+		return int(a.Key.Type) - int(b.Key.Type)
+	})
+	return out, nil
 }
 
 // Stop stops the whole tree and waits until every actor, attempt goroutine, kill goroutine and

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/exec"
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/worker"
@@ -35,7 +36,8 @@ var tickMsg = &tick{}
 // supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
 // the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
 type workerActor struct {
-	mb        mailbox
+	mb        exec.Mailbox
+	shard     *exec.Shard // its timer, mailbox and attempts run there
 	m         worker.Machine
 	att       *attemptSlot // while an attempt is in flight
 	env       *env
@@ -67,8 +69,8 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar}
-	w.mb.owner, w.mb.depth = w, &e.queued[kindWorker]
+	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar, shard: e.cfg.exec.Next()}
+	w.mb.Owner, w.mb.Depth = w, &e.queued[kindWorker]
 	w.m.Init(worker.Config{
 		Type:         k.Type,
 		Spec:         spec,
@@ -118,20 +120,20 @@ func (w *workerActor) logger() hclog.Logger {
 // the attempts it causes to the attempt pool: goroutines are then started for attempts only, at the
 // pace the pool delivers ticks, never one per tick of a burst.
 func (w *workerActor) onTimer() {
-	if !w.env.cfg.exec.attempts.TryGo((*tickJob)(w)) {
-		w.mb.post(tickMsg)
+	if !w.shard.TryGo((*tickJob)(w)) {
+		w.mb.Post(tickMsg)
 	}
 }
 
 // tickJob is a worker as the attempt pool's job of delivering its tick.
 type tickJob workerActor
 
-func (j *tickJob) run() { (*workerActor)(j).mb.carry(tickMsg) }
+func (j *tickJob) Run() { (*workerActor)(j).mb.Carry(tickMsg) }
 
 // signal handles the worker's own signals, which its mailbox delivers straight to it (no protoactor
 // envelope, middleware or context: nothing in them needs one; the worker answers nobody and its
 // sends go out from the system's root context).
-func (w *workerActor) signal(msg any) bool {
+func (w *workerActor) Signal(msg any) bool {
 	switch msg.(type) {
 	case *tick:
 		w.step(nil, &worker.Event{Kind: worker.Tick, Now: w.env.now()})
@@ -143,11 +145,11 @@ func (w *workerActor) signal(msg any) bool {
 	return true
 }
 
-// schedule runs the worker's mailbox on the tree's mailbox pool.
-func (w *workerActor) schedule(m *mailbox) { w.env.cfg.exec.mailboxes.schedule(m) }
+// Schedule runs the worker's mailbox on its shard's mailbox pool.
+func (w *workerActor) Schedule(m *exec.Mailbox) { w.shard.Schedule(m) }
 
-// restartsOnResume: workers are resumed after a failure and restart their run loop.
-func (w *workerActor) restartsOnResume() bool { return true }
+// RestartsOnResume: workers are resumed after a failure and restart their run loop.
+func (w *workerActor) RestartsOnResume() bool { return true }
 
 func (w *workerActor) Receive(ctx actor.Context) {
 	now := w.env.now()
@@ -163,8 +165,14 @@ func (w *workerActor) Receive(ctx actor.Context) {
 		w.self = ctx.Self()
 		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now,
 			Jitter: worker.Jitter(now, w.env.start, w.m.Period(), w.env.cfg.rand)})
-	case *restarted:
+	case *exec.Restarted:
 		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now})
+	case *protocol.GetProbeState:
+		st := w.m.State()
+		st.Key = w.key()
+		ctx.Respond(&protocol.ProbeStateResponse{State: st, Found: true})
+	case *protocol.DeferKill:
+		w.step(ctx, &worker.Event{Kind: worker.Defer, Now: now, ContainerID: m.ContainerID})
 	case *inspectWorker:
 		ctx.Respond(&workerInfo{Exists: true, Busy: w.m.Busy(), ContainerID: w.m.ContainerID(),
 			ResultRun: w.m.ResultRun(), OnHold: w.m.OnHold()})
@@ -203,14 +211,14 @@ func (w *workerActor) onFinished(ctx actor.Context) {
 	if w.att == s {
 		w.releaseSlot()
 	} else {
-		w.env.cfg.exec.releaseSlot(s) // a new attempt (a remembered trigger) already took another slot
+		w.env.slots.release(s) // a new attempt (a remembered trigger) already took another slot
 	}
 }
 
-// failed runs on the worker's goroutine when handling a message panicked, before the failure is
+// Failed runs on the worker's goroutine when handling a message panicked, before the failure is
 // escalated: the panic is logged with its stack, and the worker abandons its attempt and stops its
 // timer until supervision resumes it.
-func (w *workerActor) failed(reason, msg any) {
+func (w *workerActor) Failed(reason, msg any) {
 	w.env.log.Error("actor panicked", "actor", w.key().String(), "message_type", fmt.Sprintf("%T", msg),
 		"panic", fmt.Sprint(reason), "stack", string(debug.Stack()))
 	w.step(nil, &worker.Event{Kind: worker.Restarting, Now: w.env.now()})
@@ -246,9 +254,9 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	switch r.Timer {
 	case worker.TimerArm:
-		w.timer = e.sched.Reschedule(w.timer, r.WakeAt, w.fire)
+		w.timer = w.shard.Sched.Reschedule(w.timer, r.WakeAt, w.fire)
 	case worker.TimerStop:
-		e.sched.Cancel(w.timer)
+		w.shard.Sched.Cancel(w.timer)
 		w.timer = clock.Handle{}
 	default:
 	}

@@ -41,3 +41,12 @@ const (
 // ReasonProbeWorkerGaveUp is the warning event reason when a probe worker failed (panicked) too
 // often and was stopped; its key then reports Unknown.
 const ReasonProbeWorkerGaveUp = "ProbeWorkerGaveUp"
+
+// Reasons of the restart budget's events (actors.WithRestartBudget; not kubelet's: it has no
+// budget). RestartBudgetExhausted (Warning): a liveness or startup failure's kill waits for the
+// budget; the container keeps running, reported not ready. RestartCancelled (Normal): its probe
+// passed again before the budget allowed the kill, which is dropped.
+const (
+	ReasonRestartBudgetExhausted = "RestartBudgetExhausted"
+	ReasonRestartCancelled       = "RestartCancelled"
+)

@@ -16,6 +16,8 @@
 //	         [--node-name NAME --fleet ADDR [--fleet-listen ADDR] [--node-status-update-frequency D] [TLS flags]]
 //	         [--node-name NAME --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C [--cluster-failure-timeout D]]
 //	node validate -f FILE...
+//	node explain -f FILE... [-o json]
+//	node describe pod NAME [-n NS] [--server ADDR] [-o json]
 //	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
 //	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
@@ -37,6 +39,8 @@ const usage = `node runs Kubernetes Pod manifests as local processes, probed and
 Usage:
   node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f, no --pod-manifest-path: the embedded demo)
   node validate -f FILE...        check manifests without running anything
+  node explain -f FILE...         what each probe's numbers mean in time, and the classic mistakes
+  node describe pod NAME          a pod as kubectl describe shows it, with each probe's live state
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
   node logs POD [-c CONTAINER]    print a container's log from a running node
@@ -67,6 +71,10 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdin, stdout, stderr)
 	case "validate":
 		return validateCommand(args[1:], stdin, stdout, stderr)
+	case "explain":
+		return explainCommand(args[1:], stdin, stdout, stderr)
+	case "describe":
+		return describeCommand(args[1:], stdout, stderr)
 	case "get":
 		return getCommand(args[1:], stdout, stderr)
 	case "logs":

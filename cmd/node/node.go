@@ -125,13 +125,13 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if err := pidregistry.Compact(sys, pidregistry.DefaultBuckets); err != nil {
 		return nil, err
 	}
-	if n.tree, err = actors.NewTree(sys.Root, // Start hands the runtime the tree's SetPodStatus
+	if n.tree, err = actors.NewTree(sys.Root, append([]actors.Option{ // Start hands the runtime the tree's SetPodStatus
 		actors.WithRuntime(n.rt),
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(rec),
 		actors.WithProber(n.tries.Prober(probes.New(n.rt))), // the default prober, recorded
-	); err != nil {
+	}, cfg.budget.treeOptions()...)...); err != nil {
 		return nil, fmt.Errorf("probe tree: %w", err)
 	}
 	initial := pods
@@ -139,6 +139,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		initial = nil // the cluster runner starts this member's share
 	}
 	n.host = podhost.New(podhost.Options{Tree: n.tree, Runtime: n.rt, Events: rec.List, NodeName: cfg.fleet.nodeName, Initial: initial, Logger: log})
+	page := statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage"),
+		Startups: n.tree.ContainerStartups}) // each container's time to started and to ready
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
@@ -148,13 +150,14 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 			}
 			return ""
 		},
-		Listener:  ln,
-		Source:    n.host,
-		Metrics:   prometheus.Gatherers{mainReg, probeReg},
-		Probes:    probeReg,
-		Index:     statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage")}),
-		Logger:    log.Named("http"),
-		Profiling: cfg.profiling,
+		Listener:    ln,
+		Source:      n.host,
+		Metrics:     prometheus.Gatherers{mainReg, probeReg},
+		Probes:      probeReg,
+		Index:       page,
+		Logger:      log.Named("http"),
+		Profiling:   cfg.profiling,
+		ProbeStates: n.tree.ProbeStates, // node describe
 	})
 
 	parts := []lifecycle.Part{

@@ -41,6 +41,7 @@ type runConfig struct {
 	cleanup        func()        // removes the demo's scratch directory
 	fleet          fleetConfig   // --fleet, --node-name and the TLS flags (fleet.go)
 	cluster        clusterConfig // --cluster, --cluster-listen, --cluster-peers (cluster.go)
+	budget         budgetFlag    // --restart-budget (budget.go)
 }
 
 // defaultReattachTimeout is --reattach-timeout's default: long enough for a restart or an upgrade
@@ -65,6 +66,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node; with --cluster a container outlives node only within the member's lease (about --cluster-failure-timeout), then its shim stops it")
 	addFleetFlags(fs, &cfg.fleet)
 	addClusterFlags(fs, &cfg.cluster)
+	fs.Var(&cfg.budget, "restart-budget", budgetUsage)
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2

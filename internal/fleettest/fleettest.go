@@ -205,6 +205,9 @@ func (p *Proc) Signal(sig os.Signal) { _ = p.cmd.Process.Signal(sig) }
 // Stderr returns the current run's stderr.
 func (p *Proc) Stderr() string { return p.stderr.String() }
 
+// Pid is the running process's ID (of its latest start, after a Restart).
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // WaitHealthy waits until the aggregator answers /healthz (at most 60 s: the machine is shared).
 func (p *Proc) WaitHealthy() {
 	p.t.Helper()

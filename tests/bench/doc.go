@@ -38,8 +38,21 @@
 // subscriber has caught up, waiting at most 60 s after the 10 s window) and subscriber-us/change (the
 // subscriber's achieved slowness: a 100 µs sleep costs more on a busy VM).
 //
+// Parameters (environment variables, so that a run on another machine is one command on a prebuilt
+// test binary, go test -c -o bench.test ./tests/bench/):
+//
+//	PROBEACTOR_BENCH_WORKERS=100000,1000000   BenchmarkProbeLoop's sizes (default 1000,10000,100000)
+//	PROBEACTOR_BENCH_HTTP_WORKERS=500         BenchmarkProbeLoopHTTP's sizes (default 500,2000)
+//	PROBEACTOR_BENCH_SHARDS=8                 the actor core's executor shards (actors.WithShards;
+//	                                          default one per two procs)
+//	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
+//	                                          name suffixed -P (make bench-scaling does this)
+//
+// A list that does not parse fails the benchmark, naming the variable.
+//
 // Profiles: with PROBEACTOR_BENCH_PROFILES=<dir>, BenchmarkProbeLoop writes heap-<impl>-<n>.pprof
-// (after warm-up) and cpu-<impl>-<n>.pprof (the measurement window) there, and
+// (after warm-up), cpu-<impl>-<n>.pprof (the measurement window) and mutex-<impl>-<n>.pprof with
+// mutex-<impl>-<n>-start.pprof (contention in the window: pprof -base the start one) there, and
 // BenchmarkProbeLoopHTTP the same as heap-http-<impl>-<n>.pprof and cpu-http-<impl>-<n>.pprof.
 //
 // BenchmarkChurn/impl=… — per iteration 1,000 fresh pods (liveness + readiness) are added, reported

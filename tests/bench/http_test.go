@@ -129,7 +129,7 @@ func BenchmarkProbeLoopHTTP(b *testing.B) {
 	for _, im := range impls {
 		names = append(names, im.name)
 	}
-	for _, n := range []int{500, 2000} {
+	for _, n := range sizes(b, "PROBEACTOR_BENCH_HTTP_WORKERS", []int{500, 2000}) {
 		for _, name := range names {
 			b.Run(fmt.Sprintf("impl=%s/workers=%d", name, n), func(b *testing.B) {
 				var start func(conformance.Env) (conformance.Driver, error)

@@ -61,7 +61,7 @@ func (g *latencyGrid) observe(t probes.Target, now time.Time) probes.Result {
 // against ~0.8 alone; the freed heap the runtime scavenges in the background is the likely cause,
 // which is why each run also returns it first).
 func BenchmarkProbeLoop(b *testing.B) {
-	for _, n := range []int{1000, 10000, 100000} {
+	for _, n := range sizes(b, "PROBEACTOR_BENCH_WORKERS", []int{1000, 10000, 100000}) {
 		for _, im := range impls {
 			b.Run(fmt.Sprintf("impl=%s/workers=%d", im.name, n), func(b *testing.B) {
 				benchProbeLoop(b, im, n)
@@ -80,6 +80,7 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		Prober:  (&noopProber{observe: grid.observe}).Probe,
 		Runtime: newRuntime(),
 		Rand:    rand.Float64,
+		Shards:  benchShards(b),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -114,6 +115,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 
 	b.ResetTimer()
 	stopProfile := startCPUProfile(b, profile)
+	stopMutex := startMutexProfile(b, profile)
 	mallocs0 := mallocs()
 	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
 	time.Sleep(window)
@@ -121,6 +123,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	allocs := mallocs() - mallocs0
 	grid.on.Store(false) // the forced GCs below delay probes: they are not part of the window
 	stopProfile()
+	stopMutex()
 	writeHeapProfile(b, profile+"-end") // with the one before: pprof -base for the window's allocations
 	b.StopTimer()
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -55,3 +57,67 @@ func startCPUProfile(b *testing.B, name string) func() {
 }
 
 func profileName(impl string, n int) string { return fmt.Sprintf("%s-%d", impl, n) }
+
+// sizes returns the worker counts a benchmark runs at: the comma-separated list in the environment
+// variable env (PROBEACTOR_BENCH_WORKERS=1000000 for BenchmarkProbeLoop), or def. A list that does not
+// parse fails the benchmark, naming the variable: a typo must not silently run the default sizes.
+func sizes(b *testing.B, env string, def []int) []int {
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("%s=%q: want a comma-separated list of positive worker counts", env, v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// startMutexProfile samples mutex contention (one event in mutexSampleRate) during the measurement
+// window and returns the function that ends it. The runtime's mutex profile is cumulative and
+// cannot be reset, so it writes the profile as it stands at the start (mutex-<name>-start.pprof)
+// and at the end (mutex-<name>.pprof): the window's contention is the difference,
+//
+//	go tool pprof -base /tmp/prof/mutex-actor-100000-start.pprof -top /tmp/prof/mutex-actor-100000.pprof
+func startMutexProfile(b *testing.B, name string) func() {
+	if profileDir == "" {
+		return func() {}
+	}
+	write := func(file string) {
+		f, err := os.Create(filepath.Join(profileDir, file))
+		if err != nil {
+			b.Fatalf("mutex profile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+			b.Fatalf("mutex profile: %v", err)
+		}
+	}
+	write("mutex-" + name + "-start.pprof")
+	runtime.SetMutexProfileFraction(mutexSampleRate)
+	return func() {
+		runtime.SetMutexProfileFraction(0)
+		write("mutex-" + name + ".pprof")
+	}
+}
+
+// mutexSampleRate: one contention event in 10 is recorded (the runtime scales the profile back up).
+const mutexSampleRate = 10
+
+// benchShards is the actor core's shard count for BenchmarkProbeLoop: PROBEACTOR_BENCH_SHARDS, or 0
+// (actors.WithShards' default, one per two procs).
+func benchShards(b *testing.B) int {
+	v := os.Getenv("PROBEACTOR_BENCH_SHARDS")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("PROBEACTOR_BENCH_SHARDS=%q: want a positive number of shards", v)
+	}
+	return n
+}

@@ -33,7 +33,8 @@ func NewActor(env Env) (Driver, error) {
 	if rnd == nil {
 		rnd = func() float64 { return 0 }
 	}
-	tree, err := actors.Start(sys.Root, actors.WithRuntime(env.Runtime), actors.WithProber(env.Prober), actors.WithRand(rnd))
+	tree, err := actors.Start(sys.Root, actors.WithRuntime(env.Runtime), actors.WithProber(env.Prober), actors.WithRand(rnd),
+		actors.WithShards(env.Shards))
 	if err != nil {
 		sys.Shutdown()
 		return nil, fmt.Errorf("start actor core: %w", err)

@@ -49,6 +49,9 @@ type Env struct {
 	// OnBlocked, if set, is told each time a worker waited d for its consumer (only implementations
 	// with a blocking publish call it: the kubelet-style baseline).
 	OnBlocked func(d time.Duration)
+	// Shards is the actor core's number of executor shards (actors.WithShards); 0 is its default.
+	// The kubelet-style baseline has no shards and ignores it.
+	Shards int
 }
 
 // ProberFunc is a prober as a function (both implementations take Probe(ctx, spec, target)).

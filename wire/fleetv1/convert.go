@@ -117,14 +117,60 @@ func FromPod(pod *v1.Pod) (*PodChanged, error) {
 	if !pod.CreationTimestamp.IsZero() {
 		meta.CreationUnixNano = pod.CreationTimestamp.UnixNano()
 	}
-	for _, c := range pod.Spec.Containers {
-		meta.Containers = append(meta.Containers, &ContainerMeta{Name: c.Name, Image: c.Image})
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cm := &ContainerMeta{Name: c.Name, Image: c.Image}
+		if err := cm.setProbes(c); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		meta.Containers = append(meta.Containers, cm)
 	}
-	for _, c := range pod.Spec.InitContainers {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
 		restartable := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-		meta.InitContainers = append(meta.InitContainers, &ContainerMeta{Name: c.Name, Image: c.Image, Restartable: restartable})
+		cm := &ContainerMeta{Name: c.Name, Image: c.Image, Restartable: restartable}
+		if err := cm.setProbes(c); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		meta.InitContainers = append(meta.InitContainers, cm)
 	}
 	return &PodChanged{Uid: string(pod.UID), Meta: meta, Status: status}, nil
+}
+
+// setProbes encodes c's probes (node describe shows them from the aggregator).
+func (m *ContainerMeta) setProbes(c *v1.Container) error {
+	for _, p := range []struct {
+		probe *v1.Probe
+		out   *[]byte
+	}{{c.LivenessProbe, &m.LivenessProbe}, {c.ReadinessProbe, &m.ReadinessProbe}, {c.StartupProbe, &m.StartupProbe}} {
+		if p.probe == nil {
+			continue
+		}
+		b, err := p.probe.Marshal()
+		if err != nil {
+			return fmt.Errorf("container %s: encode probe: %w", c.Name, err)
+		}
+		*p.out = b
+	}
+	return nil
+}
+
+// probes decodes the probes setProbes encoded into c.
+func (m *ContainerMeta) probes(c *v1.Container) error {
+	for _, p := range []struct {
+		in  []byte
+		out **v1.Probe
+	}{{m.GetLivenessProbe(), &c.LivenessProbe}, {m.GetReadinessProbe(), &c.ReadinessProbe}, {m.GetStartupProbe(), &c.StartupProbe}} {
+		if len(p.in) == 0 {
+			continue
+		}
+		probe := &v1.Probe{}
+		if err := probe.Unmarshal(p.in); err != nil {
+			return fmt.Errorf("container %s: decode probe: %w", m.GetName(), err)
+		}
+		*p.out = probe
+	}
+	return nil
 }
 
 // RemovedPod is the wire form of "the pod with this UID left the node".
@@ -140,7 +186,8 @@ func DecodeStatus(b []byte) (v1.PodStatus, error) {
 }
 
 // ToPod rebuilds the pod a PodChanged describes (Removed must be false): metadata, the containers'
-// names and images (and sidecars' restart policy), spec.nodeName = node, and the decoded status.
+// names, images and probes (and sidecars' restart policy), spec.nodeName = node, and the decoded
+// status.
 func ToPod(p *PodChanged, node string) (*v1.Pod, error) {
 	if p.GetRemoved() {
 		return nil, fmt.Errorf("pod %s: removed, nothing to rebuild", p.GetUid())
@@ -163,13 +210,20 @@ func ToPod(p *PodChanged, node string) (*v1.Pod, error) {
 		pod.CreationTimestamp = metav1.NewTime(time.Unix(0, n))
 	}
 	for _, c := range m.GetContainers() {
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.GetName(), Image: c.GetImage()})
+		cc := v1.Container{Name: c.GetName(), Image: c.GetImage()}
+		if err := c.probes(&cc); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", m.GetNamespace(), m.GetName(), err)
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, cc)
 	}
 	for _, c := range m.GetInitContainers() {
 		ic := v1.Container{Name: c.GetName(), Image: c.GetImage()}
 		if c.GetRestartable() {
 			always := v1.ContainerRestartPolicyAlways
 			ic.RestartPolicy = &always
+		}
+		if err := c.probes(&ic); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", m.GetNamespace(), m.GetName(), err)
 		}
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
 	}
@@ -206,6 +260,11 @@ func (c *Changes) Validate() error {
 		}
 		if _, err := DecodeStatus(p.GetStatus()); err != nil {
 			return fmt.Errorf("changes: pods[%d]: %w", i, err)
+		}
+		for _, c := range append(append([]*ContainerMeta{}, p.GetMeta().GetContainers()...), p.GetMeta().GetInitContainers()...) {
+			if err := c.probes(&v1.Container{}); err != nil {
+				return fmt.Errorf("changes: pods[%d]: %w", i, err)
+			}
 		}
 	}
 	for i, nc := range c.GetConditions() {

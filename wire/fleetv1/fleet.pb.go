@@ -693,12 +693,17 @@ func (x *PodMeta) GetInitContainers() []*ContainerMeta {
 }
 
 type ContainerMeta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Image         string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
-	Restartable   bool                   `protobuf:"varint,3,opt,name=restartable,proto3" json:"restartable,omitempty"` // an init container with restartPolicy Always (a sidecar)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Image       string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
+	Restartable bool                   `protobuf:"varint,3,opt,name=restartable,proto3" json:"restartable,omitempty"` // an init container with restartPolicy Always (a sidecar)
+	// The container's probes (k8s.io/api/core/v1.Probe in Kubernetes' own protobuf encoding; empty:
+	// none), so that node describe can show them from the aggregator: about 40 bytes each.
+	LivenessProbe  []byte `protobuf:"bytes,4,opt,name=liveness_probe,json=livenessProbe,proto3" json:"liveness_probe,omitempty"`
+	ReadinessProbe []byte `protobuf:"bytes,5,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
+	StartupProbe   []byte `protobuf:"bytes,6,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ContainerMeta) Reset() {
@@ -750,6 +755,27 @@ func (x *ContainerMeta) GetRestartable() bool {
 		return x.Restartable
 	}
 	return false
+}
+
+func (x *ContainerMeta) GetLivenessProbe() []byte {
+	if x != nil {
+		return x.LivenessProbe
+	}
+	return nil
+}
+
+func (x *ContainerMeta) GetReadinessProbe() []byte {
+	if x != nil {
+		return x.ReadinessProbe
+	}
+	return nil
+}
+
+func (x *ContainerMeta) GetStartupProbe() []byte {
+	if x != nil {
+		return x.StartupProbe
+	}
+	return nil
 }
 
 // Heartbeat says the node is alive while it has nothing to send: uplink → aggregator, answered
@@ -913,11 +939,14 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x04 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\n" +
 	"containers\x12K\n" +
-	"\x0finit_containers\x18\x05 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\x0einitContainers\"[\n" +
+	"\x0finit_containers\x18\x05 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\x0einitContainers\"\xd0\x01\n" +
 	"\rContainerMeta\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12 \n" +
-	"\vrestartable\x18\x03 \x01(\bR\vrestartable\"A\n" +
+	"\vrestartable\x18\x03 \x01(\bR\vrestartable\x12%\n" +
+	"\x0eliveness_probe\x18\x04 \x01(\fR\rlivenessProbe\x12'\n" +
+	"\x0freadiness_probe\x18\x05 \x01(\fR\x0ereadinessProbe\x12#\n" +
+	"\rstartup_probe\x18\x06 \x01(\fR\fstartupProbe\"A\n" +
 	"\tHeartbeat\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"\x86\x01\n" +

@@ -134,3 +134,55 @@ type PodStatusResponse struct {
 	Status v1.PodStatus
 	Found  bool
 }
+
+// GetProbeKeys asks probeManager which workers a pod has: Tree.ProbeStates → root → probeManager;
+// answered with a ProbeKeysResponse.
+type GetProbeKeys struct {
+	PodUID types.UID
+}
+
+// ProbeKeysResponse answers GetProbeKeys: the pod's worker keys (those not stopping), in no
+// particular order.
+type ProbeKeysResponse struct {
+	Keys []messages.ProbeKey
+}
+
+// GetProbeState asks one worker for its state: Tree.ProbeStates → root → probeManager → worker;
+// answered with a ProbeStateResponse (by probeManager, Found false, when the worker is gone).
+type GetProbeState struct {
+	Key messages.ProbeKey
+}
+
+// ProbeStateResponse answers GetProbeState.
+type ProbeStateResponse struct {
+	State messages.ProbeState
+	Found bool
+}
+
+// DeferKill tells the worker whose Failure asked for a kill that the kill waits for the restart
+// budget, so it must keep probing the container (a Success cancels the kill): syncLoop →
+// probeManager → worker. ContainerID is the container the kill is for.
+type DeferKill struct {
+	Key         messages.ProbeKey
+	ContainerID messages.ContainerID
+}
+
+// KillDeferred marks (Deferred) or unmarks a container whose liveness or startup kill waits for
+// the restart budget: syncLoop → statusManager, which reports it not ready while marked.
+type KillDeferred struct {
+	PodUID      types.UID
+	ContainerID messages.ContainerID
+	Deferred    bool
+}
+
+// GetContainerStartups asks statusManager how long each running container of the pods took to
+// start and become ready: Tree.ContainerStartups → root → statusManager; answered with a
+// ContainerStartupsResponse.
+type GetContainerStartups struct {
+	PodUIDs []types.UID
+}
+
+// ContainerStartupsResponse answers GetContainerStartups (pods without any are absent).
+type ContainerStartupsResponse struct {
+	Startups map[types.UID][]messages.ContainerStartup
+}

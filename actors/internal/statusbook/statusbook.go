@@ -9,6 +9,7 @@
 package statusbook
 
 import (
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,6 +39,8 @@ type Book struct {
 	// scratch, reused by every recompute
 	flags   []podstatus.Flags
 	scratch v1.PodStatus
+
+	observed []Observation // first Started and Ready since TakeObservations (startup.go)
 }
 
 type podEntry struct {
@@ -47,6 +50,10 @@ type podEntry struct {
 	fresh   bool              // runtime changed since the workers were last given views
 	workers []messages.ProbeKey
 	results []mirrored // readiness and startup results of containers runtime lists
+	// deferred lists the containers (of those runtime lists) whose liveness or startup kill waits
+	// for the restart budget: they are reported not ready.
+	deferred []messages.ContainerID
+	starts   []startup // the running instances' first Started and Ready (startup.go)
 
 	// the probe adjustment of runtime, valid when adjusted
 	adjusted bool
@@ -216,6 +223,27 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	}
 	clear(e.results[len(kept):])
 	e.results = kept
+	if len(e.deferred) > 0 {
+		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !hasContainerID(status, id) })
+	}
+	e.dropStarts(status)
+}
+
+// SetDeferred marks (on) or unmarks a container whose liveness or startup kill waits for the
+// restart budget (a deliberate deviation from kubelet, which kills at once): while marked and
+// listed by the runtime status, it is reported not ready, and the pod's ContainersReady and Ready
+// conditions with it. It reports whether the pod is known (then Recompute applies it); a pod
+// without a runtime status, or a container it does not list, is not marked.
+func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool {
+	e := b.pods[uid]
+	if e == nil || e.runtime == nil {
+		return false
+	}
+	e.deferred = slices.DeleteFunc(e.deferred, func(d messages.ContainerID) bool { return d == id })
+	if on && hasContainerID(e.runtime, id) {
+		e.deferred = append(e.deferred, id)
+	}
+	return true
 }
 
 // SetWorkers records the keys that have a worker (keys is kept, read-only) and drops the mirrored
@@ -360,6 +388,12 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	}
 	flags := b.flags[:n]
 	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
+	for _, id := range e.deferred { // a kill waiting for the restart budget: not ready meanwhile
+		if i := statusIndexByID(rt, id); i >= 0 {
+			flags[i].Ready = false
+		}
+	}
+	b.observe(e, rt, flags, now)
 
 	// The conditions, computed on a scratch status that shares rt's contents but has its own
 	// container status and condition slices.
@@ -494,6 +528,22 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	v.ReportedReady = cs.Ready
 	v.ReportedStarted = cs.Started != nil && *cs.Started
 	return v
+}
+
+// statusIndexByID is the index of id's status in Overlay's flags (containerStatuses first, then
+// initContainerStatuses), or -1.
+func statusIndexByID(st *v1.PodStatus, id messages.ContainerID) int {
+	for i := range st.ContainerStatuses {
+		if st.ContainerStatuses[i].ContainerID == string(id) {
+			return i
+		}
+	}
+	for i := range st.InitContainerStatuses {
+		if st.InitContainerStatuses[i].ContainerID == string(id) {
+			return len(st.ContainerStatuses) + i
+		}
+	}
+	return -1
 }
 
 // hasContainerID reports whether id is the current ID of one of the status's containers.

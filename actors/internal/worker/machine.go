@@ -88,6 +88,12 @@ const (
 	// Stopping: the actor is stopping for good: cancel the attempt, stop the timer, remove the
 	// cached result (kubelet's deferred cleanup in worker.run).
 	Stopping
+	// Defer: the syncLoop deferred the kill this worker's Failure asked for (the restart budget is
+	// spent) for ContainerID. A liveness or startup worker holding after that Failure resumes
+	// probing, and does not hold on a Failure again until it published something else or the
+	// container is replaced, so that a recovery (a Success) can cancel the kill. Not in kubelet:
+	// it has no restart budget.
+	Defer
 )
 
 // Event is one input of a Machine. Only the fields of its Kind are read, and nothing it points to
@@ -100,6 +106,8 @@ type Event struct {
 	Attempt  uint32                  // Done, Panicked
 	Verdict  *Verdict                // Done
 	Duration time.Duration           // Done: Now minus the attempt's AttemptStart.At
+	// ContainerID is the container whose kill was deferred (Defer).
+	ContainerID messages.ContainerID
 }
 
 // TimerOp is what a Ready asks of the worker's single timer.
@@ -198,6 +206,13 @@ type Machine struct {
 	lastResult  int8 // a messages.Result; zero value is Success, as in kubelet
 	published   int8 // the messages.Result the cache holds for containerID, or none
 	onHold      bool
+	// deferred: the kill a Failure of containerID asked for waits for the restart budget (Defer):
+	// no hold on Failure until something else is published.
+	deferred bool
+	// the last attempt's verdict (a messages.Result; Unknown when it errored; none before the
+	// first) and when it ended, in Unix nanoseconds: what node describe shows
+	last   int8
+	lastAt int64
 
 	// run loop
 	started bool      // the actor has started (a later Started is a restart)
@@ -252,7 +267,7 @@ func New(cfg Config) *Machine {
 
 // Init sets up a zero Machine for cfg (for shells that embed a Machine instead of allocating one).
 func (m *Machine) Init(cfg Config) {
-	*m = Machine{cfg: cfg, published: none}
+	*m = Machine{cfg: cfg, published: none, last: none}
 }
 
 // Period returns the probe period.
@@ -278,6 +293,29 @@ func (m *Machine) Busy() bool { return m.inFlight }
 
 // Exiting reports whether the worker asked to be stopped.
 func (m *Machine) Exiting() bool { return m.exiting }
+
+// State is the worker's state as node describe shows it (messages.ProbeState without the key).
+func (m *Machine) State() messages.ProbeState {
+	st := messages.ProbeState{
+		ContainerID:        m.containerID,
+		Streak:             int(m.resultRun),
+		StreakResult:       messages.Result(m.lastResult),
+		OnHold:             m.onHold,
+		KillDeferred:       m.deferred,
+		Busy:               m.inFlight,
+		NextRun:            m.wake,
+		Running:            m.view.running,
+		Started:            m.view.started,
+		ContainerStartedAt: m.view.startedAt,
+	}
+	if m.published != none {
+		st.Published, st.HasPublished = messages.Result(m.published), true
+	}
+	if m.last != none {
+		st.LastResult, st.LastAt = messages.Result(m.last), time.Unix(0, m.lastAt).UTC()
+	}
+	return st
+}
 
 // Step applies ev and writes what the shell must do into r (reset first). Neither is retained.
 func (m *Machine) Step(ev *Event, r *Ready) {
@@ -313,6 +351,12 @@ func (m *Machine) Step(ev *Event, r *Ready) {
 		if m.containerID != "" {
 			m.remove(r, m.containerID)
 		}
+	case Defer:
+		if m.exiting || ev.ContainerID != m.containerID || m.cfg.Type == messages.Readiness {
+			return // a container replaced meanwhile (its worker published its initial value): nothing to defer
+		}
+		m.deferred = true
+		m.onHold = false // probing resumes at the next tick
 	default:
 	}
 }
@@ -447,6 +491,7 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 			m.remove(r, m.containerID)
 		}
 		m.containerID = v.id
+		m.deferred = false
 		if Adopted(m.cfg.Type, v.running, v.reportedReady, v.reportedStarted) {
 			m.lastResult, m.resultRun = int8(messages.Success), 0
 			m.set(r, messages.Success)
@@ -509,9 +554,12 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 	r.Events = v.Events
 	errored := v.Err != nil
 	r.Observed = true
+	m.lastAt = ev.Now.UnixNano()
 	if errored {
+		m.last = int8(messages.Unknown)
 		r.Observation = Observation{Label: LabelUnknown}
 	} else {
+		m.last = int8(v.Result)
 		label, timed := MetricResult(v.Result)
 		r.Observation = Observation{Label: label, Timed: timed, Duration: ev.Duration}
 	}
@@ -533,7 +581,15 @@ func (m *Machine) complete(r *Ready, ev *Event) {
 	}
 	// 14. Publish.
 	m.set(r, result)
-	// 15. Hold after a liveness failure and after the startup threshold in either direction.
+	// 15. Hold after a liveness failure and after the startup threshold in either direction; but
+	// while its kill is deferred, a worker keeps probing a failing container (a Success cancels
+	// the kill) until it publishes something else.
+	if m.deferred {
+		if result == messages.Failure {
+			return
+		}
+		m.deferred = false
+	}
 	if (m.cfg.Type == messages.Liveness && result == messages.Failure) || m.cfg.Type == messages.Startup {
 		m.onHold = true
 		m.resultRun = 0

@@ -1,9 +1,12 @@
 // Command benchplot draws the architecture study's plots from one `make bench` run's output (Go
 // benchmark format): CPU per probe and bytes per worker against the number of workers for both
 // designs (BenchmarkProbeLoop), and CPU per probe of real HTTP probes with the bare net/http floor
-// (BenchmarkProbeLoopHTTP).
+// (BenchmarkProbeLoopHTTP). With -scaling it draws, from a run of BenchmarkProbeLoop at several
+// GOMAXPROCS (-test.cpu 2,4,8,16; make bench-scaling), probes/s, CPU per probe and lateness p99
+// against procs, one line per design and number of workers.
 //
 //	go run ./tests/bench/benchplot -in docs/bench/bench.txt -out docs/bench
+//	go run ./tests/bench/benchplot -scaling -in docs/bench/scaling.txt -out docs/bench
 package main
 
 import (
@@ -27,8 +30,13 @@ import (
 func main() {
 	in := flag.String("in", "docs/bench/bench.txt", "benchmark output of one make bench run")
 	out := flag.String("out", "docs/bench", "directory the PNG files are written to")
+	scaling := flag.Bool("scaling", false, "draw the scaling charts (ProbeLoop against GOMAXPROCS) instead")
 	flag.Parse()
-	if err := run(*in, *out); err != nil {
+	draw := run
+	if *scaling {
+		draw = runScaling
+	}
+	if err := draw(*in, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "benchplot:", err)
 		os.Exit(1)
 	}
@@ -57,10 +65,11 @@ type result struct {
 	bench   string // e.g. ProbeLoop
 	impl    string
 	workers int
+	procs   int // GOMAXPROCS (the name's -P suffix); 0 without one
 	metrics map[string]float64
 }
 
-var nameRE = regexp.MustCompile(`^Benchmark([A-Za-z]+)/impl=([a-z]+)(?:/workers=(\d+))?(?:-\d+)?$`)
+var nameRE = regexp.MustCompile(`^Benchmark([A-Za-z]+)/impl=([a-z]+)(?:/workers=(\d+))?(?:-(\d+))?$`)
 
 // parse reads Go benchmark output and keeps the lines of benchmarks named by impl (and workers).
 func parse(r io.Reader) ([]result, error) {
@@ -79,6 +88,9 @@ func parse(r io.Reader) ([]result, error) {
 		res := result{bench: m[1], impl: m[2], metrics: map[string]float64{}}
 		if m[3] != "" {
 			res.workers, _ = strconv.Atoi(m[3])
+		}
+		if m[4] != "" {
+			res.procs, _ = strconv.Atoi(m[4])
 		}
 		// fields[1] is the iteration count; then value/unit pairs.
 		for i := 2; i+1 < len(fields); i += 2 {
@@ -158,6 +170,87 @@ func (c chart) draw(rs []result, path string) error {
 	var lines []any
 	for _, impl := range c.impls {
 		lines = append(lines, c.labels[impl], s[impl])
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return err
+	}
+	p.Legend.Top = true
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// scalingChart is one metric of BenchmarkProbeLoop against GOMAXPROCS.
+type scalingChart struct {
+	file, title, metric, yLabel string
+	scale                       float64
+}
+
+var scalingCharts = []scalingChart{
+	{file: "scaling-probes.png", title: "Probes per second against procs (period 1 s: due = workers/s)",
+		metric: "probes/s", yLabel: "probes per second", scale: 1},
+	{file: "scaling-cpu.png", title: "CPU per probe against procs", metric: "cpu-ns/probe",
+		yLabel: "µs of process CPU per probe", scale: 1000},
+	{file: "scaling-p99.png", title: "Lateness p99 against procs", metric: "lateness-p99-ms",
+		yLabel: "ms late (p99)", scale: 1},
+}
+
+// runScaling draws the scaling charts from a ProbeLoop run at several GOMAXPROCS.
+func runScaling(in, out string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return fmt.Errorf("read benchmark output: %w", err)
+	}
+	defer f.Close()
+	rs, err := parse(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	for _, c := range scalingCharts {
+		if err := c.draw(rs, filepath.Join(out, c.file)); err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+	}
+	return nil
+}
+
+// series returns the chart's points per "<design> <workers>" line, sorted by procs; it needs at
+// least two procs values for some line (a chart against procs of one point says nothing).
+func (c scalingChart) series(rs []result) (map[string]plotter.XYs, []string, error) {
+	out := map[string]plotter.XYs{}
+	for _, r := range rs {
+		v, ok := r.metrics[c.metric]
+		if r.bench != "ProbeLoop" || !ok || r.workers == 0 || r.procs == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%s %d", labels[r.impl], r.workers)
+		out[key] = append(out[key], plotter.XY{X: float64(r.procs), Y: v / c.scale})
+	}
+	keys := make([]string, 0, len(out))
+	many := false
+	for k, pts := range out {
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		keys = append(keys, k)
+		many = many || (len(pts) > 1 && pts[0].X != pts[len(pts)-1].X)
+	}
+	if !many {
+		return nil, nil, fmt.Errorf("no ProbeLoop %s results at two or more GOMAXPROCS (run with -test.cpu 2,4,8,16)", c.metric)
+	}
+	sort.Strings(keys)
+	return out, keys, nil
+}
+
+func (c scalingChart) draw(rs []result, path string) error {
+	s, keys, err := c.series(rs)
+	if err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = c.title
+	p.X.Label.Text = "GOMAXPROCS"
+	p.Y.Label.Text = c.yLabel
+	p.Y.Min = 0
+	var lines []any
+	for _, k := range keys {
+		lines = append(lines, k, s[k])
 	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,7 +51,7 @@ func Acquire(dir string) (*Lock, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &HeldError{PID: readPID(f)}
+			return nil, &HeldError{PID: holderPID(f)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
@@ -60,6 +61,20 @@ func Acquire(dir string) (*Lock, error) {
 	}
 	return &Lock{f: f}, nil
 }
+
+// holderPID reads the holder's PID. A holder that took the lock a moment ago writes it right
+// after: in that race (two nodes started at once) it reads again for up to pidWait, so that the
+// refused node can still name the holder; 0 if the holder has not written it by then.
+func holderPID(f *os.File) int {
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if pid := readPID(f); pid != 0 || time.Since(start) >= pidWait {
+			return pid
+		}
+	}
+}
+
+// pidWait bounds how long a refused node waits for the holder's PID.
+const pidWait = time.Second
 
 func readPID(f *os.File) int {
 	b := make([]byte, 32)

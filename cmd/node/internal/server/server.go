@@ -21,6 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/describe"
+	"github.com/probeactor/probeactor/messages"
 )
 
 // DefaultListen is kubelet's read-only port, on loopback only.
@@ -81,6 +84,9 @@ type Options struct {
 	// HTTP Warning header (code 299, as the Kubernetes API server sends them and kubectl prints
 	// them): a cluster member that runs no pods for want of a quorum says why.
 	Warning func() string
+	// ProbeStates, when set, serves /probes/{namespace}/{name}: the pod's probe workers' states
+	// (the probe tree's Tree.ProbeStates), what node describe shows beyond kubectl.
+	ProbeStates func(ctx context.Context, uid types.UID) ([]messages.ProbeState, error)
 }
 
 func (o *Options) setDefaults() {
@@ -181,7 +187,7 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // routes lists the paths for the 404 message.
-const routes = "/pods, /pods/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz"
+const routes = "/pods, /pods/{namespace}/{name}, /probes/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz"
 
 // handler is every route behind the request guards.
 func handler(opts Options) http.Handler {
@@ -192,6 +198,9 @@ func handler(opts Options) http.Handler {
 	mux.HandleFunc("GET /pods/{$}", s.pods)
 	mux.HandleFunc("GET /pods/{namespace}/{name}", s.pod)
 	mux.HandleFunc("GET /events", s.events)
+	if opts.ProbeStates != nil {
+		mux.HandleFunc("GET /probes/{namespace}/{name}", s.probes)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("GET /metrics/probes", promhttp.HandlerFor(opts.Probes, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.logs)
@@ -326,6 +335,25 @@ func (s *server) pod(w http.ResponseWriter, r *http.Request) {
 	if p, ok := s.find(w, r, ns, name); ok {
 		s.writeJSON(w, p)
 	}
+}
+
+// probes is /probes/{namespace}/{name}: the pod's probe workers' states (a probeactor extension,
+// no kubelet counterpart), as describe.List.
+func (s *server) probes(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	if !checkNames(w, ns, name, "") {
+		return
+	}
+	p, ok := s.find(w, r, ns, name)
+	if !ok {
+		return
+	}
+	states, err := s.opts.ProbeStates(r.Context(), p.UID)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	s.writeJSON(w, describe.List{Items: describe.FromStates(states)})
 }
 
 func (s *server) events(w http.ResponseWriter, _ *http.Request) {

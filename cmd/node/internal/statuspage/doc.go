@@ -1,5 +1,6 @@
 // Package statuspage is node's live status page at / on the status address: every pod and
-// container (phase, ready, started, restarts), each probe's kind, handler and target, its last
+// container (phase, ready, started, restarts, and how long its current instance took to start and
+// to become ready, from the probe tree's ContainerStartups), each probe's kind, handler and target, its last
 // result and last failure message, a strip of its last Depth attempts coloured by outcome, and the
 // recent events. The page is server-rendered with html/template (everything shown is escaped text),
 // has inline CSS only (no script, no external asset: it works offline, and its Content-Security-Policy

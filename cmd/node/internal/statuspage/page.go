@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Defaults of Options.
@@ -42,6 +43,8 @@ type Options struct {
 	// Now is the clock of the page's "generated" line (default time.Now).
 	Now    func() time.Time
 	Logger hclog.Logger
+	// Startups, when set, gives each container's time to started and to ready (startup.go).
+	Startups Startups
 }
 
 //go:embed page.html
@@ -76,6 +79,17 @@ func Handler(opts Options) http.Handler {
 			return
 		}
 		v := buildView(pods, opts.Source.Events().Items, opts.Attempts.Probe, opts.MaxEvents, opts.Refresh, opts.Now(), opts.Attempts.Stats())
+		if opts.Startups != nil && len(pods) > 0 {
+			uids := make([]types.UID, len(pods))
+			for i := range pods {
+				uids[i] = pods[i].UID
+			}
+			if startups, err := opts.Startups(r.Context(), uids...); err == nil {
+				v.addStartups(startups)
+			} else {
+				opts.Logger.Debug("container startups", "error", err) // the page shows the rest
+			}
+		}
 		var buf bytes.Buffer
 		if err := pageTemplate.Execute(&buf, v); err != nil {
 			opts.Logger.Error("render the status page", "error", err)

@@ -41,6 +41,10 @@ type containerView struct {
 	Started  string
 	Restarts int32
 	Probes   []probeView
+	// StartedAfter and ReadyAfter are the current instance's time from its start to Started and
+	// to Ready ("" while not known; startup.go).
+	StartedAfter string
+	ReadyAfter   string
 }
 
 type probeView struct {

@@ -1,8 +1,6 @@
-package actors
+package exec
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -10,11 +8,23 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
+	"go.uber.org/goleak"
 
-	"github.com/probeactor/probeactor/messages"
-	"github.com/probeactor/probeactor/probes"
+	"github.com/probeactor/probeactor/internal/clock"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// jobFunc runs a function as a Job.
+type jobFunc func()
+
+func (f jobFunc) Run() { f() }
+
+// inBubble runs f in a synctest bubble: virtual time, and every goroutine f leaves must end.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, f)
+}
 
 // within fails the test unless ch is closed within d of (the bubble's virtual) time: a pool that
 // hangs fails the test instead of hanging it.
@@ -76,14 +86,14 @@ func TestMailboxPoolNeverBlocks(t *testing.T) {
 	})
 }
 
-// Attempts do not wait for each other beyond backlogWait: blocked attempts delay a new one at most
+// Attempts do not wait for each other beyond BacklogWait: blocked attempts delay a new one at most
 // that long, a goroutine that finishes an attempt takes the next one (or one from the backlog), the
-// pool shrinks back to maxIdle at once and to nothing within two attemptIdleTimeouts at rest
+// pool shrinks back to maxIdle at once and to nothing within two AttemptIdleTimeouts at rest
 // (virtual time in a synctest bubble).
 func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const maxIdle = 2
-		p := newAttemptPool(maxIdle)
+		p := newAttemptPool(clock.Real(), maxIdle, 4)
 		defer p.Stop()
 
 		p.Go(jobFunc(func() {}))
@@ -101,8 +111,8 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 		ran := make(chan struct{})
 		start := time.Now()
 		p.Go(jobFunc(func() { close(ran) }))
-		<-ran // while 20 attempts block: it waits in the backlog at most backlogWait
-		assert.LessOrEqual(t, time.Since(start), backlogWait)
+		<-ran // while 20 attempts block: it waits in the backlog at most BacklogWait
+		assert.LessOrEqual(t, time.Since(start), BacklogWait)
 
 		// A goroutine that finishes takes a waiting attempt from the backlog.
 		quick := make(chan struct{})
@@ -117,11 +127,11 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 		assert.Equal(t, maxIdle, p.Idle(), "the rest ended as soon as they finished")
 		for range 6 { // one attempt every half timeout: a goroutine that works stays
 			p.Go(jobFunc(func() {}))
-			time.Sleep(attemptIdleTimeout / 2)
+			time.Sleep(AttemptIdleTimeout / 2)
 			synctest.Wait()
 			require.GreaterOrEqual(t, p.Idle(), 1)
 		}
-		time.Sleep(2 * attemptIdleTimeout)
+		time.Sleep(2 * AttemptIdleTimeout)
 		synctest.Wait()
 		assert.Equal(t, 0, p.Idle(), "no goroutine at rest")
 		done := make(chan struct{})
@@ -136,18 +146,18 @@ func TestAttemptPoolGrowsAndShrinks(t *testing.T) {
 func TestAttemptPoolKeepsOnlyTheGoroutinesItUses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const burst = 32
-		p := newAttemptPool(64)
+		p := newAttemptPool(clock.Real(), 64, 4)
 		defer p.Stop()
 		release := make(chan struct{})
 		for range burst {
 			p.Go(jobFunc(func() { <-release }))
 		}
-		time.Sleep(backlogWait) // virtual time: the backlog's rescue starts the rest
+		time.Sleep(BacklogWait) // virtual time: the backlog's rescue starts the rest
 		synctest.Wait()
 		close(release)
 		synctest.Wait()
 		require.Equal(t, burst, p.Idle(), "the burst's goroutines are idle")
-		for range 300 { // 3 s: past two attemptIdleTimeouts
+		for range 300 { // 3 s: past two AttemptIdleTimeouts
 			p.Go(jobFunc(func() {}))
 			time.Sleep(10 * time.Millisecond)
 			synctest.Wait()
@@ -162,7 +172,7 @@ func TestAttemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 }
 
 func attemptPoolStopWaitsForBusyAttempts(t *testing.T) {
-	p := newAttemptPool(1)
+	p := newAttemptPool(clock.Real(), 1, 4)
 	release := make(chan struct{})
 	finished := make(chan struct{})
 	started := make(chan struct{})
@@ -180,41 +190,4 @@ func attemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	done := make(chan struct{})
 	p.Go(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
 	<-done
-}
-
-// Far more workers than pool goroutines, each with an attempt that blocks until cancelled: within
-// backlogWait every attempt is in flight (attempts beyond the spare goroutines wait in the backlog
-// at most that long), the workers still answer, and the tree stops (each stopping worker waits for
-// its attempt).
-func TestBlockedAttemptsDoNotStarveWorkers(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		h := newHarness(t)
-		const pods = 50
-		var keys []messages.ProbeKey
-		for i := range pods {
-			name := fmt.Sprintf("c%d", i)
-			h.prober.set(name, func(ctx context.Context) (probes.Outcome, error) {
-				<-ctx.Done()
-				return probes.Outcome{Result: probes.Unknown}, ctx.Err()
-			})
-			pod := testPod(fmt.Sprintf("slow-%d", i), v1.Container{Name: name, ReadinessProbe: execProbe(1, 1)})
-			h.run(pod)
-			keys = append(keys, messages.ProbeKey{PodUID: pod.UID, Container: name, Type: messages.Readiness})
-		}
-		synctest.Wait()
-		for _, k := range keys {
-			require.True(t, h.inspect(k).Busy)
-		}
-		time.Sleep(backlogWait) // virtual time: the backlog's rescue
-		synctest.Wait()
-		assert.Equal(t, pods, countAll(h.prober, pods), "one attempt per worker, all in flight at once")
-	})
-}
-
-func countAll(p *scriptProber, n int) int {
-	total := 0
-	for i := range n {
-		total += p.count(fmt.Sprintf("c%d", i))
-	}
-	return total
 }

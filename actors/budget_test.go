@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/actors/fakeruntime"
+	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/probes"
+)
+
+// A shared dependency fails for 20 pods at once: with a budget of 3 kills per minute, 3 are
+// restarted and 17 wait, running and not ready, each announced once; a minute later the 3 oldest
+// waiting are restarted; when the dependency recovers, the waiting kills are cancelled and every
+// container is ready again; no further kill happens.
+func TestRestartBudgetDefersKillsBeyondIt(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		h := newHarness(t, WithRestartBudget(3, time.Minute), WithRegistry(reg))
+		var pods []*v1.Pod
+		for i := range 20 {
+			p := testPod(fmt.Sprintf("p%02d", i), v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)})
+			h.run(p)
+			pods = append(pods, p)
+		}
+		h.sync()
+		ready := func(p *v1.Pod) bool { return h.status(p.UID).ContainerStatuses[0].Ready }
+		for _, p := range pods {
+			require.True(t, ready(p))
+		}
+
+		h.prober.result("app", probes.Failure) // the dependency goes down
+		h.clk.Advance(time.Second)
+		h.sync()
+		kills := h.rt.Kills()
+		require.Len(t, kills, 3, "the budget: 3 kills")
+		deferred := h.events.find(messages.ReasonRestartBudgetExhausted)
+		require.Len(t, deferred, 17, "every other container is announced once")
+		assert.Contains(t, deferred[0].Message, "failed liveness probe; restart deferred: the restart budget (3 per 1m0s) is spent, next room in 1m0s")
+		assert.Equal(t, "spec.containers{app}", deferred[0].FieldPath)
+		killed := map[string]bool{}
+		for _, k := range kills {
+			killed[string(k.Pod.UID)] = true
+		}
+		for _, p := range pods {
+			if killed[string(p.UID)] {
+				assert.Equal(t, int32(1), h.status(p.UID).ContainerStatuses[0].RestartCount)
+				continue
+			}
+			st := h.status(p.UID)
+			assert.False(t, st.ContainerStatuses[0].Ready, "%s: a deferred kill is not ready", p.UID)
+			assert.Zero(t, st.ContainerStatuses[0].RestartCount, "%s keeps running", p.UID)
+			states, err := h.tree.ProbeStates(context.Background(), p.UID)
+			require.NoError(t, err)
+			assert.True(t, states[0].KillDeferred, "%s: its worker knows", p.UID)
+			assert.False(t, states[0].OnHold, "%s: and keeps probing", p.UID)
+		}
+
+		// More failures, including of the 3 restarted containers: nothing more is killed within the window.
+		h.clk.Advance(30 * time.Second)
+		h.sync()
+		assert.Len(t, h.rt.Kills(), 3)
+		assert.Len(t, h.events.find(messages.ReasonRestartBudgetExhausted), 20, "the restarted ones wait too")
+		assert.Equal(t, 20.0, testutil.ToFloat64(family(reg, "probeactor_restart_budget_waiting_kills")))
+
+		// The window moves on: room for 3 more, the oldest waiting first.
+		h.clk.Advance(30 * time.Second)
+		h.sync()
+		kills = h.rt.Kills()
+		require.Len(t, kills, 6)
+		assert.Equal(t, 17.0, testutil.ToFloat64(family(reg, "probeactor_restart_budget_waiting_kills")))
+		assert.Len(t, h.events.find(messages.ReasonKilling), 6, "kubelet's Killing event for each kill taken")
+
+		// The dependency recovers: every waiting kill is cancelled; every container is ready.
+		h.prober.result("app", probes.Success)
+		h.clk.Advance(time.Second)
+		h.sync()
+		assert.Len(t, h.events.find(messages.ReasonRestartCancelled), 17)
+		for _, p := range pods {
+			assert.True(t, ready(p), "%s ready again", p.UID)
+		}
+		assert.Equal(t, 0.0, testutil.ToFloat64(family(reg, "probeactor_restart_budget_waiting_kills")))
+		h.clk.Advance(2 * time.Minute)
+		h.sync()
+		assert.Len(t, h.rt.Kills(), 6, "nothing more")
+		assert.Equal(t, 20.0, testutil.ToFloat64(family(reg, "probeactor_restart_budget_deferred_kills_total")), "17, then the 3 restarted ones")
+		assert.Equal(t, 17.0, testutil.ToFloat64(family(reg, "probeactor_restart_budget_cancelled_kills_total")))
+	})
+}
+
+// family is a metric family of reg as one collector testutil can read (its series summed).
+func family(reg *prometheus.Registry, name string) prometheus.Collector {
+	return gathered{reg: reg, name: name}
+}
+
+// gathered collects one family of a registry (summed over its label values).
+type gathered struct {
+	reg  *prometheus.Registry
+	name string
+}
+
+func (g gathered) Describe(chan<- *prometheus.Desc) {}
+
+func (g gathered) Collect(ch chan<- prometheus.Metric) {
+	fams, err := g.reg.Gather()
+	if err != nil {
+		return
+	}
+	sum := 0.0
+	for _, f := range fams {
+		if f.GetName() != g.name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.name, "sum", nil, nil), prometheus.GaugeValue, sum)
+}
+
+// Without a budget every kill is taken at once (kubelet), and no budget series exist.
+func TestNoRestartBudgetKillsAtOnce(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		h := newHarness(t, WithRegistry(reg))
+		for i := range 5 {
+			h.run(testPod(fmt.Sprintf("q%d", i), v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)}))
+		}
+		h.sync()
+		h.prober.result("app", probes.Failure)
+		h.clk.Advance(time.Second)
+		h.sync()
+		assert.Len(t, h.rt.Kills(), 5)
+		assert.Empty(t, h.events.find(messages.ReasonRestartBudgetExhausted))
+		fams, err := reg.Gather()
+		require.NoError(t, err)
+		for _, f := range fams {
+			assert.NotContains(t, f.GetName(), "restart_budget")
+		}
+	})
+}
+
+// A waiting kill ends with its pod: a removed pod, or one whose liveness and startup probes stop
+// because it terminates, is not killed when the budget allows.
+func TestRestartBudgetForgetsTerminatingPods(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t, WithRestartBudget(1, time.Minute))
+		a := testPod("a", v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)})
+		b := testPod("b", v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)})
+		c := testPod("c", v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)})
+		for _, p := range []*v1.Pod{a, b, c} {
+			h.run(p)
+		}
+		h.sync()
+		h.prober.result("app", probes.Failure)
+		h.clk.Advance(time.Second)
+		h.sync()
+		require.Len(t, h.rt.Kills(), 1)
+		first := h.rt.Kills()[0].Pod.UID
+		var waiting []*v1.Pod
+		for _, p := range []*v1.Pod{a, b, c} {
+			if p.UID != first {
+				waiting = append(waiting, p)
+			}
+		}
+		h.tree.StopLivenessAndStartup(waiting[0])
+		h.tree.RemovePod(waiting[1])
+		h.sync()
+		assert.True(t, h.status(waiting[0].UID).ContainerStatuses[0].Ready, "no longer marked: readiness decides (none: ready)")
+		h.clk.Advance(2 * time.Minute)
+		h.sync()
+		for _, k := range h.rt.Kills()[1:] {
+			assert.Equal(t, first, k.Pod.UID, "only the restarted pod is killed again")
+		}
+	})
+}
+
+func TestRestartBudgetOptionIsValidated(t *testing.T) {
+	sys := newSystem(t)
+	for _, o := range []Option{WithRestartBudget(0, time.Minute), WithRestartBudget(2, 0)} {
+		_, err := NewTree(sys.Root, WithRuntime(fakeruntime.New(nil)), o)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "actors.Start: WithRestartBudget: ")
+	}
+}

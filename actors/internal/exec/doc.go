@@ -1,0 +1,46 @@
+// Package exec is the actor core's execution layer: where a tree's mailboxes and probe attempts run,
+// and how a probe gets from a timer to a verdict with one hand-off between goroutines.
+//
+//	Executor                one per tree: shards, and a Runner goroutine per tree actor
+//	└── Shard × S           S = DefaultShards(GOMAXPROCS); a worker stays on one for its life
+//	    ├── Sched           a clock.Scheduler: the shard's workers' timers, one wake-up per 1 ms grid
+//	    ├── mailbox pool    fixed goroutines taking activations from one queue (the shard's)
+//	    └── attempt pool    goroutines handed attempts LIFO from an idle stack (the shard's)
+//
+// Mailbox is protoactor's actor.Mailbox for every actor of the tree: a user message inline,
+// system messages first, Suspend/Resume and the escalation of a panic, and Carry, which delivers a
+// message on the calling goroutine when the mailbox is free, so that a tick handed by the scheduler
+// to an attempt goroutine becomes "tick handled → probe → verdict handled" there (HandOff, Carried).
+// Context is the reusable context of an attempt.
+//
+// Invariants (TestMailboxMatchesModel checks the mailbox's step by step against a plain model;
+// TestMailboxUnderConcurrency under real concurrency; the pools' tests in virtual time):
+//   - A mailbox is run by at most one goroutine at a time and is scheduled only when it has
+//     something it may process and is not scheduled already; system messages go first, in order;
+//     user messages are delivered exactly once, in order, at most mailboxThroughput per activation,
+//     none while suspended; Restarted comes first after a Resume that follows a failure.
+//   - Carry delivers inline only when the mailbox is idle, not suspended and has no system message;
+//     system messages (which may block) are always left to the mailbox pool.
+//   - Nothing blocks a sender: a full or stopped pool falls back to a goroutine of its own; an
+//     attempt waits at most BacklogWait for a pool goroutine; idle attempt goroutines retire after one
+//     to two AttemptIdleTimeouts, so a tree at rest holds none.
+//   - No lock on a probe's path is shared by two shards: the scheduler's (held for at most one chunk
+//     of a batch), the attempt pool's idle stack, the mailbox pool's queue. The tree's own actors
+//     (probeManager, resultsCache, statusManager, syncLoop) are not on the per-probe path unless a
+//     result changes.
+//   - Time is read only through internal/clock: the schedulers through the tree's clock (a Fake in
+//     tests), the pools' housekeeping (backlog rescue, idle sweep) through Config.Housekeeping, the
+//     real clock by default, because a test holding a Fake still must not hold back a goroutine.
+//   - After Stop no timer fires, and no goroutine of the executor is left.
+//
+// Why S = GOMAXPROCS/2 shards of a min-heap rather than one heap, a shard per P, or a timing wheel:
+// with one heap, at 1,000,000 workers on 16 cores every due worker passed through its mutex (44 % of
+// the CPU in Reschedule, 25 % in lockSlow: issue 22), and on 2 procs the attempt pool's idle stack and
+// the scheduler's mutex were all of the mutex profile (ARCHITECTURE.md, "Scaling across cores"). Each
+// shard's scheduler wakes on its own grid while its workers are due, and on a 2-vCPU VM a wake-up of
+// a parked goroutine costs tens of µs (internal/clock's doc): one shard per proc would pay S wake-ups
+// per millisecond where one is enough at 10,000 workers, so one shard per two procs. A hierarchical
+// wheel would make Reschedule O(1), but a heap of 1,000,000/S entries is ~8 levels of a 4-ary heap,
+// and per-shard locks already take the contention away; the 16-core measurement that would settle
+// it is not made yet (ARCHITECTURE.md says so).
+package exec

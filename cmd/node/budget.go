@@ -1,0 +1,39 @@
+package main
+
+import (
+	"github.com/probeactor/probeactor/actors"
+	"github.com/probeactor/probeactor/internal/restartbudget"
+)
+
+// budgetFlag is --restart-budget N/DURATION (unset: off, kubelet's immediate kills). A value
+// restartbudget.Parse refuses is a usage error naming the flag (the flag package reports it).
+type budgetFlag struct{ b *restartbudget.Budget }
+
+func (f *budgetFlag) String() string {
+	if f == nil || f.b == nil {
+		return ""
+	}
+	return f.b.String()
+}
+
+func (f *budgetFlag) Set(s string) error {
+	b, err := restartbudget.Parse(s)
+	if err != nil {
+		return err
+	}
+	f.b = &b
+	return nil
+}
+
+// budgetUsage is --restart-budget's help.
+const budgetUsage = "cap the kills liveness and startup failures cause on this node to N per sliding DURATION (e.g. 3/10m; " +
+	"with --cluster: per member); a kill beyond it waits, the container running and reported not ready, " +
+	"and happens when the budget allows if the probe still fails; crashes are never held back. Off by default (kubelet kills at once)"
+
+// treeOptions is the probe tree's options for the budget (none when off).
+func (f budgetFlag) treeOptions() []actors.Option {
+	if f.b == nil {
+		return nil
+	}
+	return []actors.Option{actors.WithRestartBudget(f.b.N, f.b.Window)}
+}

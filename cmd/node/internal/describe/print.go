@@ -1,0 +1,283 @@
+package describe
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
+	"github.com/probeactor/probeactor/messages"
+)
+
+// timeFormat is kubectl describe's (time.RFC1123Z).
+const timeFormat = time.RFC1123Z
+
+// probeOrder is the order kubectl describe prints a container's probes in.
+var probeOrder = []messages.ProbeType{messages.Liveness, messages.Readiness, messages.Startup}
+
+// Print writes a pod's description in kubectl describe's layout (the fields node knows: no
+// volumes, QoS or tolerations), each probe followed by its live state, then the pod's events.
+func Print(out io.Writer, d Document, now time.Time) error {
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	p := &d.Pod
+	line := func(indent int, format string, args ...any) {
+		fmt.Fprintf(w, strings.Repeat("  ", indent)+format+"\n", args...)
+	}
+	line(0, "Name:\t%s", p.Name)
+	line(0, "Namespace:\t%s", p.Namespace)
+	line(0, "Node:\t%s", orNone(p.Spec.NodeName))
+	if p.Status.StartTime != nil {
+		line(0, "Start Time:\t%s", p.Status.StartTime.Time.Format(timeFormat))
+	}
+	line(0, "Labels:\t%s", labels(p.Labels))
+	line(0, "Annotations:\t%s", labels(p.Annotations))
+	status := string(p.Status.Phase)
+	if p.DeletionTimestamp != nil {
+		status = "Terminating"
+	}
+	line(0, "Status:\t%s", orNone(status))
+	if p.Status.Reason != "" {
+		line(0, "Reason:\t%s", p.Status.Reason)
+	}
+	if p.Status.Message != "" {
+		line(0, "Message:\t%s", p.Status.Message)
+	}
+	line(0, "IP:\t%s", p.Status.PodIP)
+	if len(p.Spec.InitContainers) > 0 {
+		line(0, "Init Containers:")
+		containers(line, &d, p.Spec.InitContainers, p.Status.InitContainerStatuses, now)
+	}
+	line(0, "Containers:")
+	containers(line, &d, p.Spec.Containers, p.Status.ContainerStatuses, now)
+	if len(p.Status.Conditions) > 0 {
+		line(0, "Conditions:")
+		line(1, "Type\tStatus")
+		for _, c := range p.Status.Conditions {
+			line(1, "%v \t%v ", c.Type, c.Status)
+		}
+	}
+	events(line, d.Events, now)
+	return w.Flush()
+}
+
+type lineFunc func(indent int, format string, args ...any)
+
+func containers(line lineFunc, d *Document, specs []v1.Container, statuses []v1.ContainerStatus, now time.Time) {
+	for i := range specs {
+		c := &specs[i]
+		st, ok := status(statuses, c.Name)
+		line(1, "%s:", c.Name)
+		if ok {
+			line(2, "Container ID:\t%s", st.ContainerID)
+		}
+		line(2, "Image:\t%s", c.Image)
+		switch ports := portList(c.Ports); len(c.Ports) {
+		case 0:
+		case 1:
+			line(2, "Port:\t%s", ports)
+		default:
+			line(2, "Ports:\t%s", ports)
+		}
+		list(line, "Command:", c.Command)
+		list(line, "Args:", c.Args)
+		if ok {
+			state(line, "State", st.State)
+			if st.LastTerminationState.Terminated != nil {
+				state(line, "Last State", st.LastTerminationState)
+			}
+			line(2, "Ready:\t%s", boolText(st.Ready))
+			line(2, "Restart Count:\t%d", st.RestartCount)
+		} else {
+			line(2, "State:\t%s", "Waiting")
+			line(2, "Ready:\t%s", "False")
+		}
+		for _, pt := range probeOrder {
+			spec := pt.Spec(c)
+			ps, has := d.probe(c.Name, pt.String())
+			if spec == nil && !has {
+				continue
+			}
+			text := "(the probe's spec is not known here)"
+			if spec != nil {
+				text = kubectl.Probe(spec)
+			}
+			line(2, "%s:\t%s", pt, text)
+			if has {
+				line(2, "\t%s", probeLine(d, ps, now))
+			}
+		}
+		if len(c.Env) == 0 {
+			line(2, "Environment:\t<none>")
+		} else {
+			line(2, "Environment:")
+			for _, e := range c.Env {
+				value := e.Value
+				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+					value = fmt.Sprintf(" (%s:%s)", e.ValueFrom.FieldRef.APIVersion, e.ValueFrom.FieldRef.FieldPath)
+				}
+				line(3, "%s:\t%s", e.Name, value)
+			}
+		}
+	}
+}
+
+// probeLine is what node describe adds to kubectl's probe line: the streak against its threshold,
+// the last attempt and when, and the next action if the streak continues (a live state); or the
+// published result and the node (a fleet aggregator's).
+func probeLine(d *Document, p Probe, now time.Time) string {
+	if !p.Live {
+		res := p.Published
+		if res == "" {
+			res = "nothing"
+		}
+		return fmt.Sprintf("published %s on node %s (streaks and timings: node describe on that node)", res, orNone(p.Node))
+	}
+	n, _ := d.find(p.Container, p.Type)
+	streak := n.Streak
+	if streak == "" {
+		streak = fmt.Sprintf("%d in a row", p.Streak)
+	}
+	last := "no attempt yet"
+	if !p.LastAt.IsZero() {
+		what := p.LastResult
+		if what == messages.Unknown.String() {
+			what = "error (not counted)"
+		}
+		last = fmt.Sprintf("last %s %s ago", what, kubectl.HumanDuration(now.Sub(p.LastAt)))
+	}
+	if n.Action == "" {
+		return streak + ", " + last
+	}
+	return streak + ", " + last + "; " + n.Action
+}
+
+func state(line lineFunc, label string, s v1.ContainerState) {
+	switch {
+	case s.Running != nil:
+		line(2, "%s:\tRunning", label)
+		line(3, "Started:\t%s", s.Running.StartedAt.Time.Format(timeFormat))
+	case s.Waiting != nil:
+		line(2, "%s:\tWaiting", label)
+		if s.Waiting.Reason != "" {
+			line(3, "Reason:\t%s", s.Waiting.Reason)
+		}
+	case s.Terminated != nil:
+		t := s.Terminated
+		line(2, "%s:\tTerminated", label)
+		if t.Reason != "" {
+			line(3, "Reason:\t%s", t.Reason)
+		}
+		if t.Message != "" {
+			line(3, "Message:\t%s", t.Message)
+		}
+		line(3, "Exit Code:\t%d", t.ExitCode)
+		if t.Signal > 0 {
+			line(3, "Signal:\t%d", t.Signal)
+		}
+		line(3, "Started:\t%s", t.StartedAt.Time.Format(timeFormat))
+		line(3, "Finished:\t%s", t.FinishedAt.Time.Format(timeFormat))
+	default:
+		line(2, "%s:\tWaiting", label)
+	}
+}
+
+// events prints the pod's events as kubectl describe does: "<age> (x<count> over <first age>)"
+// for repeated ones.
+func events(line lineFunc, evs []v1.Event, now time.Time) {
+	if len(evs) == 0 {
+		line(0, "Events:\t<none>")
+		return
+	}
+	line(0, "Events:")
+	line(1, "Type\tReason\tAge\tFrom\tMessage")
+	line(1, "----\t------\t----\t----\t-------")
+	for _, e := range evs {
+		age := since(e.LastTimestamp, now)
+		if e.Count > 1 {
+			age = fmt.Sprintf("%s (x%d over %s)", age, e.Count, since(e.FirstTimestamp, now))
+		}
+		from := e.Source.Component
+		if from == "" {
+			from = e.ReportingController
+		}
+		line(1, "%v\t%v\t%s\t%v\t%v", e.Type, e.Reason, age, from, strings.TrimSpace(e.Message))
+	}
+}
+
+func since(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return kubectl.HumanDuration(now.Sub(t.Time))
+}
+
+func list(line lineFunc, label string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	line(2, "%s", label)
+	for _, it := range items {
+		line(3, "%s", it)
+	}
+}
+
+func status(list []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+	for _, s := range list {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return v1.ContainerStatus{}, false
+}
+
+func labels(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("\n\t") // kubectl's multi-line labels: one per line, aligned
+		}
+		b.WriteString(k + "=" + m[k])
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+// portList is kubectl's "8080/TCP, 9090/UDP".
+func portList(ports []v1.ContainerPort) string {
+	out := make([]string, 0, len(ports))
+	for _, p := range ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = v1.ProtocolTCP
+		}
+		out = append(out, fmt.Sprintf("%d/%s", p.ContainerPort, proto))
+	}
+	return strings.Join(out, ", ")
+}
+
+func boolText(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
