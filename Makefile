@@ -7,7 +7,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './.git/*')
 UPSTREAM_DIR     = tests/upstream
 UPSTREAM_LDFLAGS = -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 
-.PHONY: all build run test test-upstream vet fmt fmt-check bench plots bench-fleet soak clean proto proto-check protoc browser screenshot
+.PHONY: all build run test test-upstream vet fmt fmt-check bench bench-node plots bench-fleet soak clean proto proto-check protoc browser screenshot
 
 all: build
 
@@ -47,6 +47,19 @@ BENCH_OUT ?= docs/bench/bench.txt
 bench:
 	@mkdir -p $(dir $(BENCH_OUT))
 	bash -o pipefail -c "$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./tests/bench/ 2>&1 | tee $(BENCH_OUT)"
+
+## bench-node: node's real binary against a bare Go client (one goroutine + ticker per probe), in turns in one
+## sitting, each probing one target process: NODEBENCH_PODS (500) pods x (HTTP readiness + TCP liveness) at 1 s;
+## CPU per probe of each over NODEBENCH_DURATION (30s) after NODEBENCH_WARMUP (10s), NODEBENCH_ROUNDS (3)
+## bare/node pairs; NODEBENCH_PROFILE=DIR adds CPU and allocation profiles (tests/nodebench/doc.go). Prints
+## node and bare µs/probe, their ratio and probes/s (invalid unless both ≈ 2 x pods a second), also kept in
+## $(NODEBENCH_OUT). Not part of make test.
+NODEBENCH_OUT ?= docs/bench/nodebench.txt
+bench-node:
+	$(GO) build -o bin/node ./cmd/node
+	$(GO) build -o bin/nodebench ./tests/nodebench
+	@mkdir -p $(dir $(NODEBENCH_OUT))
+	bash -o pipefail -c "./bin/nodebench -node bin/node | tee $(NODEBENCH_OUT)"
 
 ## plots: the study's charts (PNG, in $(dir $(BENCH_OUT))) from the output of the last make bench
 plots:

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/actors/internal/podrecord"
+	"github.com/probeactor/probeactor/actors/internal/worker"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 )
@@ -50,6 +53,47 @@ func TestMetrics(t *testing.T) {
 	})
 }
 
+// Each attempt is counted once, in the series of its result, and each timed one observed once: the
+// worker keeps its series after the first lookup, and those are the ones the registry serves.
+func TestMetricsCountEveryAttemptOnceInItsSeries(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		h := newHarness(t, WithRegistry(reg))
+		pod := testPod("m2", v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		key := messages.ProbeKey{PodUID: pod.UID, Container: "c", Type: messages.Readiness}
+		h.run(pod)
+		h.idle(key)
+		for range 3 {
+			h.tick(key, time.Second)
+		}
+		successes := h.prober.count("c/Readiness")
+		h.prober.result("c", probes.Failure)
+		for range 4 {
+			h.tick(key, time.Second)
+		}
+		all := h.prober.count("c/Readiness")
+		series := func(result string) float64 {
+			return testutil.ToFloat64(h.tree.env.metrics.total.WithLabelValues("Readiness", result, "c", "pod-m2", "ns", "m2"))
+		}
+		ok, failed := series("successful"), series("failed")
+		assert.Equal(t, float64(successes), ok)
+		assert.Positive(t, failed)
+		assert.Equal(t, float64(all), ok+failed, "every attempt counted once")
+
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		var observed uint64
+		for _, mf := range mfs {
+			if mf.GetName() == "prober_probe_duration_seconds" {
+				for _, m := range mf.GetMetric() {
+					observed += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+		assert.Equal(t, uint64(ok), observed, "successes are timed, failures are not (kubelet)")
+	})
+}
+
 // At rest the tree's scheduler holds one timer per worker and no mailbox holds a message; the
 // gauges are served on the embedder's registry and go with the tree.
 func TestTreeGauges(t *testing.T) {
@@ -76,4 +120,22 @@ func TestTreeGauges(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, n, "unregistered with the tree")
 	})
+}
+
+// BenchmarkWorkerObserve is what a worker pays per attempt for its metrics (one counter increment
+// and one histogram observation) among 1,000 workers' series.
+func BenchmarkWorkerObserve(b *testing.B) {
+	m, err := newMetrics(prometheus.NewRegistry(), func() float64 { return 0 }, &queued{})
+	require.NoError(b, err)
+	e := &env{metrics: m}
+	workers := make([]*workerActor, 1000)
+	for i := range workers {
+		pod := testPod(fmt.Sprintf("w%d", i), v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
+		workers[i] = &workerActor{env: e, pod: podrecord.New(pod), container: &pod.Spec.Containers[0], typ: messages.Readiness}
+	}
+	o := worker.Observation{Label: worker.LabelSuccessful, Timed: true, Duration: time.Millisecond}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		workers[i%len(workers)].observe(o)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/actors/internal/exec"
@@ -45,9 +46,10 @@ type workerActor struct {
 	typ       messages.ProbeType
 	sidecar   bool
 
-	self  *actor.PID
-	fire  func() // scheduler callback, allocated once
-	timer clock.Handle
+	self   *actor.PID
+	fire   func() // scheduler callback, allocated once
+	timer  clock.Handle
+	series *workerSeries // the worker's metric series, looked up at its first observation
 
 	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).
 	ms workerset.Membership
@@ -283,11 +285,48 @@ func (w *workerActor) observe(o worker.Observation) {
 	if m == nil {
 		return
 	}
-	pt := w.typ.String()
-	m.total.WithLabelValues(pt, o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
-	if o.Timed {
-		m.duration.WithLabelValues(pt, w.container.Name, w.pod.Name, w.pod.Namespace).Observe(o.Duration.Seconds())
+	s := w.series
+	if s == nil {
+		s = &workerSeries{}
+		w.series = s
 	}
+	if i := resultIndex(o.Label); i < 0 { // not a label the Machine emits: looked up, not kept
+		m.total.WithLabelValues(w.typ.String(), o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	} else {
+		if s.total[i] == nil {
+			s.total[i] = m.total.WithLabelValues(w.typ.String(), o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
+		}
+		s.total[i].Inc()
+	}
+	if o.Timed {
+		if s.duration == nil {
+			s.duration = m.duration.WithLabelValues(w.typ.String(), w.container.Name, w.pod.Name, w.pod.Namespace)
+		}
+		s.duration.Observe(o.Duration.Seconds())
+	}
+}
+
+// workerSeries holds a worker's children of prober_probe_total (one per result label, each looked
+// up when first used) and of prober_probe_duration_seconds. A worker's labels never change (its pod
+// record is the AddPod copy), so the lookup — hashing six label values under the vector's lock —
+// is done once per series instead of once per probe. Allocated at the first observation, only
+// when the tree has a registry; the series are deleted from their vectors when the worker stops.
+type workerSeries struct {
+	total    [3]prometheus.Counter // by resultIndex
+	duration prometheus.Observer
+}
+
+// resultLabels are prober_probe_total's result labels, in resultIndex order.
+var resultLabels = [3]string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown}
+
+// resultIndex is label's index in resultLabels, -1 for any other label.
+func resultIndex(label string) int {
+	for i, l := range resultLabels {
+		if l == label {
+			return i
+		}
+	}
+	return -1
 }
 
 func (w *workerActor) deleteMetrics() {
@@ -295,8 +334,9 @@ func (w *workerActor) deleteMetrics() {
 	if m == nil {
 		return
 	}
+	w.series = nil
 	pt := w.typ.String()
-	for _, r := range []string{worker.LabelSuccessful, worker.LabelFailed, worker.LabelUnknown} {
+	for _, r := range resultLabels {
 		m.total.DeleteLabelValues(pt, r, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
 	}
 	m.duration.DeleteLabelValues(pt, w.container.Name, w.pod.Name, w.pod.Namespace)

@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,22 @@ func TestTruncate(t *testing.T) {
 		got := truncate(tc.in, 10)
 		assert.Equal(t, tc.want, got, "%q", tc.in)
 		assert.LessOrEqual(t, len(got), 10)
+	}
+}
+
+// BenchmarkRecordAmong1000Probes is what History costs per attempt at node's benchmark scale
+// (make bench-node: 500 pods, a readiness and a liveness probe each), the pods taken in turn.
+func BenchmarkRecordAmong1000Probes(b *testing.B) {
+	h := NewHistory()
+	const pods = 500
+	cids := make([]string, pods)
+	for i := range pods {
+		cids[i] = fmt.Sprintf("proc://pod-%03d-app-1", i)
+		h.Observe(types.UID(fmt.Sprintf("uid-%03d", i)), ids(cids[i], "app"))
+	}
+	a := Attempt{At: t0, Outcome: Success}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		h.Record(cids[i%pods], messages.ProbeTypes[1+(i/pods)%2], a)
 	}
 }
