@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/demo"
 	"github.com/probeactor/probeactor/internal/fleettest"
@@ -183,6 +185,11 @@ func TestARestartedNodeAdoptsItsContainers(t *testing.T) {
 	appPID, sidePID := pidOf(t, filepath.Join(dir, "app.pid")), pidOf(t, filepath.Join(dir, "side.pid"))
 	logBefore := n.logs("web", "side")
 	require.Contains(t, logBefore, "tick")
+	// The API shows a result as soon as the probe tree has it; the pod's record has it once the
+	// runtime wrote it, a moment later. A node killed in between comes back with the older record
+	// (and probes again): the test kills it after the record has the results it checks for.
+	require.Eventually(t, func() bool { return recordHasResults(t, dir, before.UID) }, 30*time.Second, 20*time.Millisecond,
+		"the pod's record has both containers ready and app started")
 
 	n.proc.Kill() // SIGKILL: no chance to stop anything
 	time.Sleep(300 * time.Millisecond)
@@ -450,4 +457,26 @@ func TestARestartWhileAContainerIsTerminating(t *testing.T) {
 	require.Eventually(t, func() bool { return !alive(pid) }, 30*time.Second, 20*time.Millisecond, "the next node stops it as an orphan")
 	_, listed := n.pod("stubborn")
 	assert.False(t, listed, "and does not adopt it")
+}
+
+// recordHasResults reports whether the pod record node keeps under dir's root has app ready and
+// started and side ready (the results TestARestartedNodeAdoptsItsContainers expects after a restart).
+func recordHasResults(t *testing.T, dir string, uid types.UID) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "root", "state", string(uid)+".json"))
+	if err != nil {
+		return false
+	}
+	var rec struct {
+		Containers []struct {
+			Name          string `json:"name"`
+			Ready         bool   `json:"ready"`
+			StartupPassed bool   `json:"startupPassed"`
+		} `json:"containers"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rec))
+	got := map[string]bool{}
+	for _, c := range rec.Containers {
+		got[c.Name] = c.Ready && (c.Name != "app" || c.StartupPassed)
+	}
+	return got["app"] && got["side"]
 }
