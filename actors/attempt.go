@@ -71,7 +71,7 @@ func (w *workerActor) startAttempt(a worker.AttemptStart) {
 	s.w = w
 	s.num = a.Attempt
 	s.start = a.At
-	s.target = probes.Target{Container: w.container, ContainerID: string(a.ContainerID), PodIP: a.PodIP}
+	s.target = probes.Target{Container: w.m.Container(), ContainerID: string(a.ContainerID), PodIP: a.PodIP}
 	s.wg.Add(1)
 	if !w.mb.HandOff(s) {
 		w.shard.Go(s)
@@ -106,7 +106,7 @@ func (s *attemptSlot) exec() (*workerActor, bool) {
 				rep.panicked, rep.reason, rep.stack = true, r, debug.Stack()
 			}
 		}()
-		rep.verdict = worker.RunProbe(s.ctx, e.cfg.prober, w.typ, w.spec(), s.target)
+		rep.verdict = worker.RunProbe(s.ctx, e.cfg.prober, w.m.Type(), w.spec(), s.target)
 	}()
 	// The one clock read of an attempt (its start is when the worker's run began): at 100,000
 	// probes/s each time.Now cost ~3 % of the actor core's CPU.

@@ -91,7 +91,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			if w.ms.Stopping {
 				continue
 			}
-			if v := viewIn(msg.views, w.container.Name); v != nil {
+			if v := viewIn(msg.views, w.m.Container().Name); v != nil {
 				m.env.tell(ctx, w.ms.PID, v)
 			}
 		}

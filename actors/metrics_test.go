@@ -131,7 +131,8 @@ func BenchmarkWorkerObserve(b *testing.B) {
 	workers := make([]*workerActor, 1000)
 	for i := range workers {
 		pod := testPod(fmt.Sprintf("w%d", i), v1.Container{Name: "c", ReadinessProbe: execProbe(1, 1)})
-		workers[i] = &workerActor{env: e, pod: podrecord.New(pod), container: &pod.Spec.Containers[0], typ: messages.Readiness}
+		workers[i] = &workerActor{env: e, pod: podrecord.New(pod)}
+		workers[i].m.Init(worker.Config{Type: messages.Readiness, Container: &pod.Spec.Containers[0]})
 	}
 	o := worker.Observation{Label: worker.LabelSuccessful, Timed: true, Duration: time.Millisecond}
 	b.ReportAllocs()

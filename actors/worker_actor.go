@@ -36,15 +36,12 @@ var tickMsg = &tick{}
 // supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
 // the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
 type workerActor struct {
-	mb        exec.Mailbox
-	shard     *exec.Shard // its timer, mailbox and attempts run there
-	m         worker.Machine
-	att       *attemptSlot // while an attempt is in flight
-	env       *env
-	pod       *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
-	container *v1.Container
-	typ       messages.ProbeType
-	sidecar   bool
+	mb    exec.Mailbox
+	shard *exec.Shard // its timer, mailbox and attempts run there
+	m     worker.Machine
+	att   *attemptSlot // while an attempt is in flight
+	env   *env
+	pod   *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
 
 	self   *actor.PID
 	fire   func() // scheduler callback, allocated once
@@ -58,9 +55,10 @@ type workerActor struct {
 func (w *workerActor) Membership() *workerset.Membership { return &w.ms }
 func (w *workerActor) ProbeKey() messages.ProbeKey       { return w.key() }
 
-// key is the worker's ProbeKey (derived, not kept: a worker is ~450 bytes and this is 40 of them).
+// key is the worker's ProbeKey (derived, not kept: a worker is 448 bytes and this is 40 of them;
+// its type, container and sidecar flag are the Machine's, not copies of them).
 func (w *workerActor) key() messages.ProbeKey {
-	return messages.ProbeKey{PodUID: w.pod.UID, Container: w.container.Name, Type: w.typ}
+	return messages.ProbeKey{PodUID: w.pod.UID, Container: w.m.Container().Name, Type: w.m.Type()}
 }
 
 func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Container, spec *v1.Probe, sidecar bool,
@@ -69,7 +67,7 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	w := &workerActor{env: e, pod: pod, container: c, typ: k.Type, sidecar: sidecar, shard: e.cfg.exec.Next()}
+	w := &workerActor{env: e, pod: pod, shard: e.cfg.exec.Next()}
 	w.mb.Owner, w.mb.Depth = w, &e.queued[kindWorker]
 	w.m.Init(worker.Config{
 		Type:          k.Type,
@@ -77,8 +75,9 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 		Period:        period,
 		Container:     c,
 		RestartPolicy: pod.RestartPolicy,
-		TreeStart:     e.start,
+		TreeStart:     e.start.UnixNano(),
 		Deleting:      pod.DeletionTimestamp != nil,
+		Sidecar:       sidecar,
 	})
 	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	w.fire = w.onTimer
@@ -111,8 +110,8 @@ func (w *workerActor) spec() *v1.Probe { return w.m.Spec() }
 // logger is the worker's logger (built when needed: workers rarely log, and a bound logger would
 // cost every worker its memory).
 func (w *workerActor) logger() hclog.Logger {
-	return w.env.log.Named("worker").With("pod", w.pod.Namespace+"/"+w.pod.Name, "container", w.container.Name,
-		"probe", w.typ.String())
+	return w.env.log.Named("worker").With("pod", w.pod.Namespace+"/"+w.pod.Name, "container", w.m.Container().Name,
+		"probe", w.m.Type().String())
 }
 
 // onTimer is the scheduler's callback: an idle attempt-pool goroutine carries the tick into the
@@ -241,10 +240,10 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	for _, op := range r.Cache() {
 		if op.Remove {
-			e.tell(ctx, e.cache, &protocol.RemoveResult{ContainerID: op.ContainerID, Type: w.typ})
+			e.tell(ctx, e.cache, &protocol.RemoveResult{ContainerID: op.ContainerID, Type: w.m.Type()})
 		} else {
-			e.tell(ctx, e.cache, &protocol.SetResult{PodUID: w.pod.UID, Container: w.container.Name,
-				ContainerID: op.ContainerID, Type: w.typ, Result: op.Result})
+			e.tell(ctx, e.cache, &protocol.SetResult{PodUID: w.pod.UID, Container: w.m.Container().Name,
+				ContainerID: op.ContainerID, Type: w.m.Type(), Result: op.Result})
 		}
 	}
 	if len(r.Events) > 0 {
@@ -275,7 +274,7 @@ func (w *workerActor) events(evs []worker.EventText) {
 		w.env.cfg.sink.Event(messages.Event{
 			Time: now, Type: v1.EventTypeWarning, Reason: ev.Reason, Message: ev.Message,
 			Pod:    w.pod.Ref(),
-			PodUID: w.pod.UID, FieldPath: podapi.FieldPath(w.container.Name, w.sidecar),
+			PodUID: w.pod.UID, FieldPath: podapi.FieldPath(w.m.Container().Name, w.m.Sidecar()),
 		})
 	}
 }
@@ -291,16 +290,16 @@ func (w *workerActor) observe(o worker.Observation) {
 		w.series = s
 	}
 	if i := resultIndex(o.Label); i < 0 { // not a label the Machine emits: looked up, not kept
-		m.total.WithLabelValues(w.typ.String(), o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+		m.total.WithLabelValues(w.m.Type().String(), o.Label, w.m.Container().Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
 	} else {
 		if s.total[i] == nil {
-			s.total[i] = m.total.WithLabelValues(w.typ.String(), o.Label, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
+			s.total[i] = m.total.WithLabelValues(w.m.Type().String(), o.Label, w.m.Container().Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
 		}
 		s.total[i].Inc()
 	}
 	if o.Timed {
 		if s.duration == nil {
-			s.duration = m.duration.WithLabelValues(w.typ.String(), w.container.Name, w.pod.Name, w.pod.Namespace)
+			s.duration = m.duration.WithLabelValues(w.m.Type().String(), w.m.Container().Name, w.pod.Name, w.pod.Namespace)
 		}
 		s.duration.Observe(o.Duration.Seconds())
 	}
@@ -335,9 +334,9 @@ func (w *workerActor) deleteMetrics() {
 		return
 	}
 	w.series = nil
-	pt := w.typ.String()
+	pt := w.m.Type().String()
 	for _, r := range resultLabels {
-		m.total.DeleteLabelValues(pt, r, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
+		m.total.DeleteLabelValues(pt, r, w.m.Container().Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
 	}
-	m.duration.DeleteLabelValues(pt, w.container.Name, w.pod.Name, w.pod.Namespace)
+	m.duration.DeleteLabelValues(pt, w.m.Container().Name, w.pod.Name, w.pod.Namespace)
 }

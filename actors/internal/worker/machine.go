@@ -26,12 +26,16 @@ type Config struct {
 	Container *v1.Container
 	// RestartPolicy is the pod's restartPolicy.
 	RestartPolicy v1.RestartPolicy
-	// TreeStart is when the tree started (kubelet's prober manager start): a running container
-	// that started more than RestartGrace before it ran before the tree and is taken over with its
-	// result kept (see Machine, step 4). Zero: no container is taken over.
-	TreeStart time.Time
+	// TreeStart is when the tree started (kubelet's prober manager start), in Unix nanoseconds (a
+	// time.Time would be 16 bytes more in every worker): a running container that started more
+	// than RestartGrace before it ran before the tree and is taken over with its result kept (see
+	// Machine, step 4). Zero: no container is taken over.
+	TreeStart int64
 	// Deleting is true when the pod object the worker was created from had a DeletionTimestamp.
 	Deleting bool
+	// Sidecar is true for a restartable init container (the shell names it so in events; the
+	// Machine's decisions read Container's restartPolicy instead).
+	Sidecar bool
 }
 
 // RestartGrace is kubelet's kubeletRestartGracePeriod: a container that started more than this
@@ -226,31 +230,34 @@ type Machine struct {
 	// kubelet's worker state
 	view        view
 	containerID messages.ContainerID
-	resultRun   int32
-	lastResult  int8 // a messages.Result; zero value is Success, as in kubelet
-	published   int8 // the messages.Result the cache holds for containerID, or none
-	onHold      bool
-	// deferred: the kill a Failure of containerID asked for waits for the restart budget (Defer):
-	// no hold on Failure until something else is published.
-	deferred bool
-	// the last attempt's verdict (a messages.Result; Unknown when it errored; none before the
-	// first) and when it ended, in Unix nanoseconds: what node describe shows
-	last   int8
+	// lastAt: when the last attempt ended, in Unix nanoseconds (what node describe shows)
 	lastAt int64
 
 	// run loop
-	started bool      // the actor has started (a later Started is a restart)
-	looping bool      // the first run has happened: the period runs from it
-	next    time.Time // next periodic deadline
-	wake    time.Time // armed deadline; zero when the timer is stopped
-	tick    bool      // a tick arrived while an attempt was in flight
-	trigger bool      // a trigger arrived while busy or before the first run
-	exiting bool
+	next time.Time // next periodic deadline
+	wake time.Time // armed deadline; zero when the timer is stopped
 
+	// The small fields together, so that a worker pays no padding for them.
+	resultRun int32
 	// the attempt in flight (it runs against containerID: that changes only in doProbe, which does
-	// not run while an attempt is in flight)
-	attempt  uint32 // number of the latest attempt; other numbers are stale
-	inFlight bool   // an attempt is running (the run loop is busy)
+	// not run while an attempt is in flight): the number of the latest attempt; other numbers are
+	// stale
+	attempt    uint32
+	lastResult int8 // a messages.Result; zero value is Success, as in kubelet
+	published  int8 // the messages.Result the cache holds for containerID, or none
+	// last: the last attempt's verdict (a messages.Result; Unknown when it errored; none before the
+	// first)
+	last   int8
+	onHold bool
+	// deferred: the kill a Failure of containerID asked for waits for the restart budget (Defer):
+	// no hold on Failure until something else is published.
+	deferred bool
+	started  bool // the actor has started (a later Started is a restart)
+	looping  bool // the first run has happened: the period runs from it
+	tick     bool // a tick arrived while an attempt was in flight
+	trigger  bool // a trigger arrived while busy or before the first run
+	exiting  bool
+	inFlight bool // an attempt is running (the run loop is busy)
 }
 
 // none is the published value when the cache holds nothing for the tracked container.
@@ -298,6 +305,15 @@ func (m *Machine) Init(cfg Config) {
 
 // Period returns the probe period.
 func (m *Machine) Period() time.Duration { return m.cfg.Period }
+
+// Type is the probe type.
+func (m *Machine) Type() messages.ProbeType { return m.cfg.Type }
+
+// Container is the probed container's spec (Config.Container).
+func (m *Machine) Container() *v1.Container { return m.cfg.Container }
+
+// Sidecar reports Config.Sidecar.
+func (m *Machine) Sidecar() bool { return m.cfg.Sidecar }
 
 // Spec returns the probe the Machine runs (Config.Spec).
 func (m *Machine) Spec() *v1.Probe { return m.cfg.Spec }
@@ -525,7 +541,7 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 		case Adopted(m.cfg.Type, v.running, v.reportedReady, v.reportedStarted):
 			m.lastResult, m.resultRun = int8(messages.Success), 0
 			m.set(r, messages.Success)
-		case TakenOver(v.running, v.startedAt, m.cfg.TreeStart):
+		case m.cfg.TreeStart != 0 && TakenOver(v.running, v.startedAt, time.Unix(0, m.cfg.TreeStart)):
 		default:
 			m.set(r, InitialValue(m.cfg.Type))
 		}
@@ -540,7 +556,7 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	// containers (kubelet 1.37, ContainerRestartRules and RestartAllContainersOnContainerExits).
 	if !v.running {
 		m.set(r, messages.Failure)
-		if v.terminated && !v.restarting && !restartpolicy.ShouldRestart(m.container(), m.cfg.RestartPolicy, v.exitCode) {
+		if v.terminated && !v.restarting && !restartpolicy.ShouldRestart(m.rulesOf(), m.cfg.RestartPolicy, v.exitCode) {
 			m.exit(r)
 			return true
 		}
@@ -571,8 +587,8 @@ func (m *Machine) begin(r *Ready, now time.Time) bool {
 	return true
 }
 
-// container is Config.Container, or an empty container when none was given.
-func (m *Machine) container() *v1.Container {
+// rulesOf is Config.Container for its restart rules, or an empty container when none was given.
+func (m *Machine) rulesOf() *v1.Container {
 	if m.cfg.Container != nil {
 		return m.cfg.Container
 	}

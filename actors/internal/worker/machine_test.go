@@ -244,7 +244,7 @@ func TestAContainerThatStartedBeforeTheTreeKeepsItsResult(t *testing.T) {
 				want: map[bool][]messages.Result{true: {messages.Success}, false: nil}[pt != messages.Liveness]}, // liveness adopts nothing: taken over
 		} {
 			t.Run(pt.String()+"/"+tc.name, func(t *testing.T) {
-				g := newRig(t, Config{Type: pt, Spec: spec(0, 3, 0), TreeStart: tc.treeStart})
+				g := newRig(t, Config{Type: pt, Spec: spec(0, 3, 0), TreeStart: unixNanos(tc.treeStart)})
 				v := running(true)
 				v.StartedAt = tc.startedAt
 				v.ReportedReady, v.ReportedStarted = tc.adopted, tc.adopted
@@ -257,7 +257,7 @@ func TestAContainerThatStartedBeforeTheTreeKeepsItsResult(t *testing.T) {
 
 	// Taken over: a readiness probe failing twice (threshold 3) publishes nothing yet, the third
 	// publishes Failure; one success (threshold 1) publishes Success.
-	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: treeStart})
+	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: unixNanos(treeStart)})
 	v := running(true)
 	v.StartedAt = t0
 	g.view(v)
@@ -270,7 +270,7 @@ func TestAContainerThatStartedBeforeTheTreeKeepsItsResult(t *testing.T) {
 	assert.True(t, g.doProbe(now.Add(3*time.Second), messages.Success))
 	assert.Equal(t, []messages.Result{messages.Success}, g.results())
 
-	g = newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: treeStart})
+	g = newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0), TreeStart: unixNanos(treeStart)})
 	g.view(v)
 	assert.True(t, g.doProbe(now, messages.Success))
 	assert.Equal(t, []messages.Result{messages.Success}, g.results(), "a success publishes at once")
@@ -836,4 +836,12 @@ func TestAttemptStartIsWhenItsRunBegan(t *testing.T) {
 	assert.Equal(t, at(12*time.Second), startedAt(Event{Kind: Trigger, Now: at(12 * time.Second)}))
 	assert.Equal(t, Observation{Label: LabelUnknown}, done(at(13*time.Second), boom, time.Second).Observation,
 		"an errored attempt is counted, not timed")
+}
+
+// unixNanos is Config.TreeStart for t (0 for the zero time: none).
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
