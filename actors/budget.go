@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -141,7 +140,7 @@ func (b *budgetLoop) event(w restartbudget.Waiting, typ, reason, msg string) {
 	c := w.Change
 	ev := messages.Event{Time: b.env.now(), Type: typ, Reason: reason, Message: msg, PodUID: c.PodUID}
 	if pod := b.pod(c.PodUID); pod != nil {
-		_, sidecar := findContainer(pod, c.Container)
+		_, sidecar := podapi.Container(pod, c.Container)
 		ev.Pod = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 		ev.FieldPath = podapi.FieldPath(c.Container, sidecar)
 	}
@@ -194,18 +193,8 @@ func newBudgetMetrics(reg prometheus.Registerer) (*budgetMetrics, error) {
 			Help: "Kills waiting for the restart budget now (their containers run on, reported not ready).",
 		}),
 	}
-	cs := []prometheus.Collector{m.deferred, m.cancelled, m.waiting}
-	for i, c := range cs {
-		if err := reg.Register(c); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done)
-			}
-			var already prometheus.AlreadyRegisteredError
-			if errors.As(err, &already) {
-				return nil, fmt.Errorf("actors.Start: WithRegistry: restart budget metrics already registered (one tree per registry): %w", err)
-			}
-			return nil, fmt.Errorf("actors.Start: WithRegistry: %w", err)
-		}
+	if err := registerAll(reg, "restart budget", m.deferred, m.cancelled, m.waiting); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -95,7 +95,15 @@ func newMetrics(reg prometheus.Registerer, entries func() float64, q *queued) (*
 			[]string{"actor"}, nil)},
 	}
 	m.toStarted, m.toReady = newStartupHistograms()
-	cs := []prometheus.Collector{m.total, m.duration, m.unhandled, m.entries, m.mailboxes, m.toStarted, m.toReady}
+	if err := registerAll(reg, "prober", m.total, m.duration, m.unhandled, m.entries, m.mailboxes, m.toStarted, m.toReady); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// registerAll registers cs with reg, or none of them: on an error it unregisters those it
+// registered. what names the set in the error ("prober metrics already registered").
+func registerAll(reg prometheus.Registerer, what string, cs ...prometheus.Collector) error {
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -103,12 +111,12 @@ func newMetrics(reg prometheus.Registerer, entries func() float64, q *queued) (*
 			}
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {
-				return nil, fmt.Errorf("actors.Start: WithRegistry: prober metrics already registered (one tree per registry): %w", err)
+				return fmt.Errorf("actors.Start: WithRegistry: %s metrics already registered (one tree per registry): %w", what, err)
 			}
-			return nil, fmt.Errorf("actors.Start: WithRegistry: %w", err)
+			return fmt.Errorf("actors.Start: WithRegistry: %w", err)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 func (m *metrics) unregister(reg prometheus.Registerer) {

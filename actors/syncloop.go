@@ -144,7 +144,7 @@ func (a *syncActor) kill(c messages.ResultChanged) {
 // Never or, when the container has its own restartPolicy (kubelet 1.37, ContainerRestartRules:
 // its rules are not read, the container has not exited), that is Never; a sidecar's is Always.
 func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer, string) {
-	spec, sidecar := findContainer(pod, c.Container)
+	spec, sidecar := podapi.Container(pod, c.Container)
 	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever || sidecar
 	if spec != nil && spec.RestartPolicy != nil {
 		restart = *spec.RestartPolicy != v1.ContainerRestartPolicyNever
@@ -155,21 +155,6 @@ func killRequest(pod *v1.Pod, c messages.ResultChanged) (messages.KillContainer,
 	}
 	return messages.KillContainer{Pod: pod, Container: c.Container, ContainerID: c.ContainerID, Probe: c.Type,
 		Message: msg, GracePeriod: podapi.KillGracePeriod(pod, spec, c.Type), Restart: restart}, podapi.FieldPath(c.Container, sidecar)
-}
-
-// findContainer returns the spec of a probed container and whether it is a sidecar.
-func findContainer(pod *v1.Pod, name string) (*v1.Container, bool) {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i], false
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i], true
-		}
-	}
-	return nil, false
 }
 
 // ping is answered by the syncLoop with itself: a sync point for tests.

@@ -20,14 +20,7 @@ func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	fs.Var(&files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
 	addFeatureGatesFlag(fs, &gates, "the manifests are validated as `node run` with the same gates does")
 	output := fs.String("o", "", "output format: json prints the reports (times in seconds)")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	files = append(files, rest...)
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "error: no manifests: use -f FILE")
-		fs.Usage()
+	if !parseManifestArgs(fs, &files, args, stderr) {
 		return 2
 	}
 	if *output != "" && *output != "json" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -84,14 +85,7 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	var gates features.Gates
 	fs.Var(&files, "f", "a manifest file (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
 	addFeatureGatesFlag(fs, &gates, "validate as `node run` with the same gates does")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	files = append(files, rest...)
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "error: no manifests: use -f FILE")
-		fs.Usage()
+	if !parseManifestArgs(fs, &files, args, stderr) {
 		return 2
 	}
 	pods, err := loadPods(files, stdin, stderr, time.Now(), gates)
@@ -104,4 +98,21 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "valid: %d pod(s): %s\n", len(pods), strings.Join(names, ", "))
 	return 0
+}
+
+// parseManifestArgs parses args with fs (flags and file names in any order) into files: the -f
+// files, then the positional ones. It reports false, having printed why and the usage, when the
+// flags are bad or no manifest is named (a usage error: exit 2).
+func parseManifestArgs(fs *flag.FlagSet, files *fileList, args []string, stderr io.Writer) bool {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return false
+	}
+	*files = append(*files, rest...)
+	if len(*files) == 0 {
+		fmt.Fprintln(stderr, "error: no manifests: use -f FILE")
+		fs.Usage()
+		return false
+	}
+	return true
 }

@@ -83,6 +83,22 @@ func ContainerStatus(st *v1.PodStatus, name string) (v1.ContainerStatus, bool) {
 	return FindStatus(st.ContainerStatuses, name)
 }
 
+// Container returns the spec of the container named name, regular or init, and whether it is an
+// init container (a probed one is a sidecar); nil when the pod has none by that name.
+func Container(pod *v1.Pod, name string) (c *v1.Container, init bool) {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i], false
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i], true
+		}
+	}
+	return nil, false
+}
+
 // FieldPath is an event's reference to a container: "spec.containers{name}", or
 // "spec.initContainers{name}" for an init container (sidecars included).
 func FieldPath(container string, init bool) string {

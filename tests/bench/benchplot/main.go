@@ -43,6 +43,21 @@ func main() {
 }
 
 func run(in, out string) error {
+	return drawAll(in, out, len(charts), func(i int) (string, func([]result, string) error) {
+		return charts[i].file, charts[i].draw
+	})
+}
+
+// runScaling draws the scaling charts from a ProbeLoop run at several GOMAXPROCS.
+func runScaling(in, out string) error {
+	return drawAll(in, out, len(scalingCharts), func(i int) (string, func([]result, string) error) {
+		return scalingCharts[i].file, scalingCharts[i].draw
+	})
+}
+
+// drawAll parses the benchmark output in and draws n charts into out; chart(i) names the i-th
+// chart's file and its draw function.
+func drawAll(in, out string, n int, chart func(i int) (string, func([]result, string) error)) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return fmt.Errorf("read benchmark output: %w", err)
@@ -52,9 +67,10 @@ func run(in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	for _, c := range charts {
-		if err := c.draw(rs, filepath.Join(out, c.file)); err != nil {
-			return fmt.Errorf("%s: %w", c.file, err)
+	for i := range n {
+		file, draw := chart(i)
+		if err := draw(rs, filepath.Join(out, file)); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
 	}
 	return nil
@@ -191,25 +207,6 @@ var scalingCharts = []scalingChart{
 		yLabel: "µs of process CPU per probe", scale: 1000},
 	{file: "scaling-p99.png", title: "Lateness p99 against procs", metric: "lateness-p99-ms",
 		yLabel: "ms late (p99)", scale: 1},
-}
-
-// runScaling draws the scaling charts from a ProbeLoop run at several GOMAXPROCS.
-func runScaling(in, out string) error {
-	f, err := os.Open(in)
-	if err != nil {
-		return fmt.Errorf("read benchmark output: %w", err)
-	}
-	defer f.Close()
-	rs, err := parse(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
-	}
-	for _, c := range scalingCharts {
-		if err := c.draw(rs, filepath.Join(out, c.file)); err != nil {
-			return fmt.Errorf("%s: %w", c.file, err)
-		}
-	}
-	return nil
 }
 
 // series returns the chart's points per "<design> <workers>" line, sorted by procs; it needs at

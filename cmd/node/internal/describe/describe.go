@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/probetiming"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -138,7 +139,7 @@ func live(pod *v1.Pod, p Probe, now time.Time) (probetiming.Live, bool) {
 	if !p.Live {
 		return probetiming.Live{}, false
 	}
-	c, sidecar := container(pod, p.Container)
+	c, sidecar := podapi.Container(pod, p.Container)
 	if c == nil {
 		return probetiming.Live{}, false
 	}
@@ -159,20 +160,6 @@ func live(pod *v1.Pod, p Probe, now time.Time) (probetiming.Live, bool) {
 		l.StreakResult = r
 	}
 	return l, true
-}
-
-func container(pod *v1.Pod, name string) (*v1.Container, bool) {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i], false
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i], true
-		}
-	}
-	return nil, false
 }
 
 func probeType(s string) (messages.ProbeType, bool) {
