@@ -190,37 +190,63 @@ func startRemote(r *remote.Remote) (err error) {
 }
 
 // Stop shuts a started remote down: it tells connected peers it is leaving and closes every
-// endpoint, waiting at most protoactor's own 10 s for gRPC to drain.
+// endpoint, waiting at most gracefulStopWait for gRPC to drain, then stops the gRPC server hard.
 //
-// The pinned protoactor's graceful shutdown can panic with "send on closed channel": its
-// endpoint manager signals every endpoint reader on the reader's disconnect channel, which a
-// reader whose stream just ended has closed but not yet removed (endpoint_reader.go's deferred
-// close). Peers that stop together hit it (reproduced by cluster/membership's tests under load).
-// The panic leaves the endpoint manager stopped and the gRPC server running, so Stop recovers
-// exactly that panic and finishes with a hard stop of the server; any other panic propagates.
+// The pinned protoactor's graceful shutdown has two faults Stop works around:
+//   - It can panic with "send on closed channel": its endpoint manager signals every endpoint
+//     reader on the reader's disconnect channel, which a reader whose stream just ended has closed
+//     but not yet removed (endpoint_reader.go's deferred close). Peers that stop together hit it
+//     (reproduced by cluster/membership's tests under load). The panic leaves the endpoint manager
+//     stopped and the gRPC server running, so Stop recovers exactly that panic and finishes with a
+//     hard stop of the server; any other panic propagates.
+//   - A peer that connects while the remote stops (a fleet aggregator dialling back a node that
+//     said hello a moment before) gets a stream the suspended endpoint reader never ends, and
+//     gRPC's graceful stop waits for it until protoactor's own 10 s timer: node's stop overran its
+//     deadline (cmd/node's assembly test, under load). Past gracefulStopWait Stop stops the server
+//     hard, which ends that stream and the graceful stop with it.
 func Stop(r *remote.Remote) {
 	if r != nil {
-		stop(r.Shutdown, func() {
+		stop(r.Shutdown, gracefulStopWait, func(cut bool) {
+			if cut {
+				r.Logger().Warn("protoactor's graceful remote shutdown did not finish within " + gracefulStopWait.String() +
+					" (a peer's stream stayed open); stopped the gRPC server hard")
+				return
+			}
 			r.Logger().Warn("protoactor's graceful remote shutdown panicked (send on a closed endpoint reader channel); stopped the gRPC server hard")
 		})
 	}
 }
 
-// stop runs shutdown(true), falling back to shutdown(false) after protoactor's send on a closed
-// reader channel (see Stop), which it reports through recovered.
-func stop(shutdown func(graceful bool), recovered func()) {
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
-		}
-		if e, ok := p.(runtime.Error); !ok || e.Error() != "send on closed channel" {
-			panic(p)
-		}
-		recovered()
-		shutdown(false)
+// gracefulStopWait bounds the graceful part of Stop. A graceful stop that ends normally takes a
+// few milliseconds (every reader answers at once); the bound only matters for a stream that
+// protoactor leaves open.
+const gracefulStopWait = 2 * time.Second
+
+// stop runs shutdown(true) and falls back to shutdown(false), reported through fellBack, when it
+// has not returned within wait (cut) or after protoactor's send on a closed reader channel (see
+// Stop). Any other panic of shutdown(true) propagates.
+func stop(shutdown func(graceful bool), wait time.Duration, fellBack func(cut bool)) {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		shutdown(true)
 	}()
-	shutdown(true)
+	var p any
+	select {
+	case p = <-done:
+	case <-time.After(wait):
+		fellBack(true)
+		shutdown(false) // gRPC's hard stop ends the streams the graceful stop waits for
+		p = <-done
+	}
+	if p == nil {
+		return
+	}
+	if e, ok := p.(runtime.Error); !ok || e.Error() != "send on closed channel" {
+		panic(p)
+	}
+	fellBack(false)
+	shutdown(false)
 }
 
 func newPolicy(cfg Config, self func() string) *policy {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,10 @@ func TestPeerAddressMustBeThePeers(t *testing.T) {
 func TestStopSurvivesProtoactorsSendOnAClosedReaderChannel(t *testing.T) {
 	var calls []bool
 	recovered := 0
-	onRecover := func() { recovered++ }
+	onRecover := func(cut bool) {
+		assert.False(t, cut, "not a timeout")
+		recovered++
+	}
 	require.NotPanics(t, func() {
 		stop(func(graceful bool) {
 			calls = append(calls, graceful)
@@ -126,23 +130,48 @@ func TestStopSurvivesProtoactorsSendOnAClosedReaderChannel(t *testing.T) {
 				close(ch)
 				ch <- true // the very panic protoactor's endpointManager.stop raises
 			}
-		}, onRecover)
+		}, time.Minute, onRecover)
 	})
 	assert.Equal(t, []bool{true, false}, calls, "a graceful attempt, then the hard stop of the gRPC server")
 	assert.Equal(t, 1, recovered, "the fallback is reported")
 
 	calls = nil
-	stop(func(graceful bool) { calls = append(calls, graceful) }, onRecover)
+	stop(func(graceful bool) { calls = append(calls, graceful) }, time.Minute, onRecover)
 	assert.Equal(t, []bool{true}, calls, "a graceful shutdown that succeeds is the only call")
 
-	assert.PanicsWithValue(t, "boom", func() { stop(func(bool) { panic("boom") }, onRecover) }, "other panics propagate")
+	assert.PanicsWithValue(t, "boom", func() { stop(func(bool) { panic("boom") }, time.Minute, onRecover) }, "other panics propagate")
 	var nilMap map[string]int
 	assert.Panics(t, func() {
 		stop(func(graceful bool) {
 			if graceful {
 				nilMap["x"] = 1 // a runtime error that is not the known one
 			}
-		}, onRecover)
+		}, time.Minute, onRecover)
 	})
 	assert.Equal(t, 1, recovered, "only the known panic is recovered")
+}
+
+// A graceful shutdown that does not return within the wait (protoactor's reader left a peer's
+// stream open, so gRPC's graceful stop waits for it) is cut short by the hard stop, which is what
+// ends it; the cut is reported.
+func TestStopCutsAGracefulShutdownThatHangs(t *testing.T) {
+	hard := make(chan struct{})
+	var mu sync.Mutex
+	var calls []bool
+	cuts := 0
+	stop(func(graceful bool) {
+		mu.Lock()
+		calls = append(calls, graceful)
+		mu.Unlock()
+		if graceful {
+			<-hard // until the hard stop closes the stream it waits for
+			return
+		}
+		close(hard)
+	}, 10*time.Millisecond, func(cut bool) {
+		assert.True(t, cut)
+		cuts++
+	})
+	assert.Equal(t, []bool{true, false}, calls, "the graceful attempt, then the hard stop that ends it")
+	assert.Equal(t, 1, cuts)
 }
