@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,10 +37,17 @@ type budgetLoop struct {
 	sync  *syncActor // its pods, its kills
 	gate  *restartbudget.Gate
 	timer clock.Timer // armed for the gate's next room while a kill waits
+
+	// With WithSharedRestartBudget: the shared budget, the claims last asked of it, and the
+	// cancel of its watch (which pokes the syncLoop whenever a claim may have been taken).
+	shared  SharedBudget
+	wanted  []string
+	told    bool // Want was called once (the first call always goes out: a restarted tree withdraws what it forgot)
+	unwatch func()
 }
 
 func newBudgetLoop(e *env, a *syncActor, b restartbudget.Budget) *budgetLoop {
-	return &budgetLoop{env: e, sync: a, gate: restartbudget.New(b)}
+	return &budgetLoop{env: e, sync: a, gate: restartbudget.New(b), shared: e.cfg.shared}
 }
 
 func (b *budgetLoop) ask(c messages.ResultChanged) { b.gate.Ask(c, b.env.now()) }
@@ -68,7 +76,17 @@ func (b *budgetLoop) due(ctx actor.Context) {
 		return
 	}
 	now := b.env.now()
-	d := b.gate.Due(now)
+	var d restartbudget.Decision
+	if b.shared != nil {
+		b.watch()
+		d = b.gate.DueShared(b.shared.Taken)
+		if claims := b.gate.Claims(); !b.told || !slices.Equal(claims, b.wanted) {
+			b.wanted, b.told = claims, true
+			b.shared.Want(claims)
+		}
+	} else {
+		d = b.gate.Due(now)
+	}
 	for _, w := range d.Kill {
 		if w.Announced {
 			b.unmark(ctx, w)
@@ -107,10 +125,19 @@ func (b *budgetLoop) deferKill(ctx actor.Context, w restartbudget.Waiting, wait 
 	if b.action(w) == "kill" {
 		verb = "killed"
 	}
+	room := fmt.Sprintf("the restart budget (%d per %s) is spent, next room in %s", budget.N, budget.Window, wait.Round(time.Second))
+	if b.shared != nil {
+		room = fmt.Sprintf("the cluster's shared restart budget (%d per %s) has not given it room yet", budget.N, budget.Window)
+	}
 	b.event(w, v1.EventTypeWarning, messages.ReasonRestartBudgetExhausted, fmt.Sprintf(
-		"Container %s failed %s probe; %s deferred: the restart budget (%d per %s) is spent, next room in %s; "+
+		"Container %s failed %s probe; %s deferred: %s; "+
 			"the container keeps running, reported not ready, and is %s then if its probe still fails",
-		c.Container, strings.ToLower(c.Type.String()), b.action(w), budget.N, budget.Window, wait.Round(time.Second), verb))
+		c.Container, strings.ToLower(c.Type.String()), b.action(w), room, verb))
+	if b.shared != nil {
+		e.log.Named(nameSync).Warn("kill deferred: the cluster's shared restart budget has not given it room yet", "pod_uid", c.PodUID,
+			"container", c.Container, "container_id", c.ContainerID, "probe", c.Type, "budget", budget.String())
+		return
+	}
 	e.log.Named(nameSync).Warn("kill deferred: the restart budget is spent", "pod_uid", c.PodUID, "container", c.Container,
 		"container_id", c.ContainerID, "probe", c.Type, "budget", budget.String(), "next_room_in", wait)
 }
@@ -165,6 +192,30 @@ func (b *budgetLoop) stopTimer() {
 		b.timer.Stop()
 		b.timer = nil
 	}
+}
+
+// stop ends the timer and the shared budget's watch: the syncLoop stops or restarts.
+func (b *budgetLoop) stop() {
+	if b == nil {
+		return
+	}
+	b.stopTimer()
+	if b.unwatch != nil {
+		b.unwatch()
+		b.unwatch = nil
+	}
+}
+
+// watch subscribes to the shared budget once (until stopTimer): each change pokes the syncLoop
+// from outside the tree, only while the tree is not stopping.
+func (b *budgetLoop) watch() {
+	if b.unwatch != nil {
+		return
+	}
+	e := b.env
+	b.unwatch = b.shared.Watch(func() {
+		e.fromOutside(func() { e.send(e.sync, budgetDueMsg) })
+	})
 }
 
 // budgetMetrics are the restart budget's series (with WithRestartBudget and WithRegistry). Its

@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +192,101 @@ func TestRestartBudgetOptionIsValidated(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "actors.Start: WithRestartBudget: ")
 	}
+}
+
+// sharedBudget is a SharedBudget whose test decides what is taken.
+type sharedBudget struct {
+	mu      sync.Mutex
+	wanted  []string
+	taken   map[string]bool
+	watches int
+	fns     []func()
+}
+
+func (s *sharedBudget) Want(claims []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wanted = slices.Clone(claims)
+}
+
+func (s *sharedBudget) Taken(claim string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken[claim]
+}
+
+func (s *sharedBudget) Watch(fn func()) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watches++
+	s.fns = append(s.fns, fn)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.watches--
+	}
+}
+
+func (s *sharedBudget) want() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.wanted)
+}
+
+// take marks claim taken and pokes the watchers, as the cluster's ledger does.
+func (s *sharedBudget) take(claim string) {
+	s.mu.Lock()
+	s.taken[claim] = true
+	fns := slices.Clone(s.fns)
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// With a shared budget the tree kills only what the shared budget took: every liveness kill waits
+// (announced with the cluster's wording, its container running and not ready), the waiting claims
+// are asked for oldest first, a taken claim kills its container (whatever its place), a recovery
+// withdraws its claim, and the tree watches the shared budget once.
+func TestSharedRestartBudgetKillsOnlyWhatItTook(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		sb := &sharedBudget{taken: map[string]bool{}}
+		h := newHarness(t, WithSharedRestartBudget(2, time.Minute, sb))
+		var pods []*v1.Pod
+		for i := range 3 {
+			p := testPod(fmt.Sprintf("p%d", i), v1.Container{Name: "app", LivenessProbe: execProbe(1, 1)})
+			h.run(p)
+			pods = append(pods, p)
+		}
+		h.sync()
+		h.prober.result("app", probes.Failure)
+		h.clk.Advance(time.Second)
+		h.sync()
+		assert.Empty(t, h.rt.Kills(), "nothing is killed before the shared budget takes it")
+		claims := sb.want()
+		require.Len(t, claims, 3)
+		deferred := h.events.find(messages.ReasonRestartBudgetExhausted)
+		require.Len(t, deferred, 3)
+		assert.Contains(t, deferred[0].Message, "restart deferred: the cluster's shared restart budget (2 per 1m0s) has not given it room yet")
+		for _, p := range pods {
+			assert.False(t, h.status(p.UID).ContainerStatuses[0].Ready, "%s waits, not ready", p.UID)
+		}
+
+		sb.take(claims[2]) // the cluster's order put the youngest first
+		h.sync()
+		kills := h.rt.Kills()
+		require.Len(t, kills, 1)
+		assert.Equal(t, claims[2], fmt.Sprintf("%s/app/%s", kills[0].Pod.UID, kills[0].ContainerID))
+		assert.Equal(t, claims[:2], sb.want(), "the taken claim is no longer asked for")
+
+		h.prober.result("app", probes.Success)
+		h.clk.Advance(time.Second)
+		h.sync()
+		assert.Empty(t, sb.want(), "recoveries withdraw the claims")
+		assert.Len(t, h.events.find(messages.ReasonRestartCancelled), 2)
+		assert.Len(t, h.rt.Kills(), 1)
+		sb.mu.Lock()
+		assert.Equal(t, 1, sb.watches, "one watch for the tree's life, not one per decision")
+		sb.mu.Unlock()
+	})
 }

@@ -90,6 +90,7 @@ type config struct {
 	rand    func() float64
 	policy  supervision.Policy
 	budget  *restartbudget.Budget // WithRestartBudget; nil: kill at once, as kubelet
+	shared  SharedBudget          // WithSharedRestartBudget; nil: the budget is this tree's own
 
 	// middleware is added to every actor of the tree after the panic logger (tests inject faults).
 	middleware []actor.ReceiverMiddleware
@@ -152,6 +153,27 @@ func WithSupervision(p SupervisionPolicy) Option { return func(c *config) { c.po
 // probeactor_restart_budget_waiting_kills. Start fails for n < 1 or window <= 0.
 func WithRestartBudget(n int, window time.Duration) Option {
 	return func(c *config) { c.budget = &restartbudget.Budget{N: n, Window: window} }
+}
+
+// SharedBudget is a restart budget shared with other processes, which decides which kills this
+// tree may make (cluster/membership's Member, for node run --restart-budget with --cluster). The
+// tree asks for its waiting kills by claim (pod UID/container/container ID) and kills a container
+// once its claim is taken. Its methods must not block; Watch's fn may be called on any goroutine.
+type SharedBudget interface {
+	// Want replaces the claims this tree waits to have taken, oldest first.
+	Want(claims []string)
+	// Taken reports whether claim was taken: the kill may happen now.
+	Taken(claim string) bool
+	// Watch calls fn whenever Taken may have changed, until cancel is called.
+	Watch(fn func()) (cancel func())
+}
+
+// WithSharedRestartBudget is WithRestartBudget with the room decided by s, a budget of n kills per
+// window shared with other processes (node's --restart-budget with --cluster: across the
+// cluster's members): a kill waits, as a deferred one does, until s has taken its claim, and
+// happens then if the probe still fails. n and window are the shared budget's, for the events.
+func WithSharedRestartBudget(n int, window time.Duration, s SharedBudget) Option {
+	return func(c *config) { c.budget, c.shared = &restartbudget.Budget{N: n, Window: window}, s }
 }
 
 type discardSink struct{}

@@ -86,7 +86,7 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.budget.due(ctx) // after a restart: re-arm the budget's timer
 	case *actor.Stopping, *actor.Restarting:
-		a.budget.stopTimer()
+		a.budget.stop()
 		a.cancel()
 		a.wg.Wait()
 		a.ctx, a.cancel = context.WithCancel(context.Background())

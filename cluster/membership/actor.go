@@ -25,6 +25,8 @@ type (
 	applied struct{ version uint64 }
 	// stoppingChanged: Member.SetStopping → the actor: the pods this member still stops.
 	stoppingChanged struct{ uids []string }
+	// claimsChanged: Member.Want → the actor: the kills this member waits to take.
+	claimsChanged struct{ keys []string }
 	// leaveRequest: Member.Stop → the actor: stop heartbeating, answer with a leaveReply.
 	leaveRequest struct{}
 	// leaveReply: the actor → Member.Stop: the leave to announce, and to which peers.
@@ -72,6 +74,8 @@ func (a *memberActor) Receive(ctx actor.Context) {
 		a.perform(ctx, a.core.applied(msg.version, a.m.cfg.Clock.Now()))
 	case stoppingChanged:
 		a.perform(ctx, a.core.setStopping(msg.uids, a.m.cfg.Clock.Now()))
+	case claimsChanged:
+		a.perform(ctx, a.core.setClaims(msg.keys, a.m.cfg.Clock.Now()))
 	case leaveRequest:
 		a.cancelTick()
 		hb, peers := a.core.leave(a.m.cfg.Clock.Now())
@@ -106,7 +110,14 @@ func (a *memberActor) perform(ctx actor.Context, e effects) {
 	if e.lease != nil && a.m.cfg.Lease != nil && !e.lease.Equal(farFuture) {
 		a.m.cfg.Lease(*e.lease) // before the view: what starts under it holds the lease already
 	}
+	for _, k := range e.took {
+		a.m.cfg.Logger.Info("took a kill under the cluster's shared restart budget", "claim", k, "budget", a.m.cfg.RestartBudget.String())
+	}
 	if v := e.publish; v != nil {
+		if mt := a.m.metrics; mt != nil && a.m.cfg.RestartBudget.N > 0 {
+			mt.claims.WithLabelValues("taken").Set(float64(len(v.Taken)))
+			mt.claims.WithLabelValues("waiting").Set(float64(len(v.Waiting)))
+		}
 		if len(e.joined) > 0 || len(e.dropped) > 0 {
 			a.m.cfg.Logger.Info("cluster view changed", "members", v.Members, "joined", e.joined, "left", e.dropped)
 		}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/restartbudget"
 	"github.com/probeactor/probeactor/remotesec"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
@@ -61,6 +62,10 @@ type Config struct {
 	// hands it to its containers' shims, which stop their containers when it runs out (not called
 	// in a one-member cluster, whose lease never ends; a zero time: no lease any more).
 	Lease func(until time.Time)
+	// RestartBudget, when N > 0, is the restart budget the cluster's members share (node run
+	// --restart-budget with --cluster): at most N kills by liveness or startup failures across
+	// the cluster per Window (see the package doc, "The shared restart budget"; Want, Taken).
+	RestartBudget restartbudget.Budget
 
 	// lose (tests only) makes heartbeats to a peer vanish while it returns true: a connection that
 	// loses what is sent without an error here (see heardOutcome.repair).
@@ -150,6 +155,11 @@ func (c *Config) validate() error {
 	}
 	if c.FailureTimeout < 2*c.HeartbeatInterval {
 		return fmt.Errorf("the failure timeout (%v) must be at least twice the heartbeat interval (%v)", c.FailureTimeout, c.HeartbeatInterval)
+	}
+	if b := c.RestartBudget; b != (restartbudget.Budget{}) {
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("--restart-budget: %w", err)
+		}
 	}
 	if c.LeaveTimeout <= 0 {
 		c.LeaveTimeout = DefaultLeaveTimeout

@@ -59,7 +59,14 @@ type core struct {
 	repairAfter time.Duration
 	repaired    map[string]time.Time
 	stopping    []string // the pods this member still stops (SetStopping), told in every heartbeat
+
+	// The shared restart budget (Config.RestartBudget; nil without one).
+	ledger *ledger
+	acked  map[string]peerAck // live peer → the newest heartbeat of this incarnation it acknowledged
 }
+
+// peerAck is the newest heartbeat seq of this member that an incarnation of a peer acknowledged.
+type peerAck struct{ inc, seq uint64 }
 
 // effects is what one event asks the actor to do, in this order: reset the endpoints, answer the
 // sender, send the heartbeats, publish the view, start the probes. The remaining fields only feed
@@ -80,6 +87,7 @@ type effects struct {
 	// probe lists peers that are not live to check with a TCP connect (then probed).
 	probe []string
 
+	took    []string     // claims taken under the shared restart budget (log)
 	heard   heardOutcome // what the heartbeat did (heard only)
 	warn    bool         // an ignored heartbeat's first for its peer and reason: log at Warn
 	joined  []string     // members the published view added
@@ -100,6 +108,10 @@ func newCore(cfg *Config, now time.Time) *core {
 		history: map[uint64][]string{}, probing: map[string]bool{}, warned: map[string]bool{},
 		all: slices.Sorted(slices.Values(cfg.Peers)), timeout: cfg.FailureTimeout, started: now,
 		sent: map[uint64]time.Time{}, granted: map[string]time.Time{}, gone: map[string]time.Time{}, left: map[string]bool{},
+		acked: map[string]peerAck{},
+	}
+	if b := cfg.RestartBudget; b.N > 0 {
+		c.ledger = newLedger(cfg.Self, cfg.Incarnation, b.N, b.Window, cfg.FailureTimeout)
 	}
 	for _, p := range cfg.Peers {
 		if p != cfg.Self {
@@ -145,6 +157,9 @@ func (c *core) heard(hb *clusterv1.Heartbeat, now time.Time, canReply bool) effe
 	if out.ignored == "" && !hb.GetLeaving() {
 		c.grant(hb)
 		out.repair = c.lost(addr, now)
+		if c.ledger != nil {
+			c.ledger.heard(addr, hb.GetIncarnation(), hb.GetClaims(), now, c.det.isLive)
+		}
 	}
 	e := effects{heard: out}
 	fromPeer := out.ignored == "" || out.ignored == ignoredLeft || out.ignored == ignoredStale
@@ -225,10 +240,13 @@ func (c *core) update(now time.Time, e *effects) {
 	stopping := c.det.stoppingOf()
 	c.updateGone(now, live, reported, current)
 	lease := c.lease(now)
+	taken, waiting, took := c.decide(now, live, lease)
+	e.took = append(e.took, took...)
 	membersChanged := !slices.Equal(live, c.view.Members)
 	if !membersChanged && c.view.Version > 0 && equalReports(reported, c.view.Reported) && equalReports(stopping, c.view.Stopping) &&
 		lease.Equal(c.view.LeaseUntil) && maps.EqualFunc(current, c.view.Current, time.Time.Equal) &&
-		maps.EqualFunc(c.gone, c.view.Gone, time.Time.Equal) && maps.Equal(c.left, c.view.Left) {
+		maps.EqualFunc(c.gone, c.view.Gone, time.Time.Equal) && maps.Equal(c.left, c.view.Left) &&
+		maps.EqualFunc(taken, c.view.Taken, time.Time.Equal) && maps.Equal(waiting, c.view.Waiting) {
 		return
 	}
 	if membersChanged {
@@ -239,7 +257,8 @@ func (c *core) update(now time.Time, e *effects) {
 		e.lease = &lease
 	}
 	c.view = View{Self: c.self, All: slices.Clone(c.all), Members: live, Reported: reported, Version: c.view.Version + 1, Published: now,
-		LeaseUntil: lease, Current: current, Stopping: stopping, Gone: maps.Clone(c.gone), Left: maps.Clone(c.left)}
+		LeaseUntil: lease, Current: current, Stopping: stopping, Gone: maps.Clone(c.gone), Left: maps.Clone(c.left),
+		Taken: taken, Waiting: waiting}
 	v := c.view.Clone()
 	e.publish = &v
 	if !c.awaitApplied {
@@ -262,6 +281,9 @@ func (c *core) grant(hb *clusterv1.Heartbeat) {
 		}
 		if at, ok := c.sent[a.GetSeq()]; ok && at.After(c.granted[hb.GetAddress()]) {
 			c.granted[hb.GetAddress()] = at
+		}
+		if prev := c.acked[hb.GetAddress()]; prev.inc != hb.GetIncarnation() || prev.seq < a.GetSeq() {
+			c.acked[hb.GetAddress()] = peerAck{inc: hb.GetIncarnation(), seq: a.GetSeq()}
 		}
 	}
 }
@@ -377,6 +399,40 @@ func (c *core) setStopping(uids []string, now time.Time) effects {
 	return e
 }
 
+// setClaims replaces the kills this member waits to take under the shared restart budget
+// (Member.Want); new claims are told to the live peers at once, and a claim the rules allow is
+// taken in the view this publishes.
+func (c *core) setClaims(keys []string, now time.Time) effects {
+	var e effects
+	c.now = now
+	if c.ledger == nil || c.leaving {
+		return e
+	}
+	if c.ledger.want(keys, now, c.seq+1) {
+		c.heartbeat(&e, c.livePeers()...)
+	}
+	c.update(now, &e)
+	return e
+}
+
+// decide applies the shared restart budget's rules at now (see ledger) and returns this member's
+// claims: the taken ones still in the window, the waiting ones with why, and the ones it took now
+// (nil without a budget).
+func (c *core) decide(now time.Time, live []string, lease time.Time) (taken map[string]time.Time, waiting map[string]string, took []string) {
+	if c.ledger == nil {
+		return nil, nil, nil
+	}
+	acked := map[string]uint64{}
+	for _, p := range live {
+		if ps := c.det.peers[p]; ps != nil && c.acked[p].inc == ps.incarnation {
+			acked[p] = c.acked[p].seq
+		}
+	}
+	took = c.ledger.decide(now, now.Before(lease), c.seq+1, fences{all: c.all, live: live, gone: c.gone, left: c.left, acked: acked})
+	taken, waiting = c.ledger.state()
+	return taken, waiting, took
+}
+
 func isSubset(small, big []string) bool {
 	for _, s := range small {
 		if !slices.Contains(big, s) {
@@ -414,6 +470,9 @@ func (c *core) next() *clusterv1.Heartbeat {
 	}
 	hb := &clusterv1.Heartbeat{Cluster: c.cluster, Address: c.self, Incarnation: c.incarnation, Seq: c.seq, View: slices.Clone(c.reported),
 		Stopping: slices.Clone(c.stopping)}
+	if c.ledger != nil {
+		hb.Claims = c.ledger.list(c.now)
+	}
 	for _, p := range c.livePeers() {
 		ps := c.det.peers[p]
 		hb.Acks = append(hb.Acks, &clusterv1.Heartbeat_Ack{Address: p, Incarnation: ps.incarnation, Seq: ps.seq})

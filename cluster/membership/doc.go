@@ -146,6 +146,58 @@
 // A reset that was not needed costs one reconnect. Even while a loss lasts, no pod runs twice (see
 // Quorum and leases): the member that does not hear the other grants it nothing.
 //
+// # The shared restart budget
+//
+// With Config.RestartBudget (node run --restart-budget N/DURATION with --cluster; every member
+// must be given the same budget) the members share one budget: at most N kills caused by liveness
+// or startup failures across the cluster in any DURATION. The decisions are in ledger.go, a pure
+// part of the core. A kill node wants to make is a claim (Want, by pod UID/container/container ID)
+// ordered in the cluster by (lamport, origin, incarnation): a member makes a claim with a lamport
+// higher than every claim it has heard of. Every heartbeat carries the sender's own claims
+// (waiting and taken, with the taken ones' ages) and relays every other claim it knows
+// (Heartbeat.claims). A member takes one of its own waiting claims (View.Taken, Taken: node kills
+// the container then) only when
+//
+//	lease    it holds its quorum lease;
+//	acks     every other configured member has acknowledged a heartbeat of this member made after
+//	         the claim (Heartbeat.acks, the lease's grants), or was fenced — left out by a quorum
+//	         (View.Gone) a quarter of the failure timeout earlier, or announced its leave — before
+//	         the claim was made; a member fenced after the claim was made makes it anew, last in
+//	         the order (so the acknowledgements it waits for come after the fence);
+//	room     fewer than N claims it knows come before it: every taken claim still in the window,
+//	         wherever it is in the order, and every waiting claim ordered before it.
+//
+// A taken claim counts for the window plus a tenth of it (clock rates) plus the failure timeout
+// (a relay's age is measured on the sender's clock and heard later); a waiting one counts until
+// its origin withdraws or takes it. What a member no longer hears (dropped, restarted) may have
+// been taken since: its waiting claims count as taken from then on, and so does a waiting claim
+// relayed about a member that is not live here.
+//
+// Why at most N: take two claims u and v taken in one window by members U and V that each
+// acknowledged the other's claim, u before v in the order. U's acknowledgement of v went in a
+// heartbeat that listed U's claims; U made u before it (had U made u after hearing v, u would come
+// after v), so V, which took v only after that acknowledgement, knew u (waiting and before v, or
+// taken) and counted it. So the taker of the claim last in the order counted every other claim of
+// the window, and took it only with fewer than N of them: at most N. The other rules cover members
+// that did not acknowledge each other: a member fenced when the claim was made holds no lease from
+// then on (see Quorum and leases) and takes nothing; what it took before, a quorum acknowledged,
+// and the quorum that acknowledges the claim (made after the fence) shares a member with it, which
+// relays it; a restarted member, which forgets the claims it heard, learns them again from the
+// relays of the peers whose acknowledgements it waits for, and counts every taken claim whatever
+// its place. That part is not proved but checked: the simulation (simulation_test.go,
+// TestSimulatedClusterKeepsTheSharedRestartBudget: three and five members, crashes, restarts,
+// freezes, one-way and symmetric partitions, clock rates 0.95–1.05, containers that fail and
+// recover at random) checks at every event that no window of DURATION (real time) holds more than
+// N kills, and that once the faults healed kills are taken again; it fails when the
+// acknowledgements, the lease, the count of the waiting claims before the own one or of the taken
+// ones after it, or the window's margin are switched off.
+//
+// What it costs: a kill waits for one heartbeat round trip (the acknowledgements) even when the
+// budget has room; no kill is taken while the member has no quorum lease, or while a configured
+// member is out of its view and not yet fenced (about a failure timeout after it went silent); a
+// claim a member could not confirm (its origin went silent while it waited) holds a place in the
+// budget for a window. Without --cluster the budget is node's own (internal/restartbudget).
+//
 // # Trust boundary
 //
 // The remote runs behind remotesec's guard. RemoteConfig adds to the caller's own types

@@ -48,6 +48,12 @@ type View struct {
 	// Left holds the peers whose last incarnation announced its leave: they stopped their pods
 	// before they did.
 	Left map[string]bool
+
+	// Taken and Waiting are this member's claims under the shared restart budget
+	// (Config.RestartBudget; nil without one): the kills it took that are still in the window
+	// (key → when: the kill may happen), and the ones that wait (key → why). See Want.
+	Taken   map[string]time.Time
+	Waiting map[string]string
 }
 
 // Clone returns a deep copy.
@@ -62,6 +68,8 @@ func (v View) Clone() View {
 	c.Current = maps.Clone(v.Current)
 	c.Gone = maps.Clone(v.Gone)
 	c.Left = maps.Clone(v.Left)
+	c.Taken = maps.Clone(v.Taken)
+	c.Waiting = maps.Clone(v.Waiting)
 	if v.Stopping != nil {
 		c.Stopping = make(map[string][]string, len(v.Stopping))
 		for k, r := range v.Stopping {
@@ -85,6 +93,7 @@ type Member struct {
 	nextSub int
 	view    View // the last view published (a copy of core's, for readers on other goroutines)
 	ready   bool
+	wanted  []string // the claims last asked for (Want); nil: none asked yet
 
 	stopOnce sync.Once
 	abandon  atomic.Bool    // Abandon: Stop announces no leave
@@ -128,6 +137,9 @@ func (m *Member) Start(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.pid = pid
+	if m.wanted != nil { // asked for before Start (the probe tree starts first)
+		m.sys.Root.Send(pid, claimsChanged{keys: m.wanted})
+	}
 	m.mu.Unlock()
 	m.cfg.Logger.Info("joined the cluster", "cluster", m.cfg.Cluster, "self", m.cfg.Self, "peers", m.cfg.Peers,
 		"failure_timeout", m.cfg.FailureTimeout, "heartbeat_interval", m.cfg.HeartbeatInterval)
@@ -191,6 +203,39 @@ func (m *Member) SetStopping(uids []string) {
 		m.sys.Root.Send(pid, stoppingChanged{uids: slices.Clone(uids)})
 	}
 }
+
+// Want replaces the kills this member waits to take under the cluster's shared restart budget
+// (Config.RestartBudget), by key, in the order asked (the oldest first): a new key is claimed, a
+// waiting key that is no longer listed is withdrawn. A claim the budget allows is taken in a
+// later view (View.Taken, Taken); node kills the container then. What is asked before Start is
+// claimed once the member runs. It never blocks; without a budget it does nothing.
+func (m *Member) Want(keys []string) {
+	if m.cfg.RestartBudget.N == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.wanted = slices.Clone(keys)
+	if m.wanted == nil {
+		m.wanted = []string{}
+	}
+	if m.pid != nil { // under m.mu: the actor gets the lists in the order they were asked
+		m.sys.Root.Send(m.pid, claimsChanged{keys: m.wanted})
+	}
+}
+
+// Taken reports whether this member took the claim for key (Want) and it is still in the window:
+// the kill may happen now.
+func (m *Member) Taken(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.view.Taken[key]
+	return ok
+}
+
+// Watch calls fn (on the membership actor's goroutine: it must not block) with every new view,
+// for a caller that polls Taken; cancel stops it.
+func (m *Member) Watch(fn func()) (cancel func()) { return m.Subscribe(func(View) { fn() }) }
 
 // publish hands a new view to every subscriber (the membership actor calls it).
 func (m *Member) publish(v View) {
@@ -307,6 +352,7 @@ type metrics struct {
 	views   prometheus.Counter
 	ignored *prometheus.CounterVec
 	repairs prometheus.Counter
+	claims  *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -322,7 +368,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, r := range []string{ignoredInvalid, ignoredCluster, ignoredUnknownPeer, ignoredSelf, ignoredStale, ignoredLeft} {
 		m.ignored.WithLabelValues(r)
 	}
-	for _, c := range []prometheus.Collector{m.members, m.views, m.ignored, m.repairs} {
+	m.claims = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "probeactor_cluster_restart_budget_claims",
+		Help: "This member's kills under the cluster's shared restart budget (--restart-budget with --cluster): taken and still in the window, or waiting."},
+		[]string{"state"})
+	for _, c := range []prometheus.Collector{m.members, m.views, m.ignored, m.repairs, m.claims} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register cluster metrics: %w", err)
 		}

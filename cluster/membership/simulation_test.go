@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/cluster/ownership"
+	"github.com/probeactor/probeactor/internal/restartbudget"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
 
@@ -74,6 +75,7 @@ type simNode struct {
 	lease         time.Time                   // the shims' lease (local time); zero: none
 	buffer        []*simEvent                 // deliveries while frozen
 	ctrs          map[types.UID]*simContainer // this member's live or terminating containers
+	wants         []string                    // the kills it waits to take under the shared budget
 }
 
 type clusterSim struct {
@@ -86,6 +88,10 @@ type clusterSim struct {
 	pods  map[types.UID]time.Duration
 	cut   map[[2]int]bool // from → to heartbeats are lost
 	log   []string
+
+	budget restartbudget.Budget // shared by the members (N 0: none)
+	kills  []time.Duration      // when a member killed a container under the budget (real time)
+	keys   int
 }
 
 func (s *clusterSim) local(n *simNode) time.Time {
@@ -118,8 +124,8 @@ func (s *clusterSim) start(i int) {
 		peers[j] = m.addr
 	}
 	cfg := Config{Cluster: "demo", Self: n.addr, Peers: peers, FailureTimeout: simTimeout, HeartbeatInterval: simInterval,
-		AwaitApplied: true, Incarnation: uint64(n.inc)}
-	n.alive, n.frozen, n.haveView, n.view = true, false, false, View{}
+		AwaitApplied: true, Incarnation: uint64(n.inc), RestartBudget: s.budget}
+	n.alive, n.frozen, n.haveView, n.view, n.wants = true, false, false, View{}, nil
 	n.core = newCore(&cfg, s.local(n))
 	n.running, n.stopping, n.buffer = map[types.UID]time.Duration{}, nil, nil
 	s.perform(i, n.core.start(s.local(n)))
@@ -153,7 +159,47 @@ func (s *clusterSim) perform(i int, e effects) {
 		n.view, n.haveView = v.Clone(), true
 		s.reconcile(i)
 		s.perform(i, n.core.applied(v.Version, s.local(n)))
+		s.killTaken(i)
 	}
+}
+
+// killTaken: node kills each container whose claim its view shows taken (once), and wants the
+// rest.
+func (s *clusterSim) killTaken(i int) {
+	n := s.nodes[i]
+	kept := n.wants[:0]
+	killed := false
+	for _, k := range n.wants {
+		if _, ok := n.view.Taken[k]; ok {
+			s.kills = append(s.kills, s.now)
+			s.logf("%s kills %s under the budget", n.addr, k)
+			killed = true
+			continue
+		}
+		kept = append(kept, k)
+	}
+	n.wants = kept
+	if killed {
+		s.perform(i, n.core.setClaims(n.wants, s.local(n)))
+	}
+}
+
+// want: node i's container fails its liveness probe (a new claim) or one that waits recovers.
+func (s *clusterSim) want(i int) {
+	n := s.nodes[i]
+	if !n.alive || n.frozen {
+		return
+	}
+	if len(n.wants) > 0 && s.rng.IntN(4) == 0 {
+		k := s.rng.IntN(len(n.wants))
+		s.logf("%s: %s recovers", n.addr, n.wants[k])
+		n.wants = slices.Delete(n.wants, k, k+1)
+	} else {
+		s.keys++
+		n.wants = append(n.wants, fmt.Sprintf("pod-%03d/app/%d", s.keys, n.inc))
+		s.logf("%s wants to kill %s", n.addr, n.wants[len(n.wants)-1])
+	}
+	s.perform(i, n.core.setClaims(n.wants, s.local(n)))
 }
 
 func (s *clusterSim) reconcile(i int) { s.reconcileAt(i, s.local(s.nodes[i])) }
@@ -281,6 +327,8 @@ func (s *clusterSim) handle(e *simEvent) {
 				s.tellStopping(e.node)
 			}
 		}
+	case "want":
+		s.want(e.node)
 	case "fault":
 		e.do()
 	}
@@ -297,6 +345,17 @@ func (s *clusterSim) check() {
 		}
 		if len(on) > 1 {
 			s.t.Fatalf("pod %s has live containers on %v at %v\n%s", uid, on, s.now, strings.Join(s.log, "\n"))
+		}
+	}
+	if s.budget.N > 0 {
+		in := 0
+		for _, k := range s.kills {
+			if k > s.now-s.budget.Window {
+				in++
+			}
+		}
+		if in > s.budget.N {
+			s.t.Fatalf("%d kills within %v at %v (budget %s)\n%s", in, s.budget.Window, s.now, s.budget, strings.Join(s.log, "\n"))
 		}
 	}
 }
@@ -429,4 +488,76 @@ func TestSimulatedClusterNeverRunsAPodTwice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Random runs (60; 20 under the race detector; PROBEACTOR_SIM_SEEDS=N for more) of three and
+// five members sharing a restart budget of 1 to 3 kills per 5 s, whose containers fail and
+// recover at random, under the same faults as above: at every event, the kills the members made
+// under the budget in the last 5 s (real time) are at most N, whatever the clocks' rates; and
+// once the faults healed, kills asked for then are made as the budget allows (none stays
+// waiting for an acknowledgement).
+func TestSimulatedClusterKeepsTheSharedRestartBudget(t *testing.T) {
+	seeds := 60
+	if raceEnabled || testing.Short() {
+		seeds = 20
+	}
+	if v := os.Getenv("PROBEACTOR_SIM_SEEDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("PROBEACTOR_SIM_SEEDS=%q: want a positive number", v)
+		}
+		seeds = n
+	}
+	kills := 0
+	for seed := range uint64(seeds) {
+		size := 3
+		if seed%3 == 2 {
+			size = 5
+		}
+		s := &clusterSim{t: t, rng: rand.New(rand.NewPCG(seed, 24)), pods: map[types.UID]time.Duration{}, cut: map[[2]int]bool{},
+			budget: restartbudget.Budget{N: 1 + int(seed%3), Window: 5 * time.Second}}
+		for i := range 6 {
+			s.pods[types.UID(fmt.Sprintf("pod-%02d", i))] = time.Duration(s.rng.IntN(3)) * time.Second
+		}
+		for i := range size {
+			s.nodes = append(s.nodes, &simNode{addr: fmt.Sprintf("127.0.0.1:%d", 7101+i), rate: 0.95 + 0.1*s.rng.Float64(), ctrs: map[types.UID]*simContainer{}})
+		}
+		for i := range s.nodes {
+			s.start(i)
+		}
+		for i := range s.nodes {
+			for at := time.Second; at < 40*time.Second; at += time.Duration(200+s.rng.IntN(1500)) * time.Millisecond {
+				s.push(&simEvent{at: at, kind: "want", node: i})
+			}
+		}
+		s.faults(3*time.Second, 40*time.Second)
+		s.runUntil(40 * time.Second)
+		for i, n := range s.nodes {
+			if !n.alive {
+				s.start(i)
+			}
+		}
+		s.runUntil(50 * time.Second)
+		// Everything healed and the windows of the faults passed: one new kill asked on each member
+		// is made within the budget's pace, and none waits for an acknowledgement.
+		before := len(s.kills)
+		for i, n := range s.nodes {
+			n.wants = nil
+			s.perform(i, n.core.setClaims(nil, s.local(n)))
+			s.want(i)
+		}
+		s.runUntil(50*time.Second + 8*time.Second)
+		if made := len(s.kills) - before; made < min(s.budget.N, size) {
+			t.Fatalf("seed %d: %d of %d kills asked after the faults healed were made within 8 s (budget %s)\n%s", seed, made, size, s.budget, strings.Join(s.log, "\n"))
+		}
+		for _, n := range s.nodes {
+			for k, why := range n.view.Waiting {
+				if !strings.Contains(why, "budget is spent") {
+					t.Fatalf("seed %d: %s's claim %s still waits 8 s after the faults healed: %s\n%s", seed, n.addr, k, why, strings.Join(s.log, "\n"))
+				}
+			}
+		}
+		kills += len(s.kills)
+	}
+	t.Logf("%d kills made under the budget in %d runs", kills, seeds)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/probeactor/probeactor/actors"
+	"github.com/probeactor/probeactor/cluster/membership"
 	"github.com/probeactor/probeactor/internal/restartbudget"
 )
 
@@ -27,13 +28,27 @@ func (f *budgetFlag) Set(s string) error {
 
 // budgetUsage is --restart-budget's help.
 const budgetUsage = "cap the kills liveness and startup failures cause on this node to N per sliding DURATION (e.g. 3/10m; " +
-	"with --cluster: per member); a kill beyond it waits, the container running and reported not ready, " +
-	"and happens when the budget allows if the probe still fails; crashes are never held back. Off by default (kubelet kills at once)"
+	"with --cluster: across the cluster's members, each given the same budget); a kill beyond it waits, the container running " +
+	"and reported not ready, and happens when the budget allows if the probe still fails; crashes are never held back. " +
+	"Off by default (kubelet kills at once)"
 
-// treeOptions is the probe tree's options for the budget (none when off).
-func (f budgetFlag) treeOptions() []actors.Option {
+// value is the budget (the zero Budget when off).
+func (f budgetFlag) value() restartbudget.Budget {
 	if f.b == nil {
-		return nil
+		return restartbudget.Budget{}
 	}
-	return []actors.Option{actors.WithRestartBudget(f.b.N, f.b.Window)}
+	return *f.b
+}
+
+// treeOptions is the probe tree's options for the budget (none when off): this node's own, or
+// with --cluster the one the members share (member: its ledger decides which kills happen).
+func (f budgetFlag) treeOptions(member *membership.Member) []actors.Option {
+	switch {
+	case f.b == nil:
+		return nil
+	case member != nil:
+		return []actors.Option{actors.WithSharedRestartBudget(f.b.N, f.b.Window, member)}
+	default:
+		return []actors.Option{actors.WithRestartBudget(f.b.N, f.b.Window)}
+	}
 }

@@ -125,13 +125,21 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if err := pidregistry.Compact(sys, pidregistry.DefaultBuckets); err != nil {
 		return nil, err
 	}
+	if cfg.cluster.enabled() { // before the tree: with --restart-budget, the member is the tree's shared budget
+		if n.member, err = membership.New(sys, membership.Config{Cluster: cfg.cluster.name, Self: cfg.cluster.listen,
+			Peers: strings.Split(cfg.cluster.peers, ","), FailureTimeout: cfg.cluster.failureTimeout, AwaitApplied: true,
+			Logger: log.Named("cluster"), Registerer: mainReg, RestartBudget: cfg.budget.value(),
+			Lease: n.rt.SetLease}); err != nil { // every container's shim holds the member's quorum lease (fencing)
+			return nil, err
+		}
+	}
 	if n.tree, err = actors.NewTree(sys.Root, append([]actors.Option{ // Start hands the runtime the tree's SetPodStatus
 		actors.WithRuntime(n.rt),
 		actors.WithLogger(log),
 		actors.WithRegistry(probeReg),
 		actors.WithEventSink(rec),
 		actors.WithProber(n.tries.Prober(probes.New(n.rt, probes.WithFeatureGates(cfg.gates)))), // the default prober, recorded
-	}, cfg.budget.treeOptions()...)...); err != nil {
+	}, cfg.budget.treeOptions(n.member)...)...); err != nil {
 		return nil, fmt.Errorf("probe tree: %w", err)
 	}
 	initial := pods
@@ -186,12 +194,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	}
 	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates}
 	if cfg.cluster.enabled() {
-		m, err := membership.New(sys, membership.Config{Cluster: cfg.cluster.name, Self: cfg.cluster.listen, Peers: strings.Split(cfg.cluster.peers, ","),
-			FailureTimeout: cfg.cluster.failureTimeout, AwaitApplied: true, Logger: log.Named("cluster"), Registerer: mainReg,
-			Lease: n.rt.SetLease}) // every container's shim holds the member's quorum lease (fencing)
-		if err != nil {
-			return nil, err
-		}
+		m := n.member
 		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg,
 			Margin: sharder.Margin(cfg.cluster.failureTimeout), Quorum: func(reason string) {
 				if fleetLink != nil {
@@ -205,7 +208,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 			return nil, err
 		}
 		parts = append(parts, lifecycle.Part{Name: partMembership, Component: m}, lifecycle.Part{Name: partRunner, Component: r})
-		n.member, n.runner = m, r
+		n.runner = r
 		warning := r.Warning
 		clusterWarning.Store(&warning)
 		// The watcher only reads; the runner runs this member's share (cluster.go).

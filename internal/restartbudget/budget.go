@@ -93,6 +93,47 @@ func (g *Gate) Ask(c messages.ResultChanged, now time.Time) {
 	g.waiting = append(g.waiting, Waiting{Change: c, Since: now})
 }
 
+// Claim names a waiting kill in a budget shared with other processes (DueShared): pod UID,
+// container name and container ID, so that a new container of the same name is a new claim.
+func (w Waiting) Claim() string {
+	return fmt.Sprintf("%s/%s/%s", w.Change.PodUID, w.Change.Container, w.Change.ContainerID)
+}
+
+// Claims lists the waiting kills' claims, oldest first: what a shared budget is asked for.
+func (g *Gate) Claims() []string {
+	out := make([]string, len(g.waiting))
+	for i, w := range g.waiting {
+		out[i] = w.Claim()
+	}
+	return out
+}
+
+// DueShared is Due for a budget shared with other processes, whose room is decided elsewhere
+// (cluster/membership's ledger): a waiting kill is taken when taken reports its claim taken
+// there, whatever its place in the queue (the shared order decides), and never otherwise. This
+// gate's own window is not used; Next is always zero (the caller learns of room from the shared
+// budget).
+func (g *Gate) DueShared(taken func(claim string) bool) Decision {
+	var d Decision
+	kept := g.waiting[:0]
+	for _, w := range g.waiting {
+		if taken(w.Claim()) {
+			d.Kill = append(d.Kill, w)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(g.waiting[len(kept):])
+	g.waiting = kept
+	for i := range g.waiting {
+		if !g.waiting[i].Announced {
+			g.waiting[i].Announced = true
+			d.Defer = append(d.Defer, g.waiting[i])
+		}
+	}
+	return d
+}
+
 // Decision is what Due hands the caller.
 type Decision struct {
 	// Kill are the kills taken now, oldest first (Announced: it had waited, and was said to).

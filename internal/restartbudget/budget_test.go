@@ -209,3 +209,34 @@ func remove(list []string, x string) []string {
 	}
 	return list
 }
+
+// A shared budget decides elsewhere: the gate kills exactly the waiting kills whose claims are
+// taken there, in any order, announces each other one once, and asks for the rest oldest first.
+func TestDueShared(t *testing.T) {
+	g := New(Budget{N: 1, Window: 60 * s})
+	for _, p := range []string{"a", "b", "c"} {
+		g.Ask(fail(p, p+"1"), at(0))
+	}
+	assert.Equal(t, []string{"a/c/a1", "b/c/b1", "c/c/c1"}, g.Claims())
+	taken := map[string]bool{}
+	d := g.DueShared(func(c string) bool { return taken[c] })
+	assert.Empty(t, d.Kill)
+	assert.Equal(t, []string{"a", "b", "c"}, pods(d.Defer))
+	assert.True(t, d.Next.IsZero())
+
+	taken["b/c/b1"] = true // the cluster's order put b first
+	d = g.DueShared(func(c string) bool { return taken[c] })
+	assert.Equal(t, []string{"b"}, pods(d.Kill))
+	assert.True(t, d.Kill[0].Announced, "it had waited and was said to")
+	assert.Empty(t, d.Defer, "a and c were announced already")
+	assert.Equal(t, []string{"a/c/a1", "c/c/c1"}, g.Claims())
+
+	_, recovered, ok := g.Settle(messages.ResultChanged{PodUID: "a", Container: "c", ContainerID: "a1", Type: messages.Liveness, Result: messages.Success})
+	require.True(t, ok)
+	assert.True(t, recovered)
+	assert.Equal(t, []string{"c/c/c1"}, g.Claims(), "a recovery withdraws the claim")
+	g.Ask(fail("d", "d1"), at(s))
+	d = g.DueShared(func(string) bool { return false })
+	assert.Equal(t, []string{"d"}, pods(d.Defer))
+	assert.Equal(t, []string{"c/c/c1", "d/c/d1"}, g.Claims())
+}

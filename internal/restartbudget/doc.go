@@ -21,4 +21,9 @@
 //     its pod is forgotten. Only kills that are taken consume the budget.
 //   - Crash restarts (the process exiting by itself) never reach the gate: the runtime restarts
 //     them without a kill.
+//
+// A budget shared with other processes (node's --restart-budget with --cluster) uses the same
+// queue with DueShared: the gate asks for its waiting kills by claim (Claims, oldest first) and
+// takes exactly those the shared budget took (cluster/membership's ledger orders the cluster's
+// claims and keeps the window); its own window is not used then.
 package restartbudget

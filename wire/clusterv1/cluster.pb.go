@@ -39,6 +39,7 @@ type Heartbeat struct {
 	Leaving       bool                   `protobuf:"varint,6,opt,name=leaving,proto3" json:"leaving,omitempty"`         // the sender is shutting down: drop it now instead of after the failure timeout
 	Acks          []*Heartbeat_Ack       `protobuf:"bytes,7,rep,name=acks,proto3" json:"acks,omitempty"`                // for each peer the sender considers live, the newest heartbeat it accepted from it: the sender's lease grant (see Ack)
 	Stopping      []string               `protobuf:"bytes,8,rep,name=stopping,proto3" json:"stopping,omitempty"`        // the pods (UIDs) the sender still stops: a gainer waits until they are gone from here
+	Claims        []*Heartbeat_Claim     `protobuf:"bytes,9,rep,name=claims,proto3" json:"claims,omitempty"`            // the cluster restart budget's ledger as the sender knows it (see Claim)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -129,6 +130,13 @@ func (x *Heartbeat) GetStopping() []string {
 	return nil
 }
 
+func (x *Heartbeat) GetClaims() []*Heartbeat_Claim {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
 // Ack grants the heartbeat's receiver a lease. The sender heard the receiver's heartbeat
 // (incarnation, seq) and will not drop the receiver from its view before the failure timeout
 // has passed since that heartbeat arrived, so the receiver may count on it until the failure
@@ -193,11 +201,101 @@ func (x *Heartbeat_Ack) GetSeq() uint64 {
 	return 0
 }
 
+// Claim is one kill under the cluster's restart budget (node run --restart-budget with
+// --cluster; see cluster/membership's "The shared restart budget"). A member lists its own
+// claims, waiting and taken, and relays the claims of others it knows; a claim is
+// ordered by (lamport, origin), and a member takes its own only when every configured member
+// acknowledged a heartbeat carrying it (or was fenced before it was made) and fewer than the
+// budget's N claims still in the window come before it.
+type Heartbeat_Claim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Origin        string                 `protobuf:"bytes,1,opt,name=origin,proto3" json:"origin,omitempty"`             // the member that made it (host:port)
+	Incarnation   uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`  // the origin's incarnation when it made it
+	Lamport       uint64                 `protobuf:"varint,3,opt,name=lamport,proto3" json:"lamport,omitempty"`          // its place in the cluster's order: higher than any claim its origin knew when it made it
+	Key           string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`                   // what it kills: pod UID/container/container ID (for logs and describe)
+	Taken         bool                   `protobuf:"varint,5,opt,name=taken,proto3" json:"taken,omitempty"`              // the origin took it: the kill happened (or may have)
+	AgeMs         uint64                 `protobuf:"varint,6,opt,name=age_ms,json=ageMs,proto3" json:"age_ms,omitempty"` // taken: how long before this heartbeat was made it was taken (the sender's clock)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Heartbeat_Claim) Reset() {
+	*x = Heartbeat_Claim{}
+	mi := &file_wire_clusterv1_cluster_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Heartbeat_Claim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Heartbeat_Claim) ProtoMessage() {}
+
+func (x *Heartbeat_Claim) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_clusterv1_cluster_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Heartbeat_Claim.ProtoReflect.Descriptor instead.
+func (*Heartbeat_Claim) Descriptor() ([]byte, []int) {
+	return file_wire_clusterv1_cluster_proto_rawDescGZIP(), []int{0, 1}
+}
+
+func (x *Heartbeat_Claim) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+func (x *Heartbeat_Claim) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *Heartbeat_Claim) GetLamport() uint64 {
+	if x != nil {
+		return x.Lamport
+	}
+	return 0
+}
+
+func (x *Heartbeat_Claim) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Heartbeat_Claim) GetTaken() bool {
+	if x != nil {
+		return x.Taken
+	}
+	return false
+}
+
+func (x *Heartbeat_Claim) GetAgeMs() uint64 {
+	if x != nil {
+		return x.AgeMs
+	}
+	return 0
+}
+
 var File_wire_clusterv1_cluster_proto protoreflect.FileDescriptor
 
 const file_wire_clusterv1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x1cwire/clusterv1/cluster.proto\x12\x15probeactor.cluster.v1\"\xcc\x02\n" +
+	"\x1cwire/clusterv1/cluster.proto\x12\x15probeactor.cluster.v1\"\xa9\x04\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12 \n" +
@@ -206,11 +304,19 @@ const file_wire_clusterv1_cluster_proto_rawDesc = "" +
 	"\x04view\x18\x05 \x03(\tR\x04view\x12\x18\n" +
 	"\aleaving\x18\x06 \x01(\bR\aleaving\x128\n" +
 	"\x04acks\x18\a \x03(\v2$.probeactor.cluster.v1.Heartbeat.AckR\x04acks\x12\x1a\n" +
-	"\bstopping\x18\b \x03(\tR\bstopping\x1aS\n" +
+	"\bstopping\x18\b \x03(\tR\bstopping\x12>\n" +
+	"\x06claims\x18\t \x03(\v2&.probeactor.cluster.v1.Heartbeat.ClaimR\x06claims\x1aS\n" +
 	"\x03Ack\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seqB1Z/github.com/probeactor/probeactor/wire/clusterv1b\x06proto3"
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\x1a\x9a\x01\n" +
+	"\x05Claim\x12\x16\n" +
+	"\x06origin\x18\x01 \x01(\tR\x06origin\x12 \n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x18\n" +
+	"\alamport\x18\x03 \x01(\x04R\alamport\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12\x14\n" +
+	"\x05taken\x18\x05 \x01(\bR\x05taken\x12\x15\n" +
+	"\x06age_ms\x18\x06 \x01(\x04R\x05ageMsB1Z/github.com/probeactor/probeactor/wire/clusterv1b\x06proto3"
 
 var (
 	file_wire_clusterv1_cluster_proto_rawDescOnce sync.Once
@@ -224,18 +330,20 @@ func file_wire_clusterv1_cluster_proto_rawDescGZIP() []byte {
 	return file_wire_clusterv1_cluster_proto_rawDescData
 }
 
-var file_wire_clusterv1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_wire_clusterv1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_wire_clusterv1_cluster_proto_goTypes = []any{
-	(*Heartbeat)(nil),     // 0: probeactor.cluster.v1.Heartbeat
-	(*Heartbeat_Ack)(nil), // 1: probeactor.cluster.v1.Heartbeat.Ack
+	(*Heartbeat)(nil),       // 0: probeactor.cluster.v1.Heartbeat
+	(*Heartbeat_Ack)(nil),   // 1: probeactor.cluster.v1.Heartbeat.Ack
+	(*Heartbeat_Claim)(nil), // 2: probeactor.cluster.v1.Heartbeat.Claim
 }
 var file_wire_clusterv1_cluster_proto_depIdxs = []int32{
 	1, // 0: probeactor.cluster.v1.Heartbeat.acks:type_name -> probeactor.cluster.v1.Heartbeat.Ack
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 1: probeactor.cluster.v1.Heartbeat.claims:type_name -> probeactor.cluster.v1.Heartbeat.Claim
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_wire_clusterv1_cluster_proto_init() }
@@ -249,7 +357,7 @@ func file_wire_clusterv1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_clusterv1_cluster_proto_rawDesc), len(file_wire_clusterv1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -15,6 +15,15 @@ const MaxView = 1024
 // cluster/membership).
 const MaxStopping = 65536
 
+// MaxClaims bounds Heartbeat.claims: the restart budget's claims one member lists (its own and the
+// ones it relays, waiting and taken). A budget allows at most N taken claims per window,
+// and a member waits with one claim per container whose kill waits; a member with more lists the
+// first MaxClaims of its own and relays fewer (see cluster/membership).
+const MaxClaims = 4096
+
+// maxClaimKey bounds one claim's key (pod UID/container name/container ID).
+const maxClaimKey = 512
+
 // maxUID bounds one pod UID in Heartbeat.stopping (Kubernetes' UIDs are 36 bytes; a UID node
 // derives is a 64-character hash).
 const maxUID = 128
@@ -63,6 +72,20 @@ func (h *Heartbeat) Validate() error {
 	for i, uid := range h.GetStopping() {
 		if uid == "" || len(uid) > maxUID {
 			return fmt.Errorf("heartbeat: stopping[%d]: a pod UID of 1 to %d bytes", i, maxUID)
+		}
+	}
+	if len(h.GetClaims()) > MaxClaims {
+		return fmt.Errorf("heartbeat: claims: %d entries (at most %d)", len(h.GetClaims()), MaxClaims)
+	}
+	for i, c := range h.GetClaims() {
+		if err := CheckAddress(c.GetOrigin()); err != nil {
+			return fmt.Errorf("heartbeat: claims[%d].origin: %w", i, err)
+		}
+		if c.GetIncarnation() == 0 || c.GetLamport() == 0 {
+			return fmt.Errorf("heartbeat: claims[%d]: incarnation and lamport are required", i)
+		}
+		if len(c.GetKey()) > maxClaimKey {
+			return fmt.Errorf("heartbeat: claims[%d].key: %d bytes (at most %d)", i, len(c.GetKey()), maxClaimKey)
 		}
 	}
 	return nil

@@ -16,6 +16,10 @@ func TestHeartbeatValidateNamesTheField(t *testing.T) {
 	withLease := valid()
 	withLease.Acks = []*Heartbeat_Ack{{Address: "127.0.0.1:7102", Incarnation: 7, Seq: 3}}
 	withLease.Stopping = []string{"0b6a3c1e-0000-4000-8000-000000000001"}
+	withLease.Claims = []*Heartbeat_Claim{
+		{Origin: "127.0.0.1:7101", Incarnation: 1, Lamport: 4, Key: "uid/app/containerd://1"},
+		{Origin: "127.0.0.1:7102", Incarnation: 7, Lamport: 3, Taken: true, AgeMs: 1200},
+	}
 	require.NoError(t, withLease.Validate())
 	require.NoError(t, (&Heartbeat{Cluster: "demo", Address: "n1.example:7101", Incarnation: 1, Seq: 1}).Validate(), "an empty view: the first round is not complete")
 
@@ -43,6 +47,14 @@ func TestHeartbeatValidateNamesTheField(t *testing.T) {
 		{"ack without address", func(h *Heartbeat) { h.Acks = []*Heartbeat_Ack{{Incarnation: 1, Seq: 1}} }, "acks[0].address:"},
 		{"ack without seq", func(h *Heartbeat) { h.Acks = []*Heartbeat_Ack{{Address: "127.0.0.1:7102", Incarnation: 1}} }, "acks[0]: incarnation and seq are required"},
 		{"empty stopping UID", func(h *Heartbeat) { h.Stopping = []string{"a", ""} }, "stopping[1]: a pod UID"},
+		{"claim without origin", func(h *Heartbeat) { h.Claims = []*Heartbeat_Claim{{Incarnation: 1, Lamport: 1}} }, "claims[0].origin:"},
+		{"claim without lamport", func(h *Heartbeat) {
+			h.Claims = []*Heartbeat_Claim{{Origin: "127.0.0.1:7101", Incarnation: 1}}
+		}, "claims[0]: incarnation and lamport are required"},
+		{"claim key too long", func(h *Heartbeat) {
+			h.Claims = []*Heartbeat_Claim{{Origin: "127.0.0.1:7101", Incarnation: 1, Lamport: 1, Key: string(make([]byte, 513))}}
+		}, "claims[0].key: 513 bytes"},
+		{"too many claims", func(h *Heartbeat) { h.Claims = make([]*Heartbeat_Claim, MaxClaims+1) }, "claims: 4097 entries"},
 		{"stopping too long", func(h *Heartbeat) { h.Stopping = make([]string, MaxStopping+1) }, "stopping: 65537 pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
