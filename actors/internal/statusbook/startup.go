@@ -86,10 +86,10 @@ func (e *podEntry) startupOf(cs *v1.ContainerStatus) *startup {
 }
 
 // dropStarts forgets the instances status no longer lists (a restarted container has a new ID).
-func (e *podEntry) dropStarts(status *v1.PodStatus) {
+func (e *podEntry) dropStarts() {
 	kept := e.starts[:0]
 	for _, s := range e.starts {
-		if hasContainerID(status, s.id) {
+		if e.runtime.has(s.id) {
 			kept = append(kept, s)
 		}
 	}

@@ -30,16 +30,18 @@ import (
 // and workers, the readiness and startup results mirrored from the cache, and the probe-adjusted
 // Status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
 //
-// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only;
-// the adjustment is kept as what it changes: Started and Ready per container status (podstatus.Flags)
-// and the two conditions probing owns (ContainersReady, Ready) as their status and times. The full
-// adjusted v1.PodStatus is built only when somebody asks for it (status).
+// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only
+// (its fields, without the 384-byte v1.PodStatus around them unless it sets a rarely set one:
+// runtime.go); the adjustment is kept as what it changes: Started and Ready per container status
+// (podstatus.Flags) and the two conditions probing owns (ContainersReady, Ready) as their status and
+// times. The full adjusted v1.PodStatus is built only when somebody asks for it (status).
 type Book struct {
 	pods map[types.UID]*podEntry
 
 	// scratch, reused by every recompute
 	flags   []podstatus.Flags
 	scratch v1.PodStatus
+	rt      v1.PodStatus // a runtime status expanded (runtime.go)
 
 	observed []Observation // first Started and Ready since TakeObservations (startup.go)
 }
@@ -47,7 +49,7 @@ type Book struct {
 type podEntry struct {
 	pod     *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
 	added   bool              // pod came from AddPod
-	runtime *v1.PodStatus     // the runtime's latest status; read-only; nil until the first
+	runtime *runtimeStatus    // the runtime's latest status (runtime.go); nil until the first
 	fresh   bool              // runtime changed since the workers were last given views
 	workers []messages.ProbeKey
 	results []mirrored // readiness and startup results of containers runtime lists
@@ -137,24 +139,12 @@ func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messa
 		}
 	}
 	if t != messages.Liveness && p.e.runtime != nil {
-		if cs := statusByID(p.e.runtime, id); cs != nil &&
+		if cs := p.e.runtime.byID(id); cs != nil &&
 			worker.Adopted(t, cs.State.Running != nil, cs.Ready, cs.Started != nil && *cs.Started) {
 			return messages.Success, true
 		}
 	}
 	return messages.Unknown, false
-}
-
-// statusByID returns the status of the container whose current ID is id, or nil.
-func statusByID(st *v1.PodStatus, id messages.ContainerID) *v1.ContainerStatus {
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].ContainerID == string(id) {
-				return &ss[i]
-			}
-		}
-	}
-	return nil
 }
 
 func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
@@ -212,22 +202,29 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	if !e.added && pod != nil {
 		e.pod = pod
 	}
-	if e.runtime == nil || !equality.Semantic.DeepEqual(e.runtime, status) {
-		e.fresh = true
+	if e.runtime == nil {
+		e.runtime, e.fresh = new(runtimeStatus), true
+	} else {
+		old := &b.rt
+		e.runtime.expand(old)
+		if !equality.Semantic.DeepEqual(old, status) {
+			e.fresh = true
+		}
+		*old = v1.PodStatus{}
 	}
-	e.runtime = status
+	*e.runtime = compact(status)
 	kept := e.results[:0]
 	for _, m := range e.results {
-		if hasContainerID(status, m.id) {
+		if e.runtime.has(m.id) {
 			kept = append(kept, m)
 		}
 	}
 	clear(e.results[len(kept):])
 	e.results = kept
 	if len(e.deferred) > 0 {
-		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !hasContainerID(status, id) })
+		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !e.runtime.has(id) })
 	}
-	e.dropStarts(status)
+	e.dropStarts()
 }
 
 // SetDeferred marks (on) or unmarks a container whose liveness or startup kill waits for the
@@ -241,7 +238,7 @@ func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool
 		return false
 	}
 	e.deferred = slices.DeleteFunc(e.deferred, func(d messages.ContainerID) bool { return d == id })
-	if on && hasContainerID(e.runtime, id) {
+	if on && e.runtime.has(id) {
 		e.deferred = append(e.deferred, id)
 	}
 	return true
@@ -257,7 +254,7 @@ func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 			if hasKey(keys, k) {
 				continue
 			}
-			for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
+			for _, ss := range [][]v1.ContainerStatus{e.runtime.statuses, e.runtime.initStatuses} {
 				for i := range ss {
 					if ss[i].Name == k.Container && ss[i].ContainerID != "" {
 						e.drop(messages.ContainerID(ss[i].ContainerID), k.Type)
@@ -287,7 +284,7 @@ func (b *Book) Apply(changes []messages.ResultChanged) []types.UID {
 	var touched []types.UID
 	for _, c := range changes {
 		e := b.pods[c.PodUID]
-		if e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
+		if e == nil || e.runtime == nil || !e.runtime.has(c.ContainerID) {
 			continue
 		}
 		e.set(c.ContainerID, c.Type, c.Result)
@@ -343,7 +340,9 @@ func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
 	if e == nil || !e.adjusted {
 		return v1.PodStatus{}, false
 	}
-	st := e.runtime.DeepCopy()
+	var rt v1.PodStatus
+	e.runtime.expand(&rt)
+	st := rt.DeepCopy()
 	podstatus.Apply(st, e.flags)
 	conds := e.derive(st)
 	for i, c := range conds {
@@ -382,7 +381,9 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	if e == nil || e.runtime == nil || e.pod == nil {
 		return nil, nil
 	}
-	rt := e.runtime
+	rt := &b.rt
+	e.runtime.expand(rt)
+	defer func() { *rt = v1.PodStatus{} }() // keep no pointers into old statuses alive
 	n := len(rt.ContainerStatuses) + len(rt.InitContainerStatuses)
 	if cap(b.flags) < n {
 		b.flags = make([]podstatus.Flags, n)
@@ -390,7 +391,7 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	flags := b.flags[:n]
 	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
 	for _, id := range e.deferred { // a kill waiting for the restart budget: not ready meanwhile
-		if i := statusIndexByID(rt, id); i >= 0 {
+		if i := e.runtime.indexByID(id); i >= 0 {
 			flags[i].Ready = false
 		}
 	}
@@ -443,7 +444,7 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	copy(e.flags, flags)
 	e.conds, e.adjusted, e.fresh = next, true, false
 	if push {
-		views = e.views()
+		views = e.views(rt)
 	}
 	return views, trigger
 }
@@ -469,23 +470,27 @@ type View struct {
 
 // Views returns the current views of the pod's containers (nil while it has no adjusted status).
 func (b *Book) Views(uid types.UID) []View {
-	if e := b.pods[uid]; e != nil {
-		return e.views()
+	e := b.pods[uid]
+	if e == nil || !e.adjusted {
+		return nil
 	}
-	return nil
+	var rt v1.PodStatus
+	e.runtime.expand(&rt)
+	return e.views(&rt)
 }
 
-// views returns the current view of every container of an added pod that has a probe (none before
+// views returns the current view of every container of an added pod that has a probe, rt being the
+// runtime status expanded (none before
 // the pod has an adjusted status: workers then see "no pod status"). It does not ask which keys the
 // book counts as workers: that set lags probeManager's (a report of an earlier worker's exit can
 // arrive after AddPod counted the new one), and a view withheld in that window would never be sent
 // again. probeManager hands each view to the workers it has.
-func (e *podEntry) views() []View {
+func (e *podEntry) views(rt *v1.PodStatus) []View {
 	if !e.adjusted || !e.added {
 		return nil
 	}
 	var out []View
-	allRestarting := restartpolicy.AllRestarting(e.pod.InitContainers, e.pod.Containers, e.runtime)
+	allRestarting := restartpolicy.AllRestarting(e.pod.InitContainers, e.pod.Containers, rt)
 	for c := range e.pod.Probed() {
 		v := e.viewOf(c.Name)
 		v.AllRestarting = allRestarting
@@ -499,11 +504,11 @@ func (e *podEntry) views() []View {
 // initContainerStatuses.
 func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	st := e.runtime
-	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
-	idx := podapi.StatusIndex(st.ContainerStatuses, name)
-	if idx < 0 || st.ContainerStatuses[idx].ContainerID == "" {
-		if i := podapi.StatusIndex(st.InitContainerStatuses, name); i >= 0 {
-			idx = len(st.ContainerStatuses) + i
+	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.phase, PodIP: st.podIP}
+	idx := podapi.StatusIndex(st.statuses, name)
+	if idx < 0 || st.statuses[idx].ContainerID == "" {
+		if i := podapi.StatusIndex(st.initStatuses, name); i >= 0 {
+			idx = len(st.statuses) + i
 		} else {
 			idx = -1
 		}
@@ -511,12 +516,7 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	if idx < 0 {
 		return v
 	}
-	var cs *v1.ContainerStatus
-	if idx < len(st.ContainerStatuses) {
-		cs = &st.ContainerStatuses[idx]
-	} else {
-		cs = &st.InitContainerStatuses[idx-len(st.ContainerStatuses)]
-	}
+	cs := st.at(idx)
 	if cs.ContainerID == "" {
 		return v
 	}
@@ -533,25 +533,4 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	v.ReportedReady = cs.Ready
 	v.ReportedStarted = cs.Started != nil && *cs.Started
 	return v
-}
-
-// statusIndexByID is the index of id's status in Overlay's flags (containerStatuses first, then
-// initContainerStatuses), or -1.
-func statusIndexByID(st *v1.PodStatus, id messages.ContainerID) int {
-	for i := range st.ContainerStatuses {
-		if st.ContainerStatuses[i].ContainerID == string(id) {
-			return i
-		}
-	}
-	for i := range st.InitContainerStatuses {
-		if st.InitContainerStatuses[i].ContainerID == string(id) {
-			return len(st.ContainerStatuses) + i
-		}
-	}
-	return -1
-}
-
-// hasContainerID reports whether id is the current ID of one of the status's containers.
-func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
-	return statusByID(st, id) != nil
 }
