@@ -9,7 +9,6 @@
 package statusbook
 
 import (
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -46,22 +45,48 @@ type Book struct {
 	observed []Observation // first Started and Ready since TakeObservations (startup.go)
 }
 
+// podEntry is what the book keeps of a pod: one allocation of the 352-byte size class (pinned by
+// TestAPodEntryFitsItsSizeClass), its runtime status inline, and one more for its containers.
 type podEntry struct {
-	pod     *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
-	added   bool              // pod came from AddPod
-	runtime *runtimeStatus    // the runtime's latest status (runtime.go); nil until the first
-	fresh   bool              // runtime changed since the workers were last given views
-	workers []messages.ProbeKey
-	results []mirrored // readiness and startup results of containers runtime lists
-	// deferred lists the containers (of those runtime lists) whose liveness or startup kill waits
-	// for the restart budget: they are reported not ready.
-	deferred []messages.ContainerID
-	starts   []startup // the running instances' first Started and Ready (startup.go)
+	pod        *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
+	runtime    runtimeStatus     // the runtime's latest status (runtime.go), when hasRuntime
+	workers    []messages.ProbeKey
+	results    []mirrored  // readiness and startup results of containers runtime lists
+	containers []container // per status of runtime, at its index in Overlay's flags
 
-	// the probe adjustment of runtime, valid when adjusted
-	adjusted bool
-	flags    []podstatus.Flags
-	conds    [2]condState // ContainersReady, Ready
+	// The probe conditions (ContainersReady, Ready) of the adjustment of runtime, valid when
+	// adjusted: their statuses, lastTransitionTimes and lastProbeTimes, apart so that they pack
+	// (cond puts them together); lastProbe is nil when both are zero, as they are unless the
+	// runtime sets them.
+	transition [2]metav1.Time
+	lastProbe  *[2]metav1.Time
+	condStatus [2]condStatus
+
+	added      bool // pod came from AddPod
+	hasRuntime bool // the runtime has given a status
+	fresh      bool // runtime changed since the workers were last given views
+	adjusted   bool
+}
+
+// container is what the book keeps of one container status of the runtime status: the probe
+// adjustment, a deferred kill and the start of the instance (the status's ID). Its fields are in
+// the order that packs them in 24 bytes.
+type container struct {
+	flags podstatus.Flags // the probe adjustment (valid when the entry is adjusted)
+	// deferred marks a container whose liveness or startup kill waits for the restart budget: it is
+	// reported not ready.
+	deferred bool
+
+	// The instance's first Started and Ready (the probe-adjusted flags), and how long after its
+	// start (its State.Running.StartedAt) it first read them (startup.go).
+	adopted bool // running and reported ready or started when first seen: taken over, not measured
+	// rank orders the instances of a pod by when they were first seen running (Startups lists them
+	// so); 0: not seen yet. The ranks of a pod's instances are 1…n (renumber).
+	rank         uint16
+	started      bool
+	ready        bool
+	startedAfter time.Duration
+	readyAfter   time.Duration
 }
 
 // mirrored is one cached readiness or startup result.
@@ -77,6 +102,29 @@ type condState struct {
 	status     condStatus
 	transition metav1.Time
 	probe      *metav1.Time // lastProbeTime, nil when zero (it is, unless the runtime sets one)
+}
+
+// cond is the adjusted condition i (ContainersReady, Ready).
+func (e *podEntry) cond(i int) condState {
+	c := condState{status: e.condStatus[i], transition: e.transition[i]}
+	if e.lastProbe != nil {
+		c.probe = probeTime(e.lastProbe[i])
+	}
+	return c
+}
+
+// setConds makes conds the adjusted conditions.
+func (e *podEntry) setConds(conds [2]condState) {
+	e.lastProbe = nil
+	for i, c := range conds {
+		e.condStatus[i], e.transition[i] = c.status, c.transition
+		if c.probe != nil && !c.probe.IsZero() {
+			if e.lastProbe == nil {
+				e.lastProbe = new([2]metav1.Time)
+			}
+			e.lastProbe[i] = *c.probe
+		}
+	}
 }
 
 // condStatus is a v1.ConditionStatus in one byte: True, False, or anything else (which never equals
@@ -138,7 +186,7 @@ func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messa
 			return m.result, true
 		}
 	}
-	if t != messages.Liveness && p.e.runtime != nil {
+	if t != messages.Liveness && p.e.hasRuntime {
 		if cs := p.e.runtime.byID(id); cs != nil &&
 			worker.Adopted(t, cs.State.Running != nil, cs.Ready, cs.Started != nil && *cs.Started) {
 			return messages.Success, true
@@ -202,17 +250,19 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	if !e.added && pod != nil {
 		e.pod = pod
 	}
-	if e.runtime == nil {
-		e.runtime, e.fresh = new(runtimeStatus), true
-	} else {
+	changed := !e.hasRuntime
+	if e.hasRuntime {
 		old := &b.rt
 		e.runtime.expand(old)
-		if !equality.Semantic.DeepEqual(old, status) {
-			e.fresh = true
-		}
+		changed = !equality.Semantic.DeepEqual(old, status)
 		*old = v1.PodStatus{}
 	}
-	*e.runtime = compact(status)
+	next := compact(status)
+	if changed {
+		e.fresh = true
+		e.containers = follow(e.containers, &e.runtime, &next)
+	}
+	e.runtime, e.hasRuntime = next, true
 	kept := e.results[:0]
 	for _, m := range e.results {
 		if e.runtime.has(m.id) {
@@ -221,10 +271,26 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	}
 	clear(e.results[len(kept):])
 	e.results = kept
-	if len(e.deferred) > 0 {
-		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !e.runtime.has(id) })
+}
+
+// follow returns the containers of status next, given old, those of status prev: a container next
+// lists by an ID prev lists keeps what the book kept of it (its deferred kill, its start; of an ID
+// listed twice, the one at its first index); a restarted container (a new ID) starts afresh, its
+// old instance's deferred kill and start forgotten.
+func follow(old []container, prev, next *runtimeStatus) []container {
+	n := len(next.statuses) + len(next.initStatuses)
+	out := make([]container, n)
+	for i := range old {
+		id := messages.ContainerID(prev.at(i).ContainerID)
+		if old[i] == (container{}) || prev.indexByID(id) != i { // an ID listed twice: kept at its first
+			continue
+		}
+		if j := next.indexByID(id); j >= 0 {
+			out[j] = old[i]
+		}
 	}
-	e.dropStarts()
+	renumber(out)
+	return out
 }
 
 // SetDeferred marks (on) or unmarks a container whose liveness or startup kill waits for the
@@ -234,12 +300,11 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 // without a runtime status, or a container it does not list, is not marked.
 func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool {
 	e := b.pods[uid]
-	if e == nil || e.runtime == nil {
+	if e == nil || !e.hasRuntime {
 		return false
 	}
-	e.deferred = slices.DeleteFunc(e.deferred, func(d messages.ContainerID) bool { return d == id })
-	if on && e.runtime.has(id) {
-		e.deferred = append(e.deferred, id)
+	if i := e.runtime.indexByID(id); i >= 0 {
+		e.containers[i].deferred = on
 	}
 	return true
 }
@@ -249,7 +314,7 @@ func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool
 // (UpdatePodStatus then falls back to the "is there a worker?" rule).
 func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 	e := b.entry(uid)
-	if e.runtime != nil {
+	if e.hasRuntime {
 		for _, k := range e.workers {
 			if hasKey(keys, k) {
 				continue
@@ -284,7 +349,7 @@ func (b *Book) Apply(changes []messages.ResultChanged) []types.UID {
 	var touched []types.UID
 	for _, c := range changes {
 		e := b.pods[c.PodUID]
-		if e == nil || e.runtime == nil || !e.runtime.has(c.ContainerID) {
+		if e == nil || !e.hasRuntime || !e.runtime.has(c.ContainerID) {
 			continue
 		}
 		e.set(c.ContainerID, c.Type, c.Result)
@@ -343,10 +408,11 @@ func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
 	var rt v1.PodStatus
 	e.runtime.expand(&rt)
 	st := rt.DeepCopy()
-	podstatus.Apply(st, e.flags)
+	b.flags = e.flagsInto(b.flags[:0])
+	podstatus.Apply(st, b.flags)
 	conds := e.derive(st)
 	for i, c := range conds {
-		c.LastTransitionTime, c.LastProbeTime = e.conds[i].transition, e.conds[i].probeTime()
+		c.LastTransitionTime, c.LastProbeTime = e.transition[i], e.cond(i).probeTime()
 		if j := conditionIndex(st.Conditions, c.Type); j >= 0 {
 			st.Conditions[j] = c
 		} else {
@@ -378,7 +444,7 @@ func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
 // status, or a container's Started flag flipped); nil views: nothing to push.
 func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []string) {
 	e := b.pods[uid]
-	if e == nil || e.runtime == nil || e.pod == nil {
+	if e == nil || !e.hasRuntime || e.pod == nil {
 		return nil, nil
 	}
 	rt := &b.rt
@@ -390,8 +456,8 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	}
 	flags := b.flags[:n]
 	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
-	for _, id := range e.deferred { // a kill waiting for the restart budget: not ready meanwhile
-		if i := e.runtime.indexByID(id); i >= 0 {
+	for i := range e.containers { // a kill waiting for the restart budget: not ready meanwhile
+		if e.containers[i].deferred {
 			flags[i].Ready = false
 		}
 	}
@@ -419,11 +485,11 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 		if j := conditionIndex(rt.Conditions, probeConditions[i]); j >= 0 {
 			r := &rt.Conditions[j]
 			old, hasOld = condState{status: statusOf(r.Status), transition: r.LastTransitionTime, probe: probeTime(r.LastProbeTime)}, true
-			if e.adjusted && e.conds[i].status != old.status {
-				old.status, old.transition = e.conds[i].status, e.conds[i].transition
+			if e.adjusted && e.condStatus[i] != old.status {
+				old.status, old.transition = e.condStatus[i], e.transition[i]
 			}
 		} else if e.adjusted {
-			old, hasOld = e.conds[i], true
+			old, hasOld = e.cond(i), true
 		}
 		next[i] = condState{status: statusOf(status), transition: metav1.NewTime(now)}
 		if hasOld {
@@ -437,28 +503,34 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	clear(sc.InitContainerStatuses)
 	clear(sc.Conditions)
 
-	push := e.fresh || !e.adjusted || startedChanged(e.flags, flags)
-	if len(e.flags) != n {
-		e.flags = make([]podstatus.Flags, n)
+	push := e.fresh || !e.adjusted || e.startedChanged(flags)
+	for i := range e.containers {
+		e.containers[i].flags = flags[i]
 	}
-	copy(e.flags, flags)
-	e.conds, e.adjusted, e.fresh = next, true, false
+	e.setConds(next)
+	e.adjusted, e.fresh = true, false
 	if push {
 		views = e.views(rt)
 	}
 	return views, trigger
 }
 
-func startedChanged(old, cur []podstatus.Flags) bool {
-	if len(old) != len(cur) {
-		return true
-	}
+// startedChanged reports whether a container's Started flag differs in cur from the adjustment.
+func (e *podEntry) startedChanged(cur []podstatus.Flags) bool {
 	for i := range cur {
-		if old[i].Started != cur[i].Started {
+		if e.containers[i].flags.Started != cur[i].Started {
 			return true
 		}
 	}
 	return false
+}
+
+// flagsInto appends the adjustment's flags to dst.
+func (e *podEntry) flagsInto(dst []podstatus.Flags) []podstatus.Flags {
+	for i := range e.containers {
+		dst = append(dst, e.containers[i].flags)
+	}
+	return dst
 }
 
 // View is one container's view for its workers. view is shared by the container's
@@ -529,7 +601,7 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	if t := cs.State.Terminated; t != nil {
 		v.Terminated, v.ExitCode = true, t.ExitCode
 	}
-	v.Started = e.flags[idx].Started
+	v.Started = e.containers[idx].flags.Started
 	v.ReportedReady = cs.Ready
 	v.ReportedStarted = cs.Started != nil && *cs.Started
 	return v
