@@ -9,6 +9,7 @@
 package statusbook
 
 import (
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -48,11 +49,11 @@ type Book struct {
 // podEntry is what the book keeps of a pod: one allocation of the 352-byte size class (pinned by
 // TestAPodEntryFitsItsSizeClass), its runtime status inline, and one more for its containers.
 type podEntry struct {
-	pod        *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
-	runtime    runtimeStatus     // the runtime's latest status (runtime.go), when hasRuntime
-	workers    []messages.ProbeKey
-	results    []mirrored  // readiness and startup results of containers runtime lists
-	containers []container // per status of runtime, at its index in Overlay's flags
+	pod        *podrecord.Record   // the latest AddPod's, else the latest SetPodStatus's; read-only
+	runtime    runtimeStatus       // the runtime's latest status (runtime.go), when hasRuntime
+	workers    []messages.ProbeKey // the keys that have a worker, unless podProbes
+	results    []mirrored          // readiness and startup results of containers runtime lists
+	containers []container         // per status of runtime, at its index in Overlay's flags
 
 	// The probe conditions (ContainersReady, Ready) of the adjustment of runtime, valid when
 	// adjusted: their statuses, lastTransitionTimes and lastProbeTimes, apart so that they pack
@@ -62,7 +63,10 @@ type podEntry struct {
 	lastProbe  *[2]metav1.Time
 	condStatus [2]condStatus
 
-	added      bool // pod came from AddPod
+	added bool // pod came from AddPod
+	// podProbes: the keys that have a worker are the pod's probes (podrecord.Probes(pod)), as after
+	// AddPod, and workers is nil: a copy of them would cost 48 bytes per pod and probe.
+	podProbes  bool
 	hasRuntime bool // the runtime has given a status
 	fresh      bool // runtime changed since the workers were last given views
 	adjusted   bool
@@ -196,12 +200,38 @@ func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messa
 }
 
 func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
+	if p.e.podProbes {
+		for cont := range p.e.pod.Probed() {
+			if cont.Name == c && t.Spec(cont) != nil {
+				return true
+			}
+		}
+		return false
+	}
 	for _, k := range p.e.workers {
 		if k.Container == c && k.Type == t {
 			return true
 		}
 	}
 	return false
+}
+
+// workerKeys returns the keys that have a worker (read-only).
+func (e *podEntry) workerKeys() []messages.ProbeKey {
+	if e.podProbes {
+		return probeKeys(podrecord.Probes(e.pod))
+	}
+	return e.workers
+}
+
+func probeKeys(probes []podrecord.Probe) []messages.ProbeKey {
+	keys := make([]messages.ProbeKey, 0, len(probes))
+	for _, p := range probes {
+		if !hasKey(keys, p.Key) {
+			keys = append(keys, p.Key)
+		}
+	}
+	return keys
 }
 
 func (b *Book) entry(uid types.UID) *podEntry {
@@ -213,22 +243,23 @@ func (b *Book) entry(uid types.UID) *podEntry {
 	return e
 }
 
-// AddPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
-// probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
-// worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
-// succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
-// worker is still exiting).
+// AddPod records the pod and the workers AddPod is about to create (probes, which must be
+// podrecord.Probes(pod)) before probeManager creates them: otherwise a pod whose containers are
+// already running would look started ("no startup worker") to its brand-new workers, and liveness
+// or readiness would probe before the startup probe succeeded. probeManager's ProbeWorkers corrects
+// the set afterwards (e.g. a key whose previous worker is still exiting).
 func (b *Book) AddPod(pod *podrecord.Record, probes []podrecord.Probe) {
 	e := b.entry(pod.UID)
+	old := e.workerKeys() // of the previous pod, when podProbes
 	e.pod, e.added = pod, true
-	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
-	keys = append(keys, e.workers...)
-	for _, p := range probes {
-		if !hasKey(keys, p.Key) {
-			keys = append(keys, p.Key)
-		}
+	extra := slices.DeleteFunc(slices.Clone(old), func(k messages.ProbeKey) bool {
+		return slices.ContainsFunc(probes, func(p podrecord.Probe) bool { return p.Key == k })
+	})
+	if len(extra) == 0 { // the keys are the pod's probes
+		e.workers, e.podProbes = nil, true
+		return
 	}
-	e.workers = keys
+	e.workers, e.podProbes = append(extra, probeKeys(probes)...), false
 }
 
 func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
@@ -315,7 +346,7 @@ func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool
 func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 	e := b.entry(uid)
 	if e.hasRuntime {
-		for _, k := range e.workers {
+		for _, k := range e.workerKeys() {
 			if hasKey(keys, k) {
 				continue
 			}
@@ -328,7 +359,7 @@ func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 			}
 		}
 	}
-	e.workers = keys
+	e.workers, e.podProbes = keys, false
 }
 
 func (e *podEntry) drop(id messages.ContainerID, t messages.ProbeType) {
