@@ -9,11 +9,11 @@ import (
 	"github.com/probeactor/probeactor/messages"
 )
 
-// runtimeStatus is how the book keeps a runtime status: the fields kubelet's statuses carry, in a
-// struct of 200 bytes where a v1.PodStatus takes 384 (k8s v0.37: most of its fields are empty for
-// almost every pod). Its slices and pointers are the Tree's copy's, shared read-only. A status that
-// sets any other field is kept whole instead (full), so expand always gives back exactly the status
-// that was set.
+// runtimeStatus is how the book keeps a runtime status: the fields kubelet's statuses carry, in
+// 208 bytes where a v1.PodStatus takes 384 (k8s v0.37: most of its fields are empty for almost
+// every pod). Its slices and pointers are the Tree's copy's, shared read-only. Of a status that sets
+// any other field the Tree's copy is kept whole as well (full), so expand always gives back exactly
+// the status that was set.
 type runtimeStatus struct {
 	full *v1.PodStatus // the whole status when it sets a field the others do not hold, else nil
 
