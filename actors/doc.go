@@ -39,8 +39,9 @@
 //     time.Now, time.Sleep or the global rand: the clock and the jitter source are options.
 //   - One copy of each pod and status: the Tree deep-copies a pod on AddPod and a status on
 //     SetPodStatus (a pod on SetPodStatus only until AddPod gave it), and every actor shares these
-//     copies read-only; messages are read-only by contract. statusManager keeps the probe adjustment
-//     as flags and condition times and builds a full status only for a query.
+//     copies read-only; messages are read-only by contract. statusManager keeps the status copy's
+//     fields without the 384-byte v1.PodStatus around them (unless a rarely set one is set), the
+//     probe adjustment as flags and condition times, and builds a full status only for a query.
 //   - A worker at rest holds no goroutine, no attempt slot and exactly one scheduler entry; at most
 //     one attempt per worker is in flight, in a goroutine the worker cancels and waits for when it
 //     stops or fails.

@@ -1,6 +1,7 @@
 package statusbook
 
 import (
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -9,19 +10,6 @@ import (
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
-
-// startup is what the book keeps of one container instance's start: whether and how long after
-// its start it first read Started and Ready (the probe-adjusted flags).
-type startup struct {
-	name    string
-	id      messages.ContainerID
-	adopted bool // running and reported ready or started when first seen: taken over, not measured
-	started bool
-	ready   bool
-	// measured from the container's State.Running.StartedAt
-	startedAfter time.Duration
-	readyAfter   time.Duration
-}
 
 // Observation is a container instance's first Started or first Ready, measured from its start:
 // what probeactor_container_time_to_started_seconds and ..._ready_seconds observe.
@@ -59,7 +47,7 @@ func (b *Book) observe(e *podEntry, rt *v1.PodStatus, flags []podstatus.Flags, n
 		if cs.State.Running == nil || cs.ContainerID == "" {
 			continue
 		}
-		s := e.startupOf(cs)
+		s := e.startupOf(rt, i)
 		after := now.Sub(cs.State.Running.StartedAt.Time)
 		if flags[i].Started && !s.started {
 			s.started, s.startedAfter = true, after
@@ -72,41 +60,68 @@ func (b *Book) observe(e *podEntry, rt *v1.PodStatus, flags []podstatus.Flags, n
 	}
 }
 
-// startupOf returns the record of cs's instance, made when first seen.
-func (e *podEntry) startupOf(cs *v1.ContainerStatus) *startup {
-	id := messages.ContainerID(cs.ContainerID)
-	for i := range e.starts {
-		if e.starts[i].id == id {
-			return &e.starts[i]
-		}
+// startupOf returns the record of cs's instance (the container status at index i of rt), made when
+// first seen. An ID listed twice has one record, at its first index.
+func (e *podEntry) startupOf(rt *v1.PodStatus, i int) *container {
+	if j := e.runtime.indexByID(messages.ContainerID(containerStatusAt(rt, i).ContainerID)); j >= 0 {
+		i = j
 	}
-	adopted := cs.Ready || (cs.Started != nil && *cs.Started)
-	e.starts = append(e.starts, startup{name: cs.Name, id: id, adopted: adopted, started: adopted, ready: adopted})
-	return &e.starts[len(e.starts)-1]
+	s := &e.containers[i]
+	if s.rank == 0 {
+		cs := containerStatusAt(rt, i)
+		adopted := cs.Ready || (cs.Started != nil && *cs.Started)
+		s.rank, s.adopted, s.started, s.ready = maxRank(e.containers)+1, adopted, adopted, adopted
+	}
+	return s
 }
 
-// dropStarts forgets the instances status no longer lists (a restarted container has a new ID).
-func (e *podEntry) dropStarts(status *v1.PodStatus) {
-	kept := e.starts[:0]
-	for _, s := range e.starts {
-		if hasContainerID(status, s.id) {
-			kept = append(kept, s)
-		}
+func containerStatusAt(rt *v1.PodStatus, i int) *v1.ContainerStatus {
+	if n := len(rt.ContainerStatuses); i >= n {
+		return &rt.InitContainerStatuses[i-n]
 	}
-	clear(e.starts[len(kept):])
-	e.starts = kept
+	return &rt.ContainerStatuses[i]
+}
+
+func maxRank(cs []container) uint16 {
+	var m uint16
+	for i := range cs {
+		m = max(m, cs[i].rank)
+	}
+	return m
+}
+
+// renumber gives the instances of cs (a pod's containers) the ranks 1…n in the order of their
+// ranks, so ranks stay at most the number of containers however often they restart.
+func renumber(cs []container) {
+	var next, last uint16 // last: the rank renumbered last (before renumbering)
+	for {
+		k := -1
+		for i := range cs {
+			if r := cs[i].rank; r > last && (k < 0 || r < cs[k].rank) {
+				k = i
+			}
+		}
+		if k < 0 {
+			return
+		}
+		next, last = next+1, cs[k].rank
+		cs[k].rank = next
+	}
 }
 
 // Startups returns how long each running container instance of a pod took to start and to become
-// ready (none before the pod's first recomputation).
+// ready (none before the pod's first recomputation), in the order they were first seen running.
 func (b *Book) Startups(uid types.UID) []messages.ContainerStartup {
 	e := b.pods[uid]
 	if e == nil {
 		return nil
 	}
-	out := make([]messages.ContainerStartup, 0, len(e.starts))
-	for _, s := range e.starts {
-		c := messages.ContainerStartup{Container: s.name, ContainerID: s.id, Adopted: s.adopted}
+	n := maxRank(e.containers) // the ranks are 1…n
+	out := make([]messages.ContainerStartup, 0, n)
+	for r := uint16(1); r <= n; r++ {
+		i := slices.IndexFunc(e.containers, func(c container) bool { return c.rank == r })
+		s, cs := &e.containers[i], e.runtime.at(i)
+		c := messages.ContainerStartup{Container: cs.Name, ContainerID: messages.ContainerID(cs.ContainerID), Adopted: s.adopted}
 		if !s.adopted {
 			c.Started, c.StartedAfter = s.started, s.startedAfter
 			c.Ready, c.ReadyAfter = s.ready, s.readyAfter

@@ -30,36 +30,67 @@ import (
 // and workers, the readiness and startup results mirrored from the cache, and the probe-adjusted
 // Status (kubelet's UpdatePodStatus + conditions) derived from them. Not safe for concurrent use.
 //
-// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only;
-// the adjustment is kept as what it changes: Started and Ready per container status (podstatus.Flags)
-// and the two conditions probing owns (ContainersReady, Ready) as their status and times. The full
-// adjusted v1.PodStatus is built only when somebody asks for it (status).
+// It keeps no second copy of a status. The runtime status is the Tree's one copy, shared read-only
+// (its fields, without the 384-byte v1.PodStatus around them unless it sets a rarely set one:
+// runtime.go); the adjustment is kept as what it changes: Started and Ready per container status
+// (podstatus.Flags) and the two conditions probing owns (ContainersReady, Ready) as their status and
+// times. The full adjusted v1.PodStatus is built only when somebody asks for it (status).
 type Book struct {
 	pods map[types.UID]*podEntry
 
 	// scratch, reused by every recompute
 	flags   []podstatus.Flags
 	scratch v1.PodStatus
+	rt      v1.PodStatus // a runtime status expanded (runtime.go)
 
 	observed []Observation // first Started and Ready since TakeObservations (startup.go)
 }
 
+// podEntry is what the book keeps of a pod: one allocation of the 352-byte size class (pinned by
+// TestAPodEntryFitsItsSizeClass), its runtime status inline, and one more for its containers.
 type podEntry struct {
-	pod     *podrecord.Record // the latest AddPod's, else the latest SetPodStatus's; read-only
-	added   bool              // pod came from AddPod
-	runtime *v1.PodStatus     // the runtime's latest status; read-only; nil until the first
-	fresh   bool              // runtime changed since the workers were last given views
-	workers []messages.ProbeKey
-	results []mirrored // readiness and startup results of containers runtime lists
-	// deferred lists the containers (of those runtime lists) whose liveness or startup kill waits
-	// for the restart budget: they are reported not ready.
-	deferred []messages.ContainerID
-	starts   []startup // the running instances' first Started and Ready (startup.go)
+	pod        *podrecord.Record   // the latest AddPod's, else the latest SetPodStatus's; read-only
+	runtime    runtimeStatus       // the runtime's latest status (runtime.go), when hasRuntime
+	workers    []messages.ProbeKey // the keys that have a worker, unless podProbes
+	results    []mirrored          // readiness and startup results of containers runtime lists
+	containers []container         // per status of runtime, at its index in Overlay's flags
 
-	// the probe adjustment of runtime, valid when adjusted
-	adjusted bool
-	flags    []podstatus.Flags
-	conds    [2]condState // ContainersReady, Ready
+	// The probe conditions (ContainersReady, Ready) of the adjustment of runtime, valid when
+	// adjusted: their statuses, lastTransitionTimes and lastProbeTimes, apart so that they pack
+	// (cond puts them together); lastProbe is nil when both are zero, as they are unless the
+	// runtime sets them.
+	transition [2]metav1.Time
+	lastProbe  *[2]metav1.Time
+	condStatus [2]condStatus
+
+	added bool // pod came from AddPod
+	// podProbes: the keys that have a worker are the pod's probes (podrecord.Probes(pod)), as after
+	// AddPod, and workers is nil: a copy of them would cost 48 bytes per pod and probe.
+	podProbes  bool
+	hasRuntime bool // the runtime has given a status
+	fresh      bool // runtime changed since the workers were last given views
+	adjusted   bool
+}
+
+// container is what the book keeps of one container status of the runtime status: the probe
+// adjustment, a deferred kill and the start of the instance (the status's ID). Its fields are in
+// the order that packs them in 24 bytes.
+type container struct {
+	flags podstatus.Flags // the probe adjustment (valid when the entry is adjusted)
+	// deferred marks a container whose liveness or startup kill waits for the restart budget: it is
+	// reported not ready.
+	deferred bool
+
+	// The instance's first Started and Ready (the probe-adjusted flags), and how long after its
+	// start (its State.Running.StartedAt) it first read them (startup.go).
+	adopted bool // running and reported ready or started when first seen: taken over, not measured
+	// rank orders the instances of a pod by when they were first seen running (Startups lists them
+	// so); 0: not seen yet. The ranks of a pod's instances are 1…n (renumber).
+	rank         uint16
+	started      bool
+	ready        bool
+	startedAfter time.Duration
+	readyAfter   time.Duration
 }
 
 // mirrored is one cached readiness or startup result.
@@ -75,6 +106,29 @@ type condState struct {
 	status     condStatus
 	transition metav1.Time
 	probe      *metav1.Time // lastProbeTime, nil when zero (it is, unless the runtime sets one)
+}
+
+// cond is the adjusted condition i (ContainersReady, Ready).
+func (e *podEntry) cond(i int) condState {
+	c := condState{status: e.condStatus[i], transition: e.transition[i]}
+	if e.lastProbe != nil {
+		c.probe = probeTime(e.lastProbe[i])
+	}
+	return c
+}
+
+// setConds makes conds the adjusted conditions.
+func (e *podEntry) setConds(conds [2]condState) {
+	e.lastProbe = nil
+	for i, c := range conds {
+		e.condStatus[i], e.transition[i] = c.status, c.transition
+		if c.probe != nil && !c.probe.IsZero() {
+			if e.lastProbe == nil {
+				e.lastProbe = new([2]metav1.Time)
+			}
+			e.lastProbe[i] = *c.probe
+		}
+	}
 }
 
 // condStatus is a v1.ConditionStatus in one byte: True, False, or anything else (which never equals
@@ -136,8 +190,8 @@ func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messa
 			return m.result, true
 		}
 	}
-	if t != messages.Liveness && p.e.runtime != nil {
-		if cs := statusByID(p.e.runtime, id); cs != nil &&
+	if t != messages.Liveness && p.e.hasRuntime {
+		if cs := p.e.runtime.byID(id); cs != nil &&
 			worker.Adopted(t, cs.State.Running != nil, cs.Ready, cs.Started != nil && *cs.Started) {
 			return messages.Success, true
 		}
@@ -145,25 +199,39 @@ func (p probesView) Result(id messages.ContainerID, t messages.ProbeType) (messa
 	return messages.Unknown, false
 }
 
-// statusByID returns the status of the container whose current ID is id, or nil.
-func statusByID(st *v1.PodStatus, id messages.ContainerID) *v1.ContainerStatus {
-	for _, ss := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range ss {
-			if ss[i].ContainerID == string(id) {
-				return &ss[i]
+func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
+	if p.e.podProbes {
+		for cont := range p.e.pod.Probed() {
+			if cont.Name == c && t.Spec(cont) != nil {
+				return true
 			}
 		}
+		return false
 	}
-	return nil
-}
-
-func (p probesView) HasWorker(c string, t messages.ProbeType) bool {
 	for _, k := range p.e.workers {
 		if k.Container == c && k.Type == t {
 			return true
 		}
 	}
 	return false
+}
+
+// workerKeys returns the keys that have a worker (read-only).
+func (e *podEntry) workerKeys() []messages.ProbeKey {
+	if e.podProbes {
+		return probeKeys(podrecord.Probes(e.pod))
+	}
+	return e.workers
+}
+
+func probeKeys(probes []podrecord.Probe) []messages.ProbeKey {
+	keys := make([]messages.ProbeKey, 0, len(probes))
+	for _, p := range probes {
+		if !hasKey(keys, p.Key) {
+			keys = append(keys, p.Key)
+		}
+	}
+	return keys
 }
 
 func (b *Book) entry(uid types.UID) *podEntry {
@@ -175,22 +243,23 @@ func (b *Book) entry(uid types.UID) *podEntry {
 	return e
 }
 
-// AddPod records the pod and the workers AddPod is about to create (probes, podrecord.Probes(pod)) before
-// probeManager creates them: otherwise a pod whose containers are already running would look started ("no startup
-// worker") to its brand-new workers, and liveness or readiness would probe before the startup probe
-// succeeded. probeManager's ProbeWorkers corrects the set afterwards (e.g. a key whose previous
-// worker is still exiting).
+// AddPod records the pod and the workers AddPod is about to create (probes, which must be
+// podrecord.Probes(pod)) before probeManager creates them: otherwise a pod whose containers are
+// already running would look started ("no startup worker") to its brand-new workers, and liveness
+// or readiness would probe before the startup probe succeeded. probeManager's ProbeWorkers corrects
+// the set afterwards (e.g. a key whose previous worker is still exiting).
 func (b *Book) AddPod(pod *podrecord.Record, probes []podrecord.Probe) {
 	e := b.entry(pod.UID)
+	old := e.workerKeys() // of the previous pod, when podProbes
 	e.pod, e.added = pod, true
-	keys := make([]messages.ProbeKey, 0, len(e.workers)+len(probes))
-	keys = append(keys, e.workers...)
-	for _, p := range probes {
-		if !hasKey(keys, p.Key) {
-			keys = append(keys, p.Key)
-		}
+	extra := slices.DeleteFunc(slices.Clone(old), func(k messages.ProbeKey) bool {
+		return slices.ContainsFunc(probes, func(p podrecord.Probe) bool { return p.Key == k })
+	})
+	if len(extra) == 0 { // the keys are the pod's probes
+		e.workers, e.podProbes = nil, true
+		return
 	}
-	e.workers = keys
+	e.workers, e.podProbes = append(extra, probeKeys(probes)...), false
 }
 
 func hasKey(keys []messages.ProbeKey, k messages.ProbeKey) bool {
@@ -212,22 +281,47 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 	if !e.added && pod != nil {
 		e.pod = pod
 	}
-	if e.runtime == nil || !equality.Semantic.DeepEqual(e.runtime, status) {
-		e.fresh = true
+	changed := !e.hasRuntime
+	if e.hasRuntime {
+		old := &b.rt
+		e.runtime.expand(old)
+		changed = !equality.Semantic.DeepEqual(old, status)
+		*old = v1.PodStatus{}
 	}
-	e.runtime = status
+	next := compact(status)
+	if changed {
+		e.fresh = true
+		e.containers = follow(e.containers, &e.runtime, &next)
+	}
+	e.runtime, e.hasRuntime = next, true
 	kept := e.results[:0]
 	for _, m := range e.results {
-		if hasContainerID(status, m.id) {
+		if e.runtime.has(m.id) {
 			kept = append(kept, m)
 		}
 	}
 	clear(e.results[len(kept):])
 	e.results = kept
-	if len(e.deferred) > 0 {
-		e.deferred = slices.DeleteFunc(e.deferred, func(id messages.ContainerID) bool { return !hasContainerID(status, id) })
+}
+
+// follow returns the containers of status next, given old, those of status prev: a container next
+// lists by an ID prev lists keeps what the book kept of it (its deferred kill, its start; of an ID
+// listed twice, the one at its first index); a restarted container (a new ID) starts afresh, its
+// old instance's deferred kill and start forgotten.
+func follow(old []container, prev, next *runtimeStatus) []container {
+	n := len(next.statuses) + len(next.initStatuses)
+	out := make([]container, n)
+	for i := range old {
+		id := messages.ContainerID(prev.at(i).ContainerID)
+		if old[i] == (container{}) || prev.indexByID(id) != i { // an ID listed twice: kept at its first
+			continue
+		}
+		if j := next.indexByID(id); j >= 0 {
+			out[j] = old[i]
+		}
 	}
-	e.dropStarts(status)
+	renumber(out)
+	return out
 }
 
 // SetDeferred marks (on) or unmarks a container whose liveness or startup kill waits for the
@@ -237,12 +331,11 @@ func (b *Book) SetRuntime(uid types.UID, pod *podrecord.Record, status *v1.PodSt
 // without a runtime status, or a container it does not list, is not marked.
 func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool {
 	e := b.pods[uid]
-	if e == nil || e.runtime == nil {
+	if e == nil || !e.hasRuntime {
 		return false
 	}
-	e.deferred = slices.DeleteFunc(e.deferred, func(d messages.ContainerID) bool { return d == id })
-	if on && hasContainerID(e.runtime, id) {
-		e.deferred = append(e.deferred, id)
+	if i := e.runtime.indexByID(id); i >= 0 {
+		e.containers[i].deferred = on
 	}
 	return true
 }
@@ -252,12 +345,12 @@ func (b *Book) SetDeferred(uid types.UID, id messages.ContainerID, on bool) bool
 // (UpdatePodStatus then falls back to the "is there a worker?" rule).
 func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 	e := b.entry(uid)
-	if e.runtime != nil {
-		for _, k := range e.workers {
+	if e.hasRuntime {
+		for _, k := range e.workerKeys() {
 			if hasKey(keys, k) {
 				continue
 			}
-			for _, ss := range [][]v1.ContainerStatus{e.runtime.ContainerStatuses, e.runtime.InitContainerStatuses} {
+			for _, ss := range [][]v1.ContainerStatus{e.runtime.statuses, e.runtime.initStatuses} {
 				for i := range ss {
 					if ss[i].Name == k.Container && ss[i].ContainerID != "" {
 						e.drop(messages.ContainerID(ss[i].ContainerID), k.Type)
@@ -266,7 +359,7 @@ func (b *Book) SetWorkers(uid types.UID, keys []messages.ProbeKey) {
 			}
 		}
 	}
-	e.workers = keys
+	e.workers, e.podProbes = keys, false
 }
 
 func (e *podEntry) drop(id messages.ContainerID, t messages.ProbeType) {
@@ -287,7 +380,7 @@ func (b *Book) Apply(changes []messages.ResultChanged) []types.UID {
 	var touched []types.UID
 	for _, c := range changes {
 		e := b.pods[c.PodUID]
-		if e == nil || e.runtime == nil || !hasContainerID(e.runtime, c.ContainerID) {
+		if e == nil || !e.hasRuntime || !e.runtime.has(c.ContainerID) {
 			continue
 		}
 		e.set(c.ContainerID, c.Type, c.Result)
@@ -343,11 +436,14 @@ func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
 	if e == nil || !e.adjusted {
 		return v1.PodStatus{}, false
 	}
-	st := e.runtime.DeepCopy()
-	podstatus.Apply(st, e.flags)
+	var rt v1.PodStatus
+	e.runtime.expand(&rt)
+	st := rt.DeepCopy()
+	b.flags = e.flagsInto(b.flags[:0])
+	podstatus.Apply(st, b.flags)
 	conds := e.derive(st)
 	for i, c := range conds {
-		c.LastTransitionTime, c.LastProbeTime = e.conds[i].transition, e.conds[i].probeTime()
+		c.LastTransitionTime, c.LastProbeTime = e.transition[i], e.cond(i).probeTime()
 		if j := conditionIndex(st.Conditions, c.Type); j >= 0 {
 			st.Conditions[j] = c
 		} else {
@@ -379,18 +475,20 @@ func conditionIndex(conds []v1.PodCondition, t v1.PodConditionType) int {
 // status, or a container's Started flag flipped); nil views: nothing to push.
 func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []string) {
 	e := b.pods[uid]
-	if e == nil || e.runtime == nil || e.pod == nil {
+	if e == nil || !e.hasRuntime || e.pod == nil {
 		return nil, nil
 	}
-	rt := e.runtime
+	rt := &b.rt
+	e.runtime.expand(rt)
+	defer func() { *rt = v1.PodStatus{} }() // keep no pointers into old statuses alive
 	n := len(rt.ContainerStatuses) + len(rt.InitContainerStatuses)
 	if cap(b.flags) < n {
 		b.flags = make([]podstatus.Flags, n)
 	}
 	flags := b.flags[:n]
 	trigger = podstatus.Overlay(&e.pod.Spec, rt, probesView{e}, flags)
-	for _, id := range e.deferred { // a kill waiting for the restart budget: not ready meanwhile
-		if i := statusIndexByID(rt, id); i >= 0 {
+	for i := range e.containers { // a kill waiting for the restart budget: not ready meanwhile
+		if e.containers[i].deferred {
 			flags[i].Ready = false
 		}
 	}
@@ -418,11 +516,11 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 		if j := conditionIndex(rt.Conditions, probeConditions[i]); j >= 0 {
 			r := &rt.Conditions[j]
 			old, hasOld = condState{status: statusOf(r.Status), transition: r.LastTransitionTime, probe: probeTime(r.LastProbeTime)}, true
-			if e.adjusted && e.conds[i].status != old.status {
-				old.status, old.transition = e.conds[i].status, e.conds[i].transition
+			if e.adjusted && e.condStatus[i] != old.status {
+				old.status, old.transition = e.condStatus[i], e.transition[i]
 			}
 		} else if e.adjusted {
-			old, hasOld = e.conds[i], true
+			old, hasOld = e.cond(i), true
 		}
 		next[i] = condState{status: statusOf(status), transition: metav1.NewTime(now)}
 		if hasOld {
@@ -436,28 +534,34 @@ func (b *Book) Recompute(uid types.UID, now time.Time) (views []View, trigger []
 	clear(sc.InitContainerStatuses)
 	clear(sc.Conditions)
 
-	push := e.fresh || !e.adjusted || startedChanged(e.flags, flags)
-	if len(e.flags) != n {
-		e.flags = make([]podstatus.Flags, n)
+	push := e.fresh || !e.adjusted || e.startedChanged(flags)
+	for i := range e.containers {
+		e.containers[i].flags = flags[i]
 	}
-	copy(e.flags, flags)
-	e.conds, e.adjusted, e.fresh = next, true, false
+	e.setConds(next)
+	e.adjusted, e.fresh = true, false
 	if push {
-		views = e.views()
+		views = e.views(rt)
 	}
 	return views, trigger
 }
 
-func startedChanged(old, cur []podstatus.Flags) bool {
-	if len(old) != len(cur) {
-		return true
-	}
+// startedChanged reports whether a container's Started flag differs in cur from the adjustment.
+func (e *podEntry) startedChanged(cur []podstatus.Flags) bool {
 	for i := range cur {
-		if old[i].Started != cur[i].Started {
+		if e.containers[i].flags.Started != cur[i].Started {
 			return true
 		}
 	}
 	return false
+}
+
+// flagsInto appends the adjustment's flags to dst.
+func (e *podEntry) flagsInto(dst []podstatus.Flags) []podstatus.Flags {
+	for i := range e.containers {
+		dst = append(dst, e.containers[i].flags)
+	}
+	return dst
 }
 
 // View is one container's view for its workers. view is shared by the container's
@@ -469,23 +573,27 @@ type View struct {
 
 // Views returns the current views of the pod's containers (nil while it has no adjusted status).
 func (b *Book) Views(uid types.UID) []View {
-	if e := b.pods[uid]; e != nil {
-		return e.views()
+	e := b.pods[uid]
+	if e == nil || !e.adjusted {
+		return nil
 	}
-	return nil
+	var rt v1.PodStatus
+	e.runtime.expand(&rt)
+	return e.views(&rt)
 }
 
-// views returns the current view of every container of an added pod that has a probe (none before
+// views returns the current view of every container of an added pod that has a probe, rt being the
+// runtime status expanded (none before
 // the pod has an adjusted status: workers then see "no pod status"). It does not ask which keys the
 // book counts as workers: that set lags probeManager's (a report of an earlier worker's exit can
 // arrive after AddPod counted the new one), and a view withheld in that window would never be sent
 // again. probeManager hands each view to the workers it has.
-func (e *podEntry) views() []View {
+func (e *podEntry) views(rt *v1.PodStatus) []View {
 	if !e.adjusted || !e.added {
 		return nil
 	}
 	var out []View
-	allRestarting := restartpolicy.AllRestarting(e.pod.InitContainers, e.pod.Containers, e.runtime)
+	allRestarting := restartpolicy.AllRestarting(e.pod.InitContainers, e.pod.Containers, rt)
 	for c := range e.pod.Probed() {
 		v := e.viewOf(c.Name)
 		v.AllRestarting = allRestarting
@@ -499,11 +607,11 @@ func (e *podEntry) views() []View {
 // initContainerStatuses.
 func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	st := e.runtime
-	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.Phase, PodIP: st.PodIP}
-	idx := podapi.StatusIndex(st.ContainerStatuses, name)
-	if idx < 0 || st.ContainerStatuses[idx].ContainerID == "" {
-		if i := podapi.StatusIndex(st.InitContainerStatuses, name); i >= 0 {
-			idx = len(st.ContainerStatuses) + i
+	v := protocol.ContainerView{PodStatusKnown: true, Phase: st.phase, PodIP: st.podIP}
+	idx := podapi.StatusIndex(st.statuses, name)
+	if idx < 0 || st.statuses[idx].ContainerID == "" {
+		if i := podapi.StatusIndex(st.initStatuses, name); i >= 0 {
+			idx = len(st.statuses) + i
 		} else {
 			idx = -1
 		}
@@ -511,12 +619,7 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	if idx < 0 {
 		return v
 	}
-	var cs *v1.ContainerStatus
-	if idx < len(st.ContainerStatuses) {
-		cs = &st.ContainerStatuses[idx]
-	} else {
-		cs = &st.InitContainerStatuses[idx-len(st.ContainerStatuses)]
-	}
+	cs := st.at(idx)
 	if cs.ContainerID == "" {
 		return v
 	}
@@ -529,29 +632,8 @@ func (e *podEntry) viewOf(name string) protocol.ContainerView {
 	if t := cs.State.Terminated; t != nil {
 		v.Terminated, v.ExitCode = true, t.ExitCode
 	}
-	v.Started = e.flags[idx].Started
+	v.Started = e.containers[idx].flags.Started
 	v.ReportedReady = cs.Ready
 	v.ReportedStarted = cs.Started != nil && *cs.Started
 	return v
-}
-
-// statusIndexByID is the index of id's status in Overlay's flags (containerStatuses first, then
-// initContainerStatuses), or -1.
-func statusIndexByID(st *v1.PodStatus, id messages.ContainerID) int {
-	for i := range st.ContainerStatuses {
-		if st.ContainerStatuses[i].ContainerID == string(id) {
-			return i
-		}
-	}
-	for i := range st.InitContainerStatuses {
-		if st.InitContainerStatuses[i].ContainerID == string(id) {
-			return len(st.ContainerStatuses) + i
-		}
-	}
-	return -1
-}
-
-// hasContainerID reports whether id is the current ID of one of the status's containers.
-func hasContainerID(st *v1.PodStatus, id messages.ContainerID) bool {
-	return statusByID(st, id) != nil
 }

@@ -413,3 +413,47 @@ func TestViewsCarryWhatATerminatedContainersWorkerNeeds(t *testing.T) {
 }
 
 func must(views []View, _ []string) []View { return views }
+
+// After AddPod of a pod with no other worker, the book's keys are the pod's probes, kept as a flag
+// (no copy of the keys); the set it answers for is the same as a list's: AddPod adds the pod's
+// probes to the keys it had, SetWorkers replaces them.
+func TestWorkerKeysAfterAddPod(t *testing.T) {
+	both := podrecord.New(testPod("u1", v1.Container{Name: "app", ReadinessProbe: execProbe(), LivenessProbe: execProbe()}))
+	startupOnly := podrecord.New(testPod("u1", v1.Container{Name: "app", StartupProbe: execProbe()}))
+	b := New()
+	has := func(typ messages.ProbeType) bool { return probesView{b.pods["u1"]}.HasWorker("app", typ) }
+	key := func(typ messages.ProbeType) messages.ProbeKey {
+		return messages.ProbeKey{PodUID: "u1", Container: "app", Type: typ}
+	}
+
+	b.AddPod(both, podrecord.Probes(both))
+	assert.True(t, b.pods["u1"].podProbes)
+	assert.Nil(t, b.pods["u1"].workers, "no copy of the keys")
+	assert.True(t, has(messages.Readiness))
+	assert.True(t, has(messages.Liveness))
+	assert.False(t, has(messages.Startup))
+	assert.False(t, probesView{b.pods["u1"]}.HasWorker("other", messages.Readiness))
+
+	b.SetWorkers("u1", []messages.ProbeKey{key(messages.Liveness)})
+	assert.False(t, has(messages.Readiness))
+	assert.True(t, has(messages.Liveness))
+
+	// a worker still exiting (liveness) beside the new pod's probe
+	b.AddPod(startupOnly, podrecord.Probes(startupOnly))
+	assert.False(t, b.pods["u1"].podProbes)
+	assert.True(t, has(messages.Liveness))
+	assert.True(t, has(messages.Startup))
+	assert.False(t, has(messages.Readiness))
+
+	b.SetWorkers("u1", []messages.ProbeKey{key(messages.Startup)})
+	b.AddPod(both, podrecord.Probes(both)) // startup's worker is still exiting
+	assert.ElementsMatch(t, []messages.ProbeKey{key(messages.Startup), key(messages.Readiness), key(messages.Liveness)},
+		b.pods["u1"].workerKeys())
+	b.SetWorkers("u1", nil)
+	b.AddPod(startupOnly, podrecord.Probes(startupOnly))
+	assert.Equal(t, []messages.ProbeKey{key(messages.Startup)}, b.pods["u1"].workerKeys())
+	b.AddPod(both, podrecord.Probes(both)) // startup's worker not reported gone yet: still counted
+	assert.ElementsMatch(t, []messages.ProbeKey{key(messages.Startup), key(messages.Readiness), key(messages.Liveness)},
+		b.pods["u1"].workerKeys())
+	assert.True(t, has(messages.Startup))
+}
