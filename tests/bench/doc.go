@@ -6,8 +6,8 @@
 //	make plots   # go run ./tests/bench/benchplot: the charts of that run, as PNGs in docs/bench
 //
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
-// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then)
-// and after a further 2 s warm-up it measures a fixed window (5 s) and reports
+// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then),
+// a forced GC (setup's garbage) and a further 2 s warm-up, it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
 // allocs/probe (heap allocations in the window / probes),
 // B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
