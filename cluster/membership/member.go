@@ -281,6 +281,9 @@ func (m *Member) Stop(ctx context.Context) error {
 		if perr := m.sys.Root.PoisonFuture(pid).Wait(); perr != nil {
 			err = fmt.Errorf("stop the membership actor: %w", perr)
 		}
+		m.mu.Lock()
+		m.pid = nil // Applied, SetStopping and Want send nothing more (the probe tree stops after this)
+		m.mu.Unlock()
 		m.probes.Wait()
 		m.cfg.Logger.Info("left the cluster", "cluster", m.cfg.Cluster, "self", m.cfg.Self)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
+	"github.com/probeactor/probeactor/internal/restartbudget"
 	"github.com/probeactor/probeactor/remotesec"
 	"github.com/probeactor/probeactor/wire/clusterv1"
 )
@@ -388,4 +390,39 @@ func TestAnAbandonedMemberLeavesWithoutAWord(t *testing.T) {
 		assert.NotContains(t, ms[0].views.last().Left, addrs[2], "no leave was announced")
 		t.Logf("an abandoned member dropped %v after it stopped (failure timeout %v)", dropped.Round(time.Millisecond), timeout)
 	})
+}
+
+// The shared restart budget through the Member: what is wanted before Start is claimed once the
+// member runs; a claim the budget allows shows in Taken (and Watch fires); the next one waits with
+// why, in the view; after Stop, Want sends nothing.
+func TestMemberTakesClaimsUnderTheSharedBudget(t *testing.T) {
+	addr := freeport.Addr(t)
+	sys := newSystem(t)
+	m, err := New(sys, Config{Cluster: "demo", Peers: []string{addr}, Self: addr, FailureTimeout: time.Second,
+		RestartBudget: restartbudget.Budget{N: 1, Window: time.Minute}, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	r, err := remotesec.Start(sys, RemoteConfig(remotesec.Config{Listen: addr}))
+	require.NoError(t, err)
+	defer remotesec.Stop(r)
+	var pokes atomic.Int32
+	cancel := m.Watch(func() { pokes.Add(1) })
+	defer cancel()
+
+	m.Want([]string{"pod-a/app/id-1"})
+	assert.False(t, m.Taken("pod-a/app/id-1"), "nothing runs before Start")
+	require.NoError(t, m.Start(t.Context()))
+	require.Eventually(t, func() bool { return m.Taken("pod-a/app/id-1") }, 10*time.Second, 10*time.Millisecond)
+	assert.Positive(t, pokes.Load(), "watchers hear of each view")
+
+	m.Want([]string{"pod-b/app/id-2"}) // the taken one is no longer asked for: it stays taken
+	require.Eventually(t, func() bool {
+		v, _ := m.View()
+		return strings.Contains(v.Waiting["pod-b/app/id-2"], "the cluster's budget is spent: 1 claims in the window come first")
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.True(t, m.Taken("pod-a/app/id-1"))
+	assert.False(t, m.Taken("pod-b/app/id-2"))
+
+	require.NoError(t, m.Stop(t.Context()))
+	m.Want(nil) // after Stop: nothing to send to, no dead letter
+	assert.Nil(t, m.actor())
 }
