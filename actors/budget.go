@@ -206,7 +206,7 @@ func (b *budgetLoop) stop() {
 	}
 }
 
-// watch subscribes to the shared budget once (until stopTimer): each change pokes the syncLoop
+// watch subscribes to the shared budget once (until stop): each change pokes the syncLoop
 // from outside the tree, only while the tree is not stopping.
 func (b *budgetLoop) watch() {
 	if b.unwatch != nil {
