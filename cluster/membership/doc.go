@@ -78,9 +78,11 @@
 //
 // An endpoint writer created for a peer that is down blocks in its connect loop for up to ~20 s
 // with everything queued behind it, and stopping the remote then waits 10 s for it. So heartbeats
-// go only to live peers; a peer that is not live is probed with a bare TCP connect to its listed
-// address each interval and greeted once it listens; a new incarnation of a peer still believed
-// live gets its endpoint reset (EndpointTerminatedEvent), and so does a dropped peer. A writer's
+// go only to live peers (and the leave only to those that still accept a TCP connect: a whole
+// cluster stopped at once would otherwise hold each member's stop 10 s); a peer that is not live
+// is probed with a bare TCP connect to its listed address each interval and greeted once it
+// listens; a new incarnation of a peer still believed live gets its endpoint reset
+// (EndpointTerminatedEvent), and so does a dropped peer. A writer's
 // close makes protoactor drop the address's current endpoint too, so a message can be lost around
 // a reconnect: heartbeats are repeated anyway and the leave is requested until acknowledged.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -333,6 +334,13 @@ func (m *Member) announceLeave(ctx context.Context, lr leaveReply) {
 				if wait <= 0 {
 					break
 				}
+				if !listens(p, wait) {
+					// Gone (stopped as this member stops, as a whole cluster does): a request would
+					// start a protoactor endpoint writer whose connect loop holds the remote's stop for
+					// 10 s (see the package doc), and there is nobody to tell.
+					m.cfg.Logger.Info("a peer no longer listens: the leave is not announced to it", "peer", p)
+					return
+				}
 				if _, err = m.sys.Root.RequestFuture(actor.NewPID(p, ActorName), lr.hb, wait).Result(); err == nil {
 					return
 				}
@@ -344,6 +352,17 @@ func (m *Member) announceLeave(ctx context.Context, lr leaveReply) {
 		})
 	}
 	wg.Wait()
+}
+
+// listens reports whether a TCP connect to addr succeeds within timeout (the connection is closed
+// at once).
+func listens(addr string, timeout time.Duration) bool {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }
 
 // leaveRetry is how long one leave request waits for its acknowledgement before it is repeated.

@@ -426,3 +426,24 @@ func TestMemberTakesClaimsUnderTheSharedBudget(t *testing.T) {
 	m.Want(nil) // after Stop: nothing to send to, no dead letter
 	assert.Nil(t, m.actor())
 }
+
+// A peer that stopped as this member stops (a whole cluster shut down at once) is not sent the
+// leave: it no longer listens, and a request would start a protoactor endpoint writer whose connect
+// loop holds the remote's stop for 10 s. A peer that listens is still told (the tests above).
+func TestTheLeaveSkipsAPeerThatNoLongerListens(t *testing.T) {
+	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
+		addrs := []string{freeport.Addr(t), freeport.Addr(t)}
+		slices.Sort(addrs)
+		log, buf := logtest.Capture(t)
+		const long = 30 * time.Second // the gone peer stays in the view until the stop
+		a := startTestMember(t, addrs[0], addrs, long, func(c *Config) { c.Logger = log })
+		b := startTestMember(t, addrs[1], addrs, long)
+		require.Eventually(t, func() bool { return a.settled(addrs) && b.settled(addrs) }, 20*time.Second, 10*time.Millisecond)
+		b.crash() // its remote is gone: its port refuses
+		require.True(t, slices.Contains(a.views.last().Members, addrs[1]), "a still holds b live")
+		a.stop(t)
+		out := buf.String()
+		assert.Contains(t, out, "a peer no longer listens: the leave is not announced to it: peer="+addrs[1])
+		assert.NotContains(t, out, "did not acknowledge the leave")
+	})
+}
