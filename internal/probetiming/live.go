@@ -77,7 +77,7 @@ func NextAction(l Live) Action {
 	case !l.Running:
 		return Action{Text: "container not running"}
 	case l.Deferred:
-		return Action{Text: "restart deferred: the restart budget is spent; restarts when it allows, if the probe still fails"}
+		return Action{Text: "restart deferred: the restart budget has no room for it; restarts when it allows, if the probe still fails"}
 	case l.OnHold && l.Type == messages.Startup && l.Published == messages.Success:
 		return Action{Text: "started: no more startup probes until the container restarts"}
 	case l.OnHold:

@@ -93,7 +93,7 @@ func TestNextAction(t *testing.T) {
 			"kill requested; probing resumes with the new container", 0},
 		"liveness deferred by the restart budget": {func(l *Live) {
 			l.Published, l.Deferred, l.Streak, l.StreakResult = messages.Failure, true, 4, messages.Failure
-		}, "restart deferred: the restart budget is spent; restarts when it allows, if the probe still fails", 0},
+		}, "restart deferred: the restart budget has no room for it; restarts when it allows, if the probe still fails", 0},
 		"not running": {func(l *Live) { l.Running = false }, "container not running", 0},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -110,7 +110,7 @@ spec:
 
 	code, out, errOut := runNode(t, "", "describe", "pod", "dep-07", "--server", strings.TrimPrefix(n.base, "http://"))
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "restart deferred: the restart budget is spent")
+	assert.Contains(t, out, "restart deferred: the restart budget has no room for it")
 	assert.Contains(t, out, "RestartBudgetExhausted")
 
 	n.eventually("crasher", func(p v1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount >= 2 },

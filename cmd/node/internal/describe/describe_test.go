@@ -130,5 +130,5 @@ func TestPrintStates(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, Print(&b, d, now))
 	assert.Contains(t, b.String(), "    Ports:         8080/TCP, 53/UDP\n")
-	assert.Contains(t, b.String(), "failed 5 in a row, last error (not counted) 1s ago; restart deferred: the restart budget is spent")
+	assert.Contains(t, b.String(), "failed 5 in a row, last error (not counted) 1s ago; restart deferred: the restart budget has no room for it")
 }
