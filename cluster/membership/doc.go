@@ -198,7 +198,9 @@
 // budget has room; no kill is taken while the member has no quorum lease, or while a configured
 // member is out of its view and not yet fenced (about a failure timeout after it went silent); a
 // claim a member could not confirm (its origin went silent while it waited) holds a place in the
-// budget for a window. Without --cluster the budget is node's own (internal/restartbudget).
+// budget for a window; every heartbeat carries every claim its sender knows, about 100 bytes each
+// (at most clusterv1.MaxClaims), so a cluster with a thousand kills waiting sends heartbeats of
+// ~100 KB. Without --cluster the budget is node's own (internal/restartbudget).
 //
 // # Trust boundary
 //
