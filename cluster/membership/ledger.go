@@ -188,6 +188,7 @@ func (l *ledger) decide(now time.Time, quorate bool, nextSeq uint64, f fences) [
 		}
 	}
 	l.expire(now)
+	t := l.tally(now)
 	var took []string
 	for _, c := range l.own {
 		if !c.taken.IsZero() {
@@ -221,8 +222,10 @@ func (l *ledger) decide(now time.Time, quorate bool, nextSeq uint64, f fences) [
 			// A member it waited for was fenced after it was made: what that member took before
 			// reaches this member only through others, as a claim made after the fence is
 			// certain to hear it. Make it anew, last in the order.
+			t.remove(l.ownID(c))
 			l.lamport++
 			c.lamport, c.made, c.firstSeq = l.lamport, now, nextSeq
+			t.insert(l.ownID(c))
 			c.waits = "made anew: a member it waited for was fenced"
 			continue
 		}
@@ -230,42 +233,78 @@ func (l *ledger) decide(now time.Time, quorate bool, nextSeq uint64, f fences) [
 			c.waits = "waits for the acknowledgement of " + fmt.Sprint(waitFor)
 			continue
 		}
-		if before := l.before(c, now); before >= l.n {
+		if before := t.before(l.ownID(c)); before >= l.n {
 			c.waits = fmt.Sprintf("the cluster's budget is spent: %d claims in the window come first", before)
 			continue
 		}
 		c.taken, c.waits = now, ""
+		t.remove(l.ownID(c))
+		t.taken[l.ownID(c)] = true
 		took = append(took, c.key)
 	}
 	slices.SortStableFunc(l.own, func(a, b *ownClaim) int { return cmp.Compare(a.lamport, b.lamport) })
 	return took
 }
 
-// before counts the claims known here that come before c: every taken claim still in the window
-// and every waiting claim ordered before it.
-func (l *ledger) before(c *ownClaim, now time.Time) int {
-	self := claimID{origin: l.self, inc: l.inc, lamport: c.lamport}
-	seen := map[claimID]bool{}
-	count := func(id claimID, taken time.Time) {
-		if seen[id] || id == self {
-			return
-		}
-		if taken.IsZero() && id.compare(self) < 0 || !taken.IsZero() && now.Sub(taken) < l.expiry {
-			seen[id] = true
+// tally is what decide counts a claim against: the claims known here that are still in the
+// window, taken (from any source, whatever their place in the order) or waiting (sorted, none of
+// them taken). It is made once per decide: a heartbeat may carry thousands of claims.
+type tally struct {
+	taken   map[claimID]bool
+	waiting []claimID
+}
+
+func (l *ledger) tally(now time.Time) tally {
+	t := tally{taken: map[claimID]bool{}}
+	waiting := map[claimID]bool{}
+	add := func(id claimID, taken time.Time) {
+		switch {
+		case taken.IsZero():
+			waiting[id] = true
+		case now.Sub(taken) < l.expiry:
+			t.taken[id] = true
 		}
 	}
 	for _, o := range l.own {
-		count(claimID{origin: l.self, inc: l.inc, lamport: o.lamport}, o.taken)
+		add(l.ownID(o), o.taken)
 	}
 	for _, pc := range l.direct {
 		for _, h := range pc.claims {
-			count(h.id, h.taken)
+			add(h.id, h.taken)
 		}
 	}
 	for id, r := range l.relayed {
-		count(id, r.taken)
+		add(id, r.taken)
 	}
-	return len(seen)
+	for id := range waiting {
+		if !t.taken[id] {
+			t.waiting = append(t.waiting, id)
+		}
+	}
+	slices.SortFunc(t.waiting, claimID.compare)
+	return t
+}
+
+// before counts the claims that come before the waiting claim id: every taken claim still in the
+// window and every waiting claim ordered before it.
+func (t *tally) before(id claimID) int {
+	i, _ := slices.BinarySearchFunc(t.waiting, id, claimID.compare)
+	return len(t.taken) + i
+}
+
+func (t *tally) remove(id claimID) {
+	if i, ok := slices.BinarySearchFunc(t.waiting, id, claimID.compare); ok {
+		t.waiting = slices.Delete(t.waiting, i, i+1)
+	}
+}
+
+func (t *tally) insert(id claimID) {
+	i, _ := slices.BinarySearchFunc(t.waiting, id, claimID.compare)
+	t.waiting = slices.Insert(t.waiting, i, id)
+}
+
+func (l *ledger) ownID(c *ownClaim) claimID {
+	return claimID{origin: l.self, inc: l.inc, lamport: c.lamport}
 }
 
 // expire forgets the taken claims that left the window.
@@ -291,7 +330,7 @@ func (l *ledger) list(now time.Time) []*clusterv1.Heartbeat_Claim {
 		out = append(out, c)
 	}
 	for _, c := range l.own {
-		add(claimID{origin: l.self, inc: l.inc, lamport: c.lamport}, c.key, c.taken)
+		add(l.ownID(c), c.key, c.taken)
 	}
 	var others []claimID
 	known := map[claimID]relayedClaim{}
