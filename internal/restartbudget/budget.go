@@ -65,6 +65,7 @@ type Waiting struct {
 	Change    messages.ResultChanged
 	Since     time.Time
 	Announced bool
+	claim     string // Claim, made once by Ask
 }
 
 // Gate applies a Budget: it takes kills while the window has room and queues the others. The
@@ -90,14 +91,13 @@ func (g *Gate) Ask(c messages.ResultChanged, now time.Time) {
 			return
 		}
 	}
-	g.waiting = append(g.waiting, Waiting{Change: c, Since: now})
+	g.waiting = append(g.waiting, Waiting{Change: c, Since: now,
+		claim: fmt.Sprintf("%s/%s/%s", c.PodUID, c.Container, c.ContainerID)})
 }
 
 // Claim names a waiting kill in a budget shared with other processes (DueShared): pod UID,
 // container name and container ID, so that a new container of the same name is a new claim.
-func (w Waiting) Claim() string {
-	return fmt.Sprintf("%s/%s/%s", w.Change.PodUID, w.Change.Container, w.Change.ContainerID)
-}
+func (w Waiting) Claim() string { return w.claim }
 
 // Claims lists the waiting kills' claims, oldest first: what a shared budget is asked for.
 func (g *Gate) Claims() []string {
