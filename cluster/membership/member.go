@@ -234,9 +234,19 @@ func (m *Member) Taken(key string) bool {
 	return ok
 }
 
-// Watch calls fn (on the membership actor's goroutine: it must not block) with every new view,
-// for a caller that polls Taken; cancel stops it.
-func (m *Member) Watch(fn func()) (cancel func()) { return m.Subscribe(func(View) { fn() }) }
+// Watch calls fn (on the membership actor's goroutine, or the caller's once at once: it must not
+// block) whenever the claims taken (View.Taken) changed, for a caller that polls Taken; cancel
+// stops it. Views come with every heartbeat's news; the taken claims change far less often.
+func (m *Member) Watch(fn func()) (cancel func()) {
+	var last map[string]time.Time
+	first := true
+	return m.Subscribe(func(v View) {
+		if first || !maps.EqualFunc(v.Taken, last, time.Time.Equal) {
+			first, last = false, v.Taken
+			fn()
+		}
+	})
+}
 
 // publish hands a new view to every subscriber (the membership actor calls it).
 func (m *Member) publish(v View) {
