@@ -436,12 +436,9 @@ func (s *clusterSim) faults(from, to time.Duration) {
 	}
 }
 
-// Random runs (60; 20 under the race detector; PROBEACTOR_SIM_SEEDS=N for more — 1,000 passed) of
-// three and five members with crashes, restarts, freezes, symmetric
-// and one-way partitions, clock rates from 0.95 to 1.05 and grace periods from 0 to 3 s: no pod
-// ever has two live containers (a container counts until its termination finished), and within
-// a bound after the last fault healed every pod runs exactly once.
-func TestSimulatedClusterNeverRunsAPodTwice(t *testing.T) {
+// simSeeds is how many random runs a simulation makes: 60, 20 under the race detector or -short,
+// PROBEACTOR_SIM_SEEDS=N for more.
+func simSeeds(t *testing.T) int {
 	seeds := 60
 	if raceEnabled || testing.Short() {
 		seeds = 20
@@ -453,6 +450,16 @@ func TestSimulatedClusterNeverRunsAPodTwice(t *testing.T) {
 		}
 		seeds = n
 	}
+	return seeds
+}
+
+// Random runs (60; 20 under the race detector; PROBEACTOR_SIM_SEEDS=N for more — 1,000 passed) of
+// three and five members with crashes, restarts, freezes, symmetric
+// and one-way partitions, clock rates from 0.95 to 1.05 and grace periods from 0 to 3 s: no pod
+// ever has two live containers (a container counts until its termination finished), and within
+// a bound after the last fault healed every pod runs exactly once.
+func TestSimulatedClusterNeverRunsAPodTwice(t *testing.T) {
+	seeds := simSeeds(t)
 	for seed := range uint64(seeds) {
 		size := 3
 		if seed%3 == 2 {
@@ -497,17 +504,7 @@ func TestSimulatedClusterNeverRunsAPodTwice(t *testing.T) {
 // once the faults healed, kills asked for then are made as the budget allows (none stays
 // waiting for an acknowledgement).
 func TestSimulatedClusterKeepsTheSharedRestartBudget(t *testing.T) {
-	seeds := 60
-	if raceEnabled || testing.Short() {
-		seeds = 20
-	}
-	if v := os.Getenv("PROBEACTOR_SIM_SEEDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("PROBEACTOR_SIM_SEEDS=%q: want a positive number", v)
-		}
-		seeds = n
-	}
+	seeds := simSeeds(t)
 	kills := 0
 	for seed := range uint64(seeds) {
 		size := 3
