@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,6 +20,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/probeactor/probeactor/internal/bareprobe"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/tests/conformance"
 )
@@ -193,16 +193,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 // with a reset, the same 1 s timeout and 10 KiB body limit) with one shared net/http client, and
 // nothing else. It returns the function that stops the goroutines and waits for them.
 func runBare(n, port int, grid *latencyGrid, cnt *httpCounter) func() {
-	client := &http.Client{
-		Timeout: time.Second,
-		Transport: &http.Transport{
-			Proxy:                  nil,
-			DialContext:            resetDialer,
-			DisableKeepAlives:      true,
-			DisableCompression:     true,
-			MaxResponseHeaderBytes: probes.DefaultMaxResponseHeaderBytes,
-		},
-	}
+	client := bareprobe.NewClient(time.Second)
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, targetPath)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -223,7 +214,7 @@ func runBare(n, port int, grid *latencyGrid, cnt *httpCounter) func() {
 			buf := make([]byte, probes.MaxOutputLength+1)
 			for {
 				grid.observe(id, time.Now())
-				if !bareGet(client, url, buf) {
+				if !bareprobe.Get(client, url, buf) {
 					cnt.failed.Add(1)
 				}
 				select {
@@ -239,41 +230,4 @@ func runBare(n, port int, grid *latencyGrid, cnt *httpCounter) func() {
 		wg.Wait()
 		client.CloseIdleConnections()
 	}
-}
-
-// bareGet is one HTTP probe: GET with kubelet's User-Agent and Accept, body read up to the limit.
-func bareGet(client *http.Client, url string, buf []byte) bool {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	req.Header.Set("User-Agent", probes.UserAgent)
-	req.Header.Set("Accept", "*/*")
-	res, err := client.Do(req)
-	if err != nil {
-		return false
-	}
-	_, err = io.ReadFull(res.Body, buf)
-	_ = res.Body.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return false
-	}
-	return res.StatusCode >= 200 && res.StatusCode < 400
-}
-
-// resetDialer dials like the probes do: the connection is reset on close, leaving no TIME_WAIT
-// (2,000 connections a second would otherwise exhaust the ephemeral ports within a minute).
-func resetDialer(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return resetConn{c.(*net.TCPConn)}, nil
-}
-
-type resetConn struct{ *net.TCPConn }
-
-func (c resetConn) Close() error {
-	_ = c.TCPConn.SetLinger(0)
-	return c.TCPConn.Close()
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"runtime/pprof"
@@ -16,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/probeactor/probeactor/internal/bareprobe"
 	"github.com/probeactor/probeactor/probes"
 )
 
@@ -36,16 +35,7 @@ type bareClient struct {
 
 func newBareClient(httpAddr, tcpAddr string) *bareClient {
 	return &bareClient{
-		http: &http.Client{
-			Timeout: Timeout,
-			Transport: &http.Transport{
-				Proxy:                  nil,
-				DialContext:            resetDialer(0),
-				DisableKeepAlives:      true,
-				DisableCompression:     true,
-				MaxResponseHeaderBytes: probes.DefaultMaxResponseHeaderBytes,
-			},
-		},
+		http:    bareprobe.NewClient(Timeout),
 		httpURL: "http://" + httpAddr + ReadyPrefix,
 		tcpAddr: tcpAddr,
 	}
@@ -80,12 +70,12 @@ func (c *bareClient) run(pods int) (stop func()) {
 			}
 		}
 	}
-	tcp := resetDialer(Timeout)
+	tcp := bareprobe.ResetDialer(Timeout)
 	for i := range pods {
 		url := c.httpURL + strconv.Itoa(i)
 		wg.Add(2)
 		buf := make([]byte, probes.MaxOutputLength)
-		go loop(func() bool { return c.get(url, buf) })
+		go loop(func() bool { return bareprobe.Get(c.http, url, buf) })
 		go loop(func() bool {
 			conn, err := tcp(context.Background(), "tcp", c.tcpAddr)
 			if err != nil {
@@ -100,46 +90,6 @@ func (c *bareClient) run(pods int) (stop func()) {
 		wg.Wait()
 		c.http.CloseIdleConnections()
 	}
-}
-
-// get is one HTTP probe: GET with kubelet's User-Agent and Accept, the body read up to the limit.
-func (c *bareClient) get(url string, buf []byte) bool {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	req.Header.Set("User-Agent", probes.UserAgent)
-	req.Header.Set("Accept", "*/*")
-	res, err := c.http.Do(req)
-	if err != nil {
-		return false
-	}
-	_, err = io.ReadFull(res.Body, buf)
-	_ = res.Body.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return false
-	}
-	return res.StatusCode >= 200 && res.StatusCode < 400
-}
-
-// resetDialer dials as node's probes do: the connection is reset on close, leaving no TIME_WAIT on
-// either side (1,000 connections a second would otherwise fill the ephemeral ports).
-func resetDialer(timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: timeout}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return resetConn{conn.(*net.TCPConn)}, nil
-	}
-}
-
-type resetConn struct{ *net.TCPConn }
-
-func (c resetConn) Close() error {
-	_ = c.SetLinger(0)
-	return c.TCPConn.Close()
 }
 
 // runBare is `nodebench bare -pods N -http ADDR -tcp ADDR`: it probes until its stdin closes, then
