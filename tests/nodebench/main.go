@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/probeactor/probeactor/internal/procfs"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -177,7 +179,7 @@ func window(cfg config, tg *targetProc, pid int) (probes int64, cpu cpuSplit, to
 		return 0, cpu, 0, err
 	}
 	start := time.Now()
-	all, err := allProcs()
+	all, err := procfs.Processes()
 	if err != nil {
 		return 0, cpu, 0, err
 	}
@@ -186,7 +188,7 @@ func window(cfg config, tg *targetProc, pid int) (probes int64, cpu cpuSplit, to
 		return 0, cpu, 0, err
 	}
 	time.Sleep(cfg.window) // the measurement window itself
-	all, err = allProcs()
+	all, err = procfs.Processes()
 	if err != nil {
 		return 0, cpu, 0, err
 	}

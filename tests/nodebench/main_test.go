@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probeactor/probeactor/internal/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -19,30 +20,20 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestParseStat(t *testing.T) {
-	st, err := parseStat("4242 (node (shim) x) S 17 4242 4242 0 -1 4194560 1 0 0 0 150 25 0 0 20 0 9 0 1234 0 0")
-	require.NoError(t, err)
-	assert.Equal(t, procStat{pid: 4242, ppid: 17, comm: "node (shim) x", state: 'S', cpu: 1750 * time.Millisecond}, st)
-	for _, bad := range []string{"", "4242 node S 1", "x (a) S 1 2 3 4 5 6 7 8 9 10 11 12", "1 (a) S 1 2 3"} {
-		_, err := parseStat(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
 func TestTreeCPUSplitsTheProcessItsChildrenAndWhatIsBelowThem(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	all := []procStat{
-		{pid: 1, ppid: 0, state: 'S', cpu: time.Hour},  // init: not in the tree
-		{pid: 10, ppid: 1, state: 'S', cpu: ms(5000)},  // node
-		{pid: 11, ppid: 10, state: 'S', cpu: ms(100)},  // a shim
-		{pid: 12, ppid: 10, state: 'R', cpu: ms(200)},  // a shim
-		{pid: 13, ppid: 10, state: 'Z', cpu: ms(1000)}, // a zombie child: left out
-		{pid: 21, ppid: 11, state: 'S', cpu: ms(10)},   // a container
-		{pid: 22, ppid: 12, state: 'S', cpu: ms(20)},   // a container
-		{pid: 31, ppid: 22, state: 'S', cpu: ms(30)},   // its child
-		{pid: 32, ppid: 31, state: 'Z', cpu: ms(40)},   // a zombie below: left out
-		{pid: 40, ppid: 1, state: 'S', cpu: ms(7000)},  // another tree
-		{pid: 41, ppid: 40, state: 'S', cpu: ms(7000)}, // below it
+	all := []procfs.ProcStat{
+		{PID: 1, PPID: 0, State: 'S', CPU: time.Hour},  // init: not in the tree
+		{PID: 10, PPID: 1, State: 'S', CPU: ms(5000)},  // node
+		{PID: 11, PPID: 10, State: 'S', CPU: ms(100)},  // a shim
+		{PID: 12, PPID: 10, State: 'R', CPU: ms(200)},  // a shim
+		{PID: 13, PPID: 10, State: 'Z', CPU: ms(1000)}, // a zombie child: left out
+		{PID: 21, PPID: 11, State: 'S', CPU: ms(10)},   // a container
+		{PID: 22, PPID: 12, State: 'S', CPU: ms(20)},   // a container
+		{PID: 31, PPID: 22, State: 'S', CPU: ms(30)},   // its child
+		{PID: 32, PPID: 31, State: 'Z', CPU: ms(40)},   // a zombie below: left out
+		{PID: 40, PPID: 1, State: 'S', CPU: ms(7000)},  // another tree
+		{PID: 41, PPID: 40, State: 'S', CPU: ms(7000)}, // below it
 	}
 	got, err := treeCPU(all, 10)
 	require.NoError(t, err)

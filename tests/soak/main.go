@@ -55,6 +55,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/probeactor/probeactor/internal/procfs"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 )
@@ -370,8 +371,8 @@ type nodeProc struct {
 	stdout *os.File
 	stderr *os.File
 
-	cpu     float64   // node's CPU seconds at the previous sample
-	cpuWall time.Time // when they were read
+	cpu     time.Duration // node's CPU at the previous sample
+	cpuWall time.Time     // when it was read
 }
 
 func startNode(ctx context.Context, bin string, cfg config, dirs map[string]string, out string) (*nodeProc, error) {
@@ -457,8 +458,8 @@ func (n *nodeProc) stop() int {
 				break
 			}
 		}
-		all, _ := Processes()
-		left := Descendants(all, os.Getpid())
+		all, _ := procfs.Processes()
+		left := procfs.Descendants(all, os.Getpid())
 		if len(left) == 0 {
 			return 0
 		}
@@ -507,17 +508,17 @@ func (n *nodeProc) sample(ctx context.Context, at time.Duration, withPods bool) 
 	if m, err := ReadStatus(pid); err == nil {
 		s.RSS, s.RSSAnon, s.RSSFile, s.Threads = m.RSS, m.Anon, m.File, m.Threads
 	}
-	if all, err := Processes(); err == nil {
+	if all, err := procfs.Processes(); err == nil {
 		for _, p := range all {
 			if p.PID == pid {
 				now := time.Now()
 				if !n.cpuWall.IsZero() {
-					s.CPU = (p.CPU - n.cpu) / now.Sub(n.cpuWall).Seconds()
+					s.CPU = (p.CPU - n.cpu).Seconds() / now.Sub(n.cpuWall).Seconds()
 				}
 				n.cpu, n.cpuWall = p.CPU, now
 			}
 		}
-		below := Descendants(all, pid)
+		below := procfs.Descendants(all, pid)
 		s.Children, s.ChildRSS = float64(len(below)), 0
 		for _, p := range below {
 			s.ChildRSS += p.RSS

@@ -1,107 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 )
-
-// pageSize converts /proc/<pid>/stat's rss (pages) to bytes.
-var pageSize = float64(os.Getpagesize())
-
-// ClockTicks is the unit of /proc/<pid>/stat's utime and stime: USER_HZ, which Linux fixes at 100
-// for everything it reports to user space.
-const ClockTicks = 100
-
-// ProcStat is what the soak needs of /proc/<pid>/stat.
-type ProcStat struct {
-	PID, PPID int
-	State     byte    // 'R', 'S', 'Z', ...
-	RSS       float64 // bytes
-	CPU       float64 // seconds of CPU used so far, user and system (utime + stime)
-}
-
-// ParseStat parses one /proc/<pid>/stat line; the command name (in parentheses) may itself hold
-// spaces and parentheses, so fields are counted from the last ')'.
-func ParseStat(line string) (ProcStat, error) {
-	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
-	if open < 1 || end < open {
-		return ProcStat{}, fmt.Errorf("stat %q: no command name", line)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(line[:open]))
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stat %q: pid: %w", line, err)
-	}
-	f := strings.Fields(line[end+1:])
-	// After the name: state(3) ppid(4) ... utime(14) stime(15) ... rss(24): indexes 0, 1, 11, 12
-	// and 21 here.
-	if len(f) < 22 || len(f[0]) != 1 {
-		return ProcStat{}, fmt.Errorf("stat %q: too few fields", line)
-	}
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stat %q: ppid: %w", line, err)
-	}
-	rss, err := strconv.ParseFloat(f[21], 64)
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stat %q: rss: %w", line, err)
-	}
-	utime, err := strconv.ParseFloat(f[11], 64)
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stat %q: utime: %w", line, err)
-	}
-	stime, err := strconv.ParseFloat(f[12], 64)
-	if err != nil {
-		return ProcStat{}, fmt.Errorf("stat %q: stime: %w", line, err)
-	}
-	return ProcStat{PID: pid, PPID: ppid, State: f[0][0], RSS: rss * pageSize, CPU: (utime + stime) / ClockTicks}, nil
-}
-
-// Processes reads every process' stat (processes that end meanwhile are skipped).
-func Processes() ([]ProcStat, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var out []ProcStat
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		if st, err := ParseStat(string(bytes.TrimSpace(b))); err == nil {
-			out = append(out, st)
-		}
-	}
-	return out, nil
-}
-
-// Descendants returns the processes below root (not root itself), zombies excluded.
-func Descendants(all []ProcStat, root int) []ProcStat {
-	children := map[int][]ProcStat{}
-	for _, p := range all {
-		children[p.PPID] = append(children[p.PPID], p)
-	}
-	var out []ProcStat
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			if c.State != 'Z' {
-				out = append(out, c)
-			}
-			queue = append(queue, c.PID)
-		}
-	}
-	return out
-}
 
 // Status is what the sampler reads of a process' /proc/<pid>/status: its resident set in bytes,
 // VmRSS = RssAnon (heap, stacks, the Go runtime's own memory) + RssFile (the executable's pages

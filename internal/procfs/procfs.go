@@ -1,0 +1,100 @@
+// Package procfs reads the processes' /proc/<pid>/stat, for the measurements that watch node and
+// its containers from outside (tests/soak, tests/nodebench). Linux only; test tooling that node
+// never imports.
+package procfs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClockTicks is the unit of /proc/<pid>/stat's utime and stime: USER_HZ, which Linux fixes at 100
+// for everything it reports to user space.
+const ClockTicks = 100
+
+// pageSize converts /proc/<pid>/stat's rss (pages) to bytes.
+var pageSize = float64(os.Getpagesize())
+
+// ProcStat is what the measurements need of /proc/<pid>/stat.
+type ProcStat struct {
+	PID, PPID int
+	Comm      string        // the command name, without its parentheses
+	State     byte          // 'R', 'S', 'Z', ...
+	RSS       float64       // bytes
+	CPU       time.Duration // used so far, user and system (utime + stime)
+}
+
+// ParseStat parses one /proc/<pid>/stat line; the command name (in parentheses) may itself hold
+// spaces and parentheses, so fields are counted from the last ')'.
+func ParseStat(line string) (ProcStat, error) {
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 1 || end < open {
+		return ProcStat{}, fmt.Errorf("stat %q: no command name", line)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line[:open]))
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("stat %q: pid: %w", line, err)
+	}
+	f := strings.Fields(line[end+1:])
+	// After the name: state(3) ppid(4) ... utime(14) stime(15) ... rss(24): indexes 0, 1, 11, 12
+	// and 21 here.
+	if len(f) < 22 || len(f[0]) != 1 {
+		return ProcStat{}, fmt.Errorf("stat %q: too few fields", line)
+	}
+	var n [4]int64
+	for i, k := range []int{1, 11, 12, 21} {
+		if n[i], err = strconv.ParseInt(f[k], 10, 64); err != nil {
+			return ProcStat{}, fmt.Errorf("stat %q: field %d: %w", line, k+3, err)
+		}
+	}
+	return ProcStat{PID: pid, PPID: int(n[0]), Comm: line[open+1 : end], State: f[0][0], RSS: float64(n[3]) * pageSize,
+		CPU: time.Duration(n[1]+n[2]) * time.Second / ClockTicks}, nil
+}
+
+// Processes reads every process's stat (processes that end meanwhile are skipped).
+func Processes() ([]ProcStat, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []ProcStat
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		if st, err := ParseStat(string(bytes.TrimSpace(b))); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// Descendants returns the processes below root (not root itself), zombies excluded (their
+// children are followed).
+func Descendants(all []ProcStat, root int) []ProcStat {
+	children := map[int][]ProcStat{}
+	for _, p := range all {
+		children[p.PPID] = append(children[p.PPID], p)
+	}
+	var out []ProcStat
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			if c.State != 'Z' {
+				out = append(out, c)
+			}
+			queue = append(queue, c.PID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package procfs
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (node (x) y) S 4200 4242 4200 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 12 0 1000 700000 2560 18446744073709551615"
+	st, err := ParseStat(line)
+	require.NoError(t, err)
+	assert.Equal(t, ProcStat{PID: 4242, PPID: 4200, Comm: "node (x) y", State: 'S', RSS: 2560 * pageSize, CPU: 70 * time.Millisecond}, st)
+
+	st, err = ParseStat("4242 (node (shim) x) S 17 4242 4242 0 -1 4194560 1 0 0 0 150 25 0 0 20 0 9 0 1234 0 0")
+	require.NoError(t, err)
+	assert.Equal(t, ProcStat{PID: 4242, PPID: 17, Comm: "node (shim) x", State: 'S', CPU: 1750 * time.Millisecond}, st)
+
+	for _, bad := range []string{"", "12 no-paren S 1", "x (a) S 1 2 3", "12 (a) S 1",
+		"12 (a) S x 1 1 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0",
+		"4242 node S 1", "x (a) S 1 2 3 4 5 6 7 8 9 10 11 12", "1 (a) S 1 2 3"} {
+		_, err := ParseStat(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestDescendantsSkipZombiesButFollowTheirChildren(t *testing.T) {
+	all := []ProcStat{
+		{PID: 1, PPID: 0, State: 'S'},
+		{PID: 10, PPID: 1, State: 'S'},  // node
+		{PID: 11, PPID: 10, State: 'S'}, // shim
+		{PID: 12, PPID: 11, State: 'S'}, // container
+		{PID: 13, PPID: 10, State: 'Z'}, // a probe not reaped yet
+		{PID: 14, PPID: 13, State: 'S'},
+		{PID: 20, PPID: 1, State: 'S'}, // not below node
+	}
+	var pids []int
+	for _, p := range Descendants(all, 10) {
+		pids = append(pids, p.PID)
+	}
+	assert.ElementsMatch(t, []int{11, 12, 14}, pids)
+}
+
+// Processes finds this test process, under its parent.
+func TestProcessesFindsThisOne(t *testing.T) {
+	all, err := Processes()
+	require.NoError(t, err)
+	found := false
+	for _, p := range all {
+		found = found || (p.PID == os.Getpid() && p.PPID == os.Getppid() && p.CPU >= 0 && p.RSS > 0)
+	}
+	assert.True(t, found)
+}
