@@ -51,7 +51,8 @@
 // A list that does not parse fails the benchmark, naming the variable.
 //
 // Profiles: with PROBEACTOR_BENCH_PROFILES=<dir>, BenchmarkProbeLoop writes heap-<impl>-<n>.pprof
-// (after warm-up), cpu-<impl>-<n>.pprof (the measurement window) and mutex-<impl>-<n>.pprof with
+// (after warm-up), cpu-<impl>-<n>.pprof (the measurement window), cpu-<impl>-<n>-setup.pprof (setup:
+// from the first AddPod until every worker has probed) and mutex-<impl>-<n>.pprof with
 // mutex-<impl>-<n>-start.pprof (contention in the window: pprof -base the start one) there, and
 // BenchmarkProbeLoopHTTP the same as heap-http-<impl>-<n>.pprof and cpu-http-<impl>-<n>.pprof.
 //

@@ -154,7 +154,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 	fixtures := podsWith(n, 0, "h", spec)
 	before := memInUse()
 
-	setupStart := time.Now()
+	setupStart, stopSetupProfile := time.Now(), startCPUProfile(b, profileName("http-"+name, n)+"-setup")
 	var stop func()
 	if start == nil {
 		stop = runBare(n, port, grid, &cnt)
@@ -184,7 +184,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 		}
 	}
 	defer stop()
-	measureLoop(b, profileName("http-"+name, n), n, grid, before, setupStart, fixtures, httpWindow)
+	measureLoop(b, profileName("http-"+name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, httpWindow)
 	b.ReportMetric(float64(cnt.failed.Load()), "failed-probes")
 }
 

@@ -86,14 +86,14 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		b.Fatal(err)
 	}
 	defer d.Stop()
-	setupStart := time.Now()
+	setupStart, stopSetupProfile := time.Now(), startCPUProfile(b, profileName(im.name, n)+"-setup")
 	for _, f := range fixtures {
 		if err := d.AddPod(f.pod); err != nil {
 			b.Fatal(err)
 		}
 		d.SetPodStatus(f.pod, f.status)
 	}
-	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, fixtures, loopWindow)
+	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, loopWindow)
 }
 
 // measureLoop is the measurement of a probe loop that is being set up: it waits until every worker
@@ -103,11 +103,13 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 // the memory baseline) are kept alive until the memory is measured: freed, they would be subtracted
 // from what an implementation that copies them keeps.
 func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before memUse, setupStart time.Time,
-	fixtures []podFixture, window time.Duration) {
+	stopSetupProfile func(), fixtures []podFixture, window time.Duration) {
 	if !waitFor(2*time.Minute, func() bool { return grid.probed.Load() == int64(n) }) {
+		stopSetupProfile()
 		b.Fatalf("only %d of %d workers probed within 2 minutes", grid.probed.Load(), n)
 	}
 	setup := time.Since(setupStart)
+	stopSetupProfile()
 	// Setup's garbage is collected before the warm-up: otherwise the first collection after setup
 	// (hundreds of MB of live heap to mark at 100,000 workers) lands in the window in some runs
 	// and not in others, for either design, and moves a run's CPU ratio by ±0.1 and its p99 by tens
