@@ -58,7 +58,7 @@ func TestUnsubscribe(t *testing.T) {
 				ctx.Respond(&messages.AckResults{Seq: b.Seq})
 			}
 		}))
-		t.Cleanup(func() { h.sys.Root.Stop(sub) })
+		h.stopAtEnd(sub)
 		h.tree.Subscribe(sub, OfTypes(messages.Liveness))
 		h.sync() // the subscription (root → cache) is in place before the direct Sets below
 		set := func(id messages.ContainerID, pt messages.ProbeType) {

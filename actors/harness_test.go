@@ -212,6 +212,16 @@ func (h *harness) status(uid types.UID) v1.PodStatus {
 // bubble is blocked (actors idle, no attempt running unless it waits on something).
 func (h *harness) sync() { synctest.Wait() }
 
+// stopAtEnd stops a test's subscriber at the end of the test, before the tree, and waits until the
+// cache has seen it go: a cache that stopped first would Unwatch a subscriber that is already gone,
+// a dead letter newSystem fails the test on (one run in ~100 of TestSlowSubscriber under -shuffle).
+func (h *harness) stopAtEnd(sub *actor.PID) {
+	h.t.Cleanup(func() {
+		h.sys.Root.Stop(sub)
+		h.sync()
+	})
+}
+
 func (h *harness) inspect(k messages.ProbeKey) *workerInfo {
 	res, err := h.sys.Root.RequestFuture(h.tree.env.manager, &inspectWorker{key: k}, 5*time.Second).Result()
 	require.NoError(h.t, err)

@@ -42,7 +42,7 @@ func TestSlowSubscriber(t *testing.T) {
 			mu.Unlock()
 			ctx.Respond(&messages.AckResults{Seq: b.Seq})
 		}))
-		t.Cleanup(func() { h.sys.Root.Stop(sub) })
+		h.stopAtEnd(sub)
 		h.tree.Subscribe(sub, OfTypes(messages.Readiness))
 
 		// A real worker keeps running meanwhile.

@@ -198,7 +198,7 @@ func TestSubscribeSnapshotActor(t *testing.T) {
 		h.sync()
 		got := make(chan *messages.ResultChanges, 1)
 		sub := h.sys.Root.Spawn(actorFunc(func(b *messages.ResultChanges) { got <- b }))
-		t.Cleanup(func() { h.sys.Root.Stop(sub) })
+		h.stopAtEnd(sub)
 		h.tree.Subscribe(sub, WithSnapshot())
 		b := <-got
 		require.Len(t, b.Changes, 1)
