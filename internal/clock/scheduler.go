@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// DefaultResolution is the deadline grid a Scheduler uses with any clock other than a *Fake: deadlines
-// are rounded up to the next multiple of it (counted from the scheduler's creation), so entries due
-// within the same millisecond fire together from one timer wake-up. Entries therefore fire up to
-// DefaultResolution late, never early.
+// DefaultResolution is the deadline grid a Scheduler uses with any clock other than a *Fake: its
+// timer is armed for multiples of it (counted from the scheduler's creation), so entries due within
+// the same millisecond fire together from one timer wake-up; a wake-up between two grid points (the
+// real clock's ticker has a phase of its own) also fires the entries whose deadlines have passed.
+// Entries therefore fire up to DefaultResolution late, never early.
 const DefaultResolution = time.Millisecond
 
 // Handle identifies one scheduled entry for Cancel. The zero Handle is never valid. Handles are small
@@ -36,10 +37,13 @@ func WithResolution(d time.Duration) SchedulerOption {
 	}
 }
 
-// Scheduler runs many deadlines from one Clock timer. Entries live in a slab; a 4-ary min-heap of
-// (deadline, sequence, slab index) items orders them, so that heap operations compare contiguous
-// memory (about 48 bytes per entry in all); no goroutine or timer exists per entry, and scheduling,
-// rescheduling or cancelling is O(log n) with no allocation once the slab has grown to its peak size.
+// Scheduler runs many deadlines from one Clock timer. Entries live in a slab (40 bytes each); no
+// goroutine or timer exists per entry, and nothing is allocated once the slab has grown to its
+// peak size. With a resolution (the real clock's default) the entries due within the wheel's span
+// (16.4 s at 1 ms) wait in a timing wheel, one list per grid point, where scheduling, rescheduling,
+// cancelling and firing are O(1); the ones due later, and every entry without a resolution (a
+// Fake's exact deadlines), wait in a 4-ary min-heap of (deadline, sequence, slab index) items,
+// O(log n), and move into the wheel when its span reaches them (wheel.go).
 //
 // When the timer fires, the entries that are due are removed under the lock, a chunk at a time, and
 // the callbacks run one after another, outside the lock, on the timer's goroutine (inside Advance
@@ -58,7 +62,9 @@ type Scheduler struct {
 	mu      sync.Mutex
 	entries []entry
 	free    []int32
-	heap    []item // min-heap on (when, seq)
+	heap    []item // min-heap on (when, seq): every entry without a wheel, the far ones with one
+	wheel   *wheel // the near entries when the scheduler has a resolution (nil: exact deadlines)
+	n       int    // pending entries, wheel and heap
 	seq     uint32
 	timer   Timer
 	armed   bool
@@ -69,6 +75,9 @@ type Scheduler struct {
 	changed chan struct{} // made by WaitLen, closed (and dropped) when an entry is added
 
 	loop *loop // with the real clock: the goroutine that fires, and its runtime timers
+
+	wheelSlots int         // the wheel's size (wheelSlots; tests make it small, 0 = no wheel)
+	pace       func() bool // WithPace
 }
 
 // loop is how a Scheduler on the real clock waits: one long-lived goroutine (started with the first
@@ -99,13 +108,20 @@ const (
 )
 
 type entry struct {
-	f   func()
-	pos int32 // index in heap, -1 when not pending
-	gen uint32
+	f    func()
+	when int64 // the deadline, nanoseconds since base (not rounded to the grid)
+	pos  int32 // index in heap, -1 when not there
+	gen  uint32
+	slot int32 // wheel slot index (overdue for the overdue list), -1 when not in the wheel
+	next int32 // the slot's list: the next entry (-1 at the tail)
+	prev int32 // the slot's list: the previous entry (the tail, for the head)
 }
 
-// item is an entry's place in the heap: its deadline and scheduling order inline, so that sifting
-// does not chase slab indices.
+// pending reports whether e is scheduled (in the heap or in the wheel).
+func (e *entry) pending() bool { return e.pos >= 0 || e.slot >= 0 }
+
+// item is an entry's place in the heap: its deadline (on the grid, when the scheduler has one) and
+// scheduling order inline, so that sifting does not chase slab indices.
 type item struct {
 	when int64
 	seq  uint32
@@ -118,8 +134,12 @@ func NewScheduler(c Clock, opts ...SchedulerOption) *Scheduler {
 	if _, ok := c.(*Fake); ok {
 		s.res = 0
 	}
+	s.wheelSlots = wheelSlots
 	for _, o := range opts {
 		o(s)
+	}
+	if s.res > 0 && s.wheelSlots > 0 {
+		s.wheel = newWheel(s.wheelSlots)
 	}
 	if _, ok := c.(realClock); ok && s.res > 0 {
 		s.loop = &loop{stop: make(chan struct{}), done: make(chan struct{})}
@@ -141,17 +161,44 @@ func (s *Scheduler) At(t time.Time, f func()) Handle {
 	if s.stopped {
 		return Handle{}
 	}
+	return s.atLocked(when, f)
+}
+
+func (s *Scheduler) atLocked(when int64, f func()) Handle {
 	idx := s.alloc()
 	e := &s.entries[idx]
 	e.f = f
-	s.seq++
-	s.push(item{when: when, seq: s.seq, idx: idx})
+	s.insert(idx, when)
+	s.n++
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
 	}
-	s.armFor(when)
 	return Handle{idx: idx, gen: e.gen}
+}
+
+// insert schedules entry idx (not pending) at when, nanoseconds since base, last among the entries
+// due at the same grid point, and arms the timer for it: into the wheel when its grid point is
+// within the wheel's span (the overdue list when that point has been fired already), else the heap.
+func (s *Scheduler) insert(idx int32, when int64) {
+	at := s.grid(when)
+	s.entries[idx].when = when
+	s.seq++
+	if w := s.wheel; w != nil && at/s.res < w.cursor+int64(len(w.bits))*64 {
+		w.add(s.entries, idx, at/s.res)
+	} else {
+		s.push(item{when: at, seq: s.seq, idx: idx})
+	}
+	s.armFor(at)
+}
+
+// unlink takes pending entry idx out of the heap or the wheel (it stays allocated).
+func (s *Scheduler) unlink(idx int32) {
+	if e := &s.entries[idx]; e.pos >= 0 {
+		s.remove(int(e.pos))
+	} else {
+		s.wheel.unlink(s.entries, idx)
+	}
 }
 
 // armFor makes sure the clock timer goes off by when (not while a batch runs: fire re-arms at its end).
@@ -161,6 +208,16 @@ func (s *Scheduler) armFor(when int64) {
 			s.arm(at)
 		}
 	}
+}
+
+// WithPace makes the scheduler ask pace, before each chunk of a batch after the first, whether the
+// consumer of its callbacks keeps up: when pace returns false the batch ends there, and the rest of
+// what is due fires first, in order, at the next wake-up (one grid step later with the real clock).
+// It is backpressure for overload: entries wait in the scheduler, late, rather than pile up
+// downstream. pace runs under the scheduler's lock, so it must be cheap and must not call the
+// Scheduler; it must return true again once its consumer has caught up.
+func WithPace(pace func() bool) SchedulerOption {
+	return func(s *Scheduler) { s.pace = pace }
 }
 
 // Reschedule moves h's entry to t with callback f when it is still pending, and otherwise schedules
@@ -174,19 +231,27 @@ func (s *Scheduler) Reschedule(h Handle, t time.Time, f func()) Handle {
 		return Handle{}
 	}
 	if h.gen == 0 || int(h.idx) >= len(s.entries) || h.idx < 0 ||
-		s.entries[h.idx].gen != h.gen || s.entries[h.idx].pos < 0 {
+		s.entries[h.idx].gen != h.gen || !s.entries[h.idx].pending() {
+		h = s.atLocked(when, f) // the common case: a worker schedules its next tick from this one
 		s.mu.Unlock()
-		return s.At(t, f)
+		return h
 	}
 	e := &s.entries[h.idx]
 	e.f = f
-	s.seq++
-	i := int(e.pos)
-	s.heap[i].when, s.heap[i].seq = when, s.seq
-	if !s.down(i) {
-		s.up(i)
+	if at := s.grid(when); e.pos >= 0 && (s.wheel == nil || at/s.res >= s.wheel.cursor+int64(len(s.wheel.bits))*64) {
+		// from the heap to the heap: sift in place
+		s.seq++
+		i := int(e.pos)
+		e.when = when
+		s.heap[i].when, s.heap[i].seq = at, s.seq
+		if !s.down(i) {
+			s.up(i)
+		}
+		s.armFor(at)
+	} else {
+		s.unlink(h.idx)
+		s.insert(h.idx, when)
 	}
-	s.armFor(when)
 	s.mu.Unlock()
 	return h
 }
@@ -201,12 +266,13 @@ func (s *Scheduler) Cancel(h Handle) bool {
 		return false
 	}
 	e := &s.entries[h.idx]
-	if e.gen != h.gen || e.pos < 0 {
+	if e.gen != h.gen || !e.pending() {
 		return false
 	}
-	s.remove(int(e.pos))
+	s.unlink(h.idx)
 	s.release(h.idx)
-	if len(s.heap) == 0 && s.armed && !s.firing {
+	s.n--
+	if s.n == 0 && s.armed && !s.firing {
 		if l := s.loop; l != nil {
 			s.sparse(l)
 			l.timer.Stop()
@@ -222,7 +288,7 @@ func (s *Scheduler) Cancel(h Handle) bool {
 func (s *Scheduler) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.heap)
+	return s.n
 }
 
 // WaitLen blocks until at least n entries are pending or ctx is done. Tests use it to wait, without
@@ -231,7 +297,7 @@ func (s *Scheduler) Len() int {
 func (s *Scheduler) WaitLen(ctx context.Context, n int) error {
 	for {
 		s.mu.Lock()
-		if len(s.heap) >= n {
+		if s.n >= n {
 			s.mu.Unlock()
 			return nil
 		}
@@ -281,6 +347,8 @@ func (s *Scheduler) Stop() {
 	s.entries = nil
 	s.free = nil
 	s.heap = nil
+	s.wheel = nil
+	s.n = 0
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
@@ -366,16 +434,10 @@ func (s *Scheduler) fire() {
 		s.mu.Unlock()
 	}()
 	for {
-		batch = batch[:0]
-		for len(s.heap) > 0 && len(batch) < fireChunk {
-			top := s.heap[0]
-			if top.when > now {
-				break
-			}
-			batch = append(batch, s.entries[top.idx].f)
-			s.remove(0)
-			s.release(top.idx)
+		if fired && s.pace != nil && !s.pace() {
+			return
 		}
+		batch = s.take(now, batch[:0])
 		if len(batch) == 0 {
 			return
 		}
@@ -397,16 +459,107 @@ func (s *Scheduler) fire() {
 	}
 }
 
-// fireChunk is how many due entries fire takes out of the heap under one hold of the lock.
+// fireChunk is how many due entries fire takes out of the heap or the wheel under one hold of the
+// lock.
 const fireChunk = 64
+
+// take appends to batch the callbacks of up to fireChunk entries due at now, in the order they
+// fire, and removes those entries.
+func (s *Scheduler) take(now int64, batch []func()) []func() {
+	w := s.wheel
+	if w == nil {
+		for len(s.heap) > 0 && len(batch) < fireChunk {
+			top := s.heap[0]
+			if top.when > now {
+				break
+			}
+			batch = append(batch, s.entries[top.idx].f)
+			s.remove(0)
+			s.release(top.idx)
+			s.n--
+		}
+		return batch
+	}
+	due := floorDiv(now, s.res) // the last grid point that has come: slot k is due when k*res <= now
+	for len(batch) < fireChunk {
+		idx := w.head[w.overdue()]
+		partial := false
+		if idx < 0 {
+			k, ok := w.next()
+			switch {
+			case ok && k <= due:
+				if k > w.cursor {
+					s.advance(k)
+				}
+				idx = w.head[k&w.mask]
+			case w.cursor <= due:
+				// Nothing in the wheel is due: move the cursor past now. Heap entries that are due
+				// (the clock jumped further than the wheel's span) go to the overdue list, in order.
+				s.advance(due + 1)
+				continue
+			case ok && k == w.cursor:
+				// The next grid point has not come, but some of its entries' deadlines may have:
+				// they fire now, as they would from a heap, so that a wake-up between grid points
+				// (the ticker's phase is its own) does not make them wait for the next one.
+				idx, partial = w.passed(s.entries, now), true
+			}
+			if idx < 0 {
+				break
+			}
+		}
+		w.unlink(s.entries, idx)
+		if partial {
+			w.scan.mods = w.mods // this unlink is the scan's own: it does not disturb where it resumes
+		}
+		batch = append(batch, s.entries[idx].f)
+		s.release(idx)
+		s.n--
+	}
+	return batch
+}
+
+// advance moves the wheel's cursor to grid point to (the slots before it are empty) and moves into
+// the wheel the heap's entries that its span now covers, in (grid point, scheduling) order; those
+// due before to go to the overdue list. The heap's entries were all scheduled before the span
+// reached their point, so they go before any entry scheduled into the wheel directly: the order at
+// a grid point stays the scheduling order.
+func (s *Scheduler) advance(to int64) {
+	w := s.wheel
+	w.cursor = to
+	end := (to + int64(len(w.bits))*64) * s.res
+	for len(s.heap) > 0 && s.heap[0].when < end {
+		top := s.heap[0]
+		s.remove(0)
+		w.add(s.entries, top.idx, top.when/s.res)
+	}
+}
+
+// floorDiv is a/b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
 
 // rearmLocked arms the timer for the earliest entry after a batch (s.firing is still true).
 func (s *Scheduler) rearmLocked() {
-	if len(s.heap) == 0 {
+	if s.n == 0 {
 		if s.loop != nil {
 			s.sparse(s.loop) // nothing due: no idle ticking
 		}
 		return
+	}
+	if w := s.wheel; w != nil {
+		if w.head[w.overdue()] >= 0 {
+			s.arm((w.cursor - 1) * s.res)
+			return
+		}
+		if k, ok := w.next(); ok {
+			s.arm(k * s.res)
+			return
+		}
 	}
 	s.arm(s.grid(s.heap[0].when))
 }
@@ -492,7 +645,7 @@ func (s *Scheduler) alloc() int32 {
 		s.free = s.free[:n-1]
 		return idx
 	}
-	s.entries = append(s.entries, entry{gen: 1, pos: -1})
+	s.entries = append(s.entries, entry{gen: 1, pos: -1, slot: -1, next: -1, prev: -1})
 	return int32(len(s.entries) - 1)
 }
 

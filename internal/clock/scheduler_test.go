@@ -2,6 +2,7 @@ package clock
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -179,84 +180,246 @@ func TestSchedulerResolutionBatchesWithoutFiringEarly(t *testing.T) {
 	assert.Equal(t, 20*time.Millisecond, firedAt[4])
 }
 
-// TestSchedulerMatchesModel drives random At/Cancel/Advance operations and checks the scheduler
-// against a trivially correct model: each live entry fires exactly once, at its deadline, in order.
+// withWheelSlots sets the size of the scheduler's timing wheel (0: no wheel, the heap holds every
+// entry), so that the model test can make the wheel small enough for entries to move in from the heap.
+func withWheelSlots(n int) SchedulerOption { return func(s *Scheduler) { s.wheelSlots = n } }
+
+// TestSchedulerMatchesModel drives random At/Cancel/Reschedule/Advance operations and checks the
+// scheduler against a trivially correct model: each live entry fires exactly once, at its deadline
+// rounded up to the grid (exact without one), in the order of those points, ties in scheduling
+// order. It runs every structure the scheduler has: the heap alone with exact deadlines (a Fake's
+// default) and on a grid, and the timing wheel with its default span and with a span (64 steps) so
+// short against the deadlines (up to 5 s) and the jumps that most entries start in the heap and move
+// into the wheel, some only when the clock has jumped past them. It also wakes the scheduler
+// between grid points, as the real clock's ticker does (its phase is its own): the wheel then fires,
+// at once, the entries of the next grid point whose own deadlines have passed, in scheduling order.
 func TestSchedulerMatchesModel(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		rng := rand.New(rand.NewPCG(seed, seed))
-		f := NewFake(epoch)
-		s := NewScheduler(f)
-		type want struct {
-			id   int
-			when time.Time
-		}
-		live := map[int]want{}
-		handles := map[int]Handle{}
-		var fired []want
-		next := 0
-		for range 2000 {
-			switch op := rng.IntN(12); {
-			case op >= 10 && next > 0:
-				// Reschedule any entry ever made: a pending one moves (with a new scheduling order),
-				// a fired or cancelled one is scheduled anew. Either way it is a new id in the model.
-				old := rng.IntN(next)
-				id := next
-				next++
-				when := f.Now().Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
-				_, pending := live[old]
-				delete(live, old)
-				live[id] = want{id, when}
-				h := s.Reschedule(handles[old], when, func() {
-					require.Equal(t, when, f.Now(), "seed %d: fired at its deadline", seed)
-					fired = append(fired, want{id, when})
-				})
-				if pending {
-					require.Equal(t, handles[old], h, "seed %d: a pending entry keeps its handle", seed)
-				}
-				delete(handles, old)
-				handles[id] = h
-			case op < 5:
-				id := next
-				next++
-				when := f.Now().Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
-				live[id] = want{id, when}
-				handles[id] = s.At(when, func() {
-					require.Equal(t, when, f.Now(), "seed %d: fired at its deadline", seed)
-					fired = append(fired, want{id, when})
-				})
-			case op < 7 && len(live) > 0:
-				ids := make([]int, 0, len(live))
-				for id := range live {
-					ids = append(ids, id)
-				}
-				slices.Sort(ids)
-				id := ids[rng.IntN(len(ids))]
-				require.True(t, s.Cancel(handles[id]), "seed %d: cancel live %d", seed, id)
-				delete(live, id)
-			default:
-				target := f.Now().Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
-				expect := []want{}
-				for _, w := range live {
-					if !w.when.After(target) {
-						expect = append(expect, w)
-						delete(live, w.id)
-					}
-				}
-				slices.SortFunc(expect, func(a, b want) int {
-					if c := a.when.Compare(b.when); c != 0 {
-						return c
-					}
-					return a.id - b.id
-				})
-				fired = []want{}
-				f.Set(target)
-				require.Equal(t, expect, fired, "seed %d", seed)
+	for _, m := range []struct {
+		name string
+		res  time.Duration
+		opts []SchedulerOption
+	}{
+		{"heap, exact", 0, nil},
+		{"heap, 1ms grid", time.Millisecond, []SchedulerOption{WithResolution(time.Millisecond), withWheelSlots(0)}},
+		{"wheel, 1ms grid", time.Millisecond, []SchedulerOption{WithResolution(time.Millisecond)}},
+		{"small wheel, 1ms grid", time.Millisecond, []SchedulerOption{WithResolution(time.Millisecond), withWheelSlots(64)}},
+		{"small wheel, 7ms grid", 7 * time.Millisecond, []SchedulerOption{WithResolution(7 * time.Millisecond), withWheelSlots(64)}},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			if m.res > 0 {
+				s := NewScheduler(NewFake(epoch), m.opts...)
+				require.Equal(t, s.wheelSlots > 0, s.wheel != nil, "the structure under test")
 			}
-			require.Equal(t, len(live), s.Len())
-			require.LessOrEqual(t, f.Pending(), 1)
-		}
-		s.Stop()
+			for seed := uint64(1); seed <= 20; seed++ {
+				schedulerMatchesModel(t, seed, m.res, m.opts...)
+			}
+		})
 	}
+}
+
+func schedulerMatchesModel(t *testing.T, seed uint64, res time.Duration, opts ...SchedulerOption) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	f := NewFake(epoch)
+	s := NewScheduler(f, opts...)
+	defer s.Stop()
+	step, span := time.Millisecond, 64*time.Millisecond
+	if res > 0 {
+		step = res
+		span = time.Duration(max(s.wheelSlots, 64)) * res
+	}
+	// point is when an entry due at when fires from the timer: when rounded up to the grid.
+	point := func(when time.Time) time.Time {
+		if res == 0 {
+			return when
+		}
+		d := when.Sub(epoch)
+		return epoch.Add((d + res - 1) / res * res)
+	}
+	// The deadlines and jumps aim at the edges: now and the next few grid points (entries that
+	// share a slot, entries for a point just fired, deadlines between points), the wheel's edge,
+	// and beyond the wheel.
+	deadline := func() time.Time {
+		var d time.Duration
+		switch rng.IntN(5) {
+		case 0:
+			d = time.Duration(rng.IntN(4)) * step
+		case 1:
+			d = time.Duration(rng.Int64N(int64(4 * step)))
+		case 2:
+			d = span + time.Duration(rng.IntN(5)-2)*step
+		case 3:
+			d = time.Duration(rng.IntN(100)) * time.Millisecond
+		default:
+			d = time.Duration(rng.IntN(5000)) * time.Millisecond
+		}
+		return f.Now().Add(d)
+	}
+	jump := func() time.Time {
+		var d time.Duration
+		switch rng.IntN(5) {
+		case 0:
+		case 1:
+			d = time.Duration(1+rng.IntN(3)) * step
+		case 2:
+			d = time.Duration(rng.Int64N(int64(3 * step)))
+		case 3:
+			d = time.Duration(rng.IntN(2000)) * time.Millisecond
+		default:
+			d = time.Duration(rng.Int64N(int64(2 * span)))
+		}
+		return f.Now().Add(d)
+	}
+
+	type fire struct {
+		id int
+		at time.Time
+	}
+	live := map[int]time.Time{} // id: deadline
+	handles := map[int]Handle{}
+	var fired []fire
+	cb := func(id int) func() { return func() { fired = append(fired, fire{id, f.Now()}) } }
+	// expect takes out of live the entries due by target (at their grid point, or, with partial,
+	// at target itself when only their own deadline has come) in the order they must fire.
+	expect := func(target time.Time, partial bool) []fire {
+		out := []fire{}
+		for id, when := range live {
+			switch {
+			case !point(when).After(target):
+				out = append(out, fire{id, point(when)})
+			case partial && !when.After(target):
+				out = append(out, fire{id, target})
+			default:
+				continue
+			}
+			delete(live, id)
+		}
+		slices.SortFunc(out, func(a, b fire) int {
+			if c := a.at.Compare(b.at); c != 0 {
+				return c
+			}
+			return a.id - b.id
+		})
+		return out
+	}
+	next := 0
+	for range 2000 {
+		switch op := rng.IntN(13); {
+		case op >= 11 && next > 0:
+			// Reschedule any entry ever made: a pending one moves (with a new scheduling order),
+			// a fired or cancelled one is scheduled anew. Either way it is a new id in the model.
+			old := rng.IntN(next)
+			id := next
+			next++
+			when := deadline()
+			_, pending := live[old]
+			delete(live, old)
+			live[id] = when
+			h := s.Reschedule(handles[old], when, cb(id))
+			if pending {
+				require.Equal(t, handles[old], h, "seed %d: a pending entry keeps its handle", seed)
+			}
+			delete(handles, old)
+			handles[id] = h
+		case op < 5:
+			id := next
+			next++
+			when := deadline()
+			live[id] = when
+			handles[id] = s.At(when, cb(id))
+		case op < 7 && len(live) > 0:
+			ids := make([]int, 0, len(live))
+			for id := range live {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			id := ids[rng.IntN(len(ids))]
+			require.True(t, s.Cancel(handles[id]), "seed %d: cancel live %d", seed, id)
+			delete(live, id)
+		case op == 10:
+			// A wake-up at any time, as from the real clock's ticker.
+			target := jump()
+			want := expect(target, s.wheel != nil)
+			fired = []fire{}
+			f.Set(target)
+			s.fire()
+			require.Equal(t, want, fired, "seed %d: woken at %v", seed, target.Sub(epoch))
+		default:
+			target := jump()
+			want := expect(target, false)
+			fired = []fire{}
+			f.Set(target)
+			require.Equal(t, want, fired, "seed %d: advanced to %v", seed, target.Sub(epoch))
+		}
+		require.Equal(t, len(live), s.Len(), "seed %d", seed)
+		require.LessOrEqual(t, f.Pending(), 1, "seed %d", seed)
+	}
+}
+
+// A wake-up between grid points (the real clock's ticker has a phase of its own) fires the entries
+// of the next point whose own deadlines have passed, across chunks, even when a callback moves the
+// entry where the scan of that slot stopped to the slot's tail.
+func TestSchedulerWakeBetweenGridPointsFiresWhatHasPassed(t *testing.T) {
+	f := NewFake(epoch)
+	s := NewScheduler(f, WithResolution(10*time.Millisecond))
+	defer s.Stop()
+	var fired []string
+	var x Handle
+	xfn := func() { fired = append(fired, "x@"+f.Now().Sub(epoch).String()) }
+	x = s.After(9*time.Millisecond, xfn) // first in the slot, not due at 5ms: the scan stops after it
+	moved := false
+	for i := range fireChunk + 6 {
+		s.After(time.Millisecond, func() {
+			fired = append(fired, fmt.Sprintf("%d@%v", i, f.Now().Sub(epoch)))
+			if !moved { // runs between chunks: x goes to the slot's tail, after every due entry
+				moved = true
+				require.Equal(t, x, s.Reschedule(x, epoch.Add(8*time.Millisecond), xfn))
+			}
+		})
+	}
+	s.After(2*time.Millisecond, func() { fired = append(fired, "last@"+f.Now().Sub(epoch).String()) })
+
+	f.Set(epoch.Add(5 * time.Millisecond))
+	require.Empty(t, fired, "the grid point (10ms) has not come")
+	s.fire()
+	require.Len(t, fired, fireChunk+7, "every entry whose deadline passed fires at the wake-up")
+	assert.Equal(t, "0@5ms", fired[0])
+	assert.Equal(t, fmt.Sprintf("%d@5ms", fireChunk+5), fired[fireChunk+5])
+	assert.Equal(t, "last@5ms", fired[fireChunk+6])
+	f.Set(epoch.Add(10 * time.Millisecond))
+	assert.Equal(t, "x@10ms", fired[len(fired)-1])
+	assert.Equal(t, 0, s.Len())
+}
+
+// WithPace ends a batch after a chunk when the consumer does not keep up; the rest of what is due
+// fires first, in order, at the next wake-up (with a Fake, the next firing of the re-armed timer).
+func TestSchedulerPaceEndsABatchBetweenChunks(t *testing.T) {
+	f := NewFake(epoch)
+	var fired []int
+	var paused []int // len(fired) each time pace said no
+	keepUp := false
+	s := NewScheduler(f, WithResolution(time.Millisecond), WithPace(func() bool {
+		if !keepUp {
+			paused = append(paused, len(fired))
+		}
+		return keepUp
+	}))
+	defer s.Stop()
+	n := 3*fireChunk + 10
+	for i := range n {
+		s.After(time.Millisecond, func() { fired = append(fired, i) })
+	}
+	late := s.After(5*time.Millisecond, func() { fired = append(fired, n) })
+	f.Advance(time.Millisecond)
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	assert.Equal(t, want, fired, "every due entry fires, in scheduling order, across the pauses")
+	assert.Equal(t, []int{fireChunk, 2 * fireChunk, 3 * fireChunk, n}, paused, "one chunk per wake-up while pace says no")
+	keepUp = true
+	f.Advance(4 * time.Millisecond)
+	assert.Equal(t, n, fired[len(fired)-1])
+	assert.False(t, s.Cancel(late))
 }
 
 func TestSchedulerRealClockConcurrentAtAndCancel(t *testing.T) {

@@ -33,14 +33,18 @@
 //     real clock by default, because a test holding a Fake still must not hold back a goroutine.
 //   - After Stop no timer fires, and no goroutine of the executor is left.
 //
-// Why S = GOMAXPROCS/2 shards of a min-heap rather than one heap, a shard per P, or a timing wheel:
-// with one heap, at 1,000,000 workers on 16 cores every due worker passed through its mutex (44 % of
-// the CPU in Reschedule, 25 % in lockSlow: issue 22), and on 2 procs the attempt pool's idle stack and
-// the scheduler's mutex were all of the mutex profile (ARCHITECTURE.md, "Scaling across cores"). Each
+// Why S = GOMAXPROCS/2 shards rather than one scheduler or a shard per P: with one scheduler, at
+// 1,000,000 workers on 16 cores every due worker passed through its mutex (44 % of the CPU in
+// Reschedule, 25 % in lockSlow: issue 22), and on 2 procs the attempt pool's idle stack and the
+// scheduler's mutex were all of the mutex profile (ARCHITECTURE.md, "Scaling across cores"). Each
 // shard's scheduler wakes on its own grid while its workers are due, and on a 2-vCPU VM a wake-up of
 // a parked goroutine costs tens of µs (internal/clock's doc): one shard per proc would pay S wake-ups
-// per millisecond where one is enough at 10,000 workers, so one shard per two procs. A hierarchical
-// wheel would make Reschedule O(1), but a heap of 1,000,000/S entries is ~8 levels of a 4-ary heap,
-// and per-shard locks already take the contention away; the 16-core measurement that would settle
-// it is not made yet (ARCHITECTURE.md says so).
+// per millisecond where one is enough at 10,000 workers, so one shard per two procs. Each shard's
+// scheduler keeps its near deadlines in a timing wheel (O(1) per probe; internal/clock's doc says
+// why and what it measured against the heap it replaced).
+//
+// Backpressure: a shard's scheduler is paced (clock.WithPace) by the shard's queues. When the
+// mailbox pool's queue or the attempt pool's backlog is half full, the batch stops and the rest of
+// what is due fires at the next wake-up, in order: under overload the ticks wait, late, in the
+// scheduler, where nothing grows, instead of overflowing the queue into a goroutine per activation.
 package exec

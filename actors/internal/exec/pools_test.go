@@ -191,3 +191,40 @@ func attemptPoolStopWaitsForBusyAttempts(t *testing.T) {
 	p.Go(jobFunc(func() { close(done) })) // after Stop: a goroutine of its own
 	<-done
 }
+
+// A shard's scheduler is paced by its pools: keepsUp says no while the mailbox queue or the attempt
+// backlog is half full, and yes again once they drain.
+func TestShardKeepsUpUntilAQueueIsHalfFull(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		release := make(chan struct{})
+		blocked := jobFunc(func() { <-release })
+		sh := &Shard{mailboxes: newMailboxPool(1), attempts: newAttemptPool(clock.Real(), 4, 1)}
+		assert.True(t, sh.keepsUp(), "empty queues")
+
+		sh.mailboxes.schedule(blocked) // the pool's one goroutine is stuck: the queue fills
+		synctest.Wait()
+		for range mailboxQueue/2 - 1 {
+			sh.mailboxes.schedule(jobFunc(func() {}))
+		}
+		assert.True(t, sh.keepsUp(), "a queue under half full")
+		sh.mailboxes.schedule(jobFunc(func() {}))
+		assert.False(t, sh.keepsUp(), "the mailbox queue half full")
+		close(release)
+		synctest.Wait()
+		assert.True(t, sh.keepsUp(), "drained")
+
+		hold := make(chan struct{})
+		sh.attempts.Go(jobFunc(func() { <-hold })) // the one spare goroutine is busy: the rest wait
+		for range backlogCap / 2 {
+			sh.attempts.Go(jobFunc(func() {}))
+		}
+		assert.False(t, sh.keepsUp(), "the attempt backlog half full")
+		close(hold)
+		synctest.Wait()
+		time.Sleep(2 * BacklogWait) // the rescue, in virtual time
+		synctest.Wait()
+		assert.True(t, sh.keepsUp(), "the backlog drained")
+		sh.mailboxes.Stop()
+		sh.attempts.Stop()
+	})
+}
