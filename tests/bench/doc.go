@@ -46,7 +46,9 @@
 //	PROBEACTOR_BENCH_SHARDS=8                 the actor core's executor shards (actors.WithShards;
 //	                                          default one per two procs)
 //	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
-//	                                          name suffixed -P (make bench-scaling does this)
+//	                                          name suffixed -P (make bench-scaling does this;
+//	                                          scaling.sh splits it into two parts that each fit one
+//	                                          call to a lent 16-core machine)
 //
 // A list that does not parse fails the benchmark, naming the variable.
 //
