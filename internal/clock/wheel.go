@@ -11,7 +11,8 @@ const wheelSlots = 1 << 14
 // since the scheduler's base) is due once k*res has come, and lives at index k&mask for as long as
 // cursor <= k < cursor+size. Scheduling, rescheduling and cancelling are O(1) and firing takes a
 // slot's list head first; a bitmap of the non-empty slots finds the next deadline in a few word
-// reads. The lists are threaded through the Scheduler's entry slab (next, prev: the head's prev is
+// reads. A wake-up before the cursor's point walks its list once (passed) for entries whose own
+// deadlines have come. The lists are threaded through the Scheduler's entry slab (next, prev: the head's prev is
 // the tail), so the wheel itself is an index per slot and a bit.
 //
 // Invariants (the Scheduler's lock held):
