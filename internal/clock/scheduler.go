@@ -184,12 +184,18 @@ func (s *Scheduler) insert(idx int32, when int64) {
 	at := s.grid(when)
 	s.entries[idx].when = when
 	s.seq++
-	if w := s.wheel; w != nil && at/s.res < w.cursor+int64(len(w.bits))*64 {
-		w.add(s.entries, idx, at/s.res)
+	if s.near(at) {
+		s.wheel.add(s.entries, idx, at/s.res)
 	} else {
 		s.push(item{when: at, seq: s.seq, idx: idx})
 	}
 	s.armFor(at)
+}
+
+// near reports whether grid point at (nanoseconds since base) belongs in the wheel: there is one,
+// and at is before the end of its span.
+func (s *Scheduler) near(at int64) bool {
+	return s.wheel != nil && at/s.res < s.wheel.end()
 }
 
 // unlink takes pending entry idx out of the heap or the wheel (it stays allocated).
@@ -238,7 +244,7 @@ func (s *Scheduler) Reschedule(h Handle, t time.Time, f func()) Handle {
 	}
 	e := &s.entries[h.idx]
 	e.f = f
-	if at := s.grid(when); e.pos >= 0 && (s.wheel == nil || at/s.res >= s.wheel.cursor+int64(len(s.wheel.bits))*64) {
+	if at := s.grid(when); e.pos >= 0 && !s.near(at) {
 		// from the heap to the heap: sift in place
 		s.seq++
 		i := int(e.pos)
@@ -526,7 +532,7 @@ func (s *Scheduler) take(now int64, batch []func()) []func() {
 func (s *Scheduler) advance(to int64) {
 	w := s.wheel
 	w.cursor = to
-	end := (to + int64(len(w.bits))*64) * s.res
+	end := w.end() * s.res
 	for len(s.heap) > 0 && s.heap[0].when < end {
 		top := s.heap[0]
 		s.remove(0)

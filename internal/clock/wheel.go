@@ -51,6 +51,9 @@ func newWheel(size int) *wheel {
 	return w
 }
 
+// end is the first grid point after the wheel's span.
+func (w *wheel) end() int64 { return w.cursor + w.mask + 1 }
+
 // overdue is the index of the overdue list.
 func (w *wheel) overdue() int { return len(w.head) - 1 }
 
