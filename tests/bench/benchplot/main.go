@@ -244,7 +244,6 @@ func (c scalingChart) draw(rs []result, path string) error {
 	p.Title.Text = c.title
 	p.X.Label.Text = "GOMAXPROCS"
 	p.Y.Label.Text = c.yLabel
-	p.Y.Min = 0
 	var lines []any
 	for _, k := range keys {
 		lines = append(lines, k, s[k])
@@ -252,6 +251,37 @@ func (c scalingChart) draw(rs []result, path string) error {
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return err
 	}
+	// Procs double from point to point (2, 4, 8, 16): a log axis spaces them evenly, ticked at the
+	// values measured, with room either side so that a design's single point at the edge shows.
+	x := procsAxis(s)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = x.ticks
+	p.X.Min, p.X.Max = x.min/1.25, x.max*1.25
+	p.Y.Min = 0
+	p.Y.Max *= 1.4 // headroom above the lines for the legend
 	p.Legend.Top = true
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// procsAxisRange is a chart's procs axis: the values measured, as ticks, and their range.
+type procsAxisRange struct {
+	ticks    plot.ConstantTicks
+	min, max float64
+}
+
+// procsAxis returns the procs axis of the series s (at least one point).
+func procsAxis(s map[string]plotter.XYs) procsAxisRange {
+	seen := map[float64]bool{}
+	var r procsAxisRange
+	for _, pts := range s {
+		for _, pt := range pts {
+			seen[pt.X] = true
+		}
+	}
+	for v := range seen {
+		r.ticks = append(r.ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	sort.Slice(r.ticks, func(i, j int) bool { return r.ticks[i].Value < r.ticks[j].Value })
+	r.min, r.max = r.ticks[0].Value, r.ticks[len(r.ticks)-1].Value
+	return r
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 )
 
 const sample = `goos: linux
@@ -71,6 +72,9 @@ func TestScalingCharts(t *testing.T) {
 	assert.Equal(t, []string{"actor core 100000", "actor core 1000000", "kubelet-style 100000"}, keys)
 	assert.Equal(t, []float64{2, 16}, []float64{s["actor core 100000"][0].X, s["actor core 100000"][1].X})
 	assert.InDelta(t, 3.5, s["actor core 100000"][1].Y, 1e-9, "µs")
+	x := procsAxis(s)
+	assert.Equal(t, plot.ConstantTicks{{Value: 2, Label: "2"}, {Value: 16, Label: "16"}}, x.ticks, "ticks at the procs measured")
+	assert.Equal(t, []float64{2, 16}, []float64{x.min, x.max})
 
 	dir := t.TempDir()
 	in := filepath.Join(dir, "scaling.txt")
