@@ -47,8 +47,8 @@
 //	                                          default one per two procs)
 //	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
 //	                                          name suffixed -P (make bench-scaling does this;
-//	                                          scaling.sh splits it into two parts that each fit one
-//	                                          call to a lent 16-core machine)
+//	                                          scaling.sh runs the same matrix, what the targets
+//	                                          need first, to fit a lent machine's time)
 //
 // A list that does not parse fails the benchmark, naming the variable.
 //
