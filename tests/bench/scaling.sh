@@ -10,6 +10,11 @@
 #	                   other procs values would not fit; the plots show it as one point)
 #	part 3 (~2.5 min): the actor core at 1,000,000 workers at 8, 4 and 2
 #	all:               1, 2 and 3 in one command
+#	profiles (~1 min): the actor core at 1,000,000 workers at the largest procs value again, with
+#	                   its CPU profiles (window, setup) and mutex profiles in DIR/prof (four
+#	                   files, inside a lent machine's limit on the files that come back) and its
+#	                   figures in DIR/profiled.txt, not in the plotted scaling.txt; after "all"
+#	                   when time is left
 #
 # Usage, from the repository root, with the binary built here (go test -c -o bin/bench.test
 # ./tests/bench/) and carried to the machine:
@@ -22,8 +27,8 @@
 # GOMAXPROCS of 1 gives names without the -P suffix, which the plots leave out).
 set -euo pipefail
 
-part=${1:?usage: scaling.sh 1|2|3|all DIR}
-out=${2:?usage: scaling.sh 1|2|3|all DIR}
+part=${1:?usage: scaling.sh 1|2|3|all|profiles DIR}
+out=${2:?usage: scaling.sh 1|2|3|all|profiles DIR}
 cpus=${SCALING_CPUS:-16,8,4,2}
 most=${cpus%%,*}
 rest=${cpus#*,}
@@ -35,10 +40,11 @@ bin=$root/bin/bench.test
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-run() { # workers, -test.bench pattern, procs
-	echo "# $(date -u +%FT%TZ) workers=$1 bench=$2 cpu=$3 nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/scaling.txt"
+log=scaling.txt
+run() { # workers, -test.bench pattern, procs; appends to $out/$log
+	echo "# $(date -u +%FT%TZ) workers=$1 bench=$2 cpu=$3 nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/$log"
 	(cd "$root/tests/bench" && PROBEACTOR_BENCH_WORKERS=$1 "$bin" -test.run '^$' -test.bench "$2" \
-		-test.cpu "$3" -test.timeout 30m) 2>&1 | tee -a "$out/scaling.txt"
+		-test.cpu "$3" -test.timeout 30m) 2>&1 | tee -a "$out/$log"
 }
 
 part1() {
@@ -47,14 +53,24 @@ part1() {
 }
 part2() { run "$large" 'BenchmarkProbeLoop$/impl=kubelet' "$most"; }
 part3() { [[ $rest == "$cpus" ]] || run "$large" 'BenchmarkProbeLoop$/impl=actor' "$rest"; }
+profiles() {
+	local tmp
+	tmp=$(mktemp -d)
+	log=profiled.txt PROBEACTOR_BENCH_PROFILES=$tmp run "$large" 'BenchmarkProbeLoop$/impl=actor' "$most"
+	mkdir -p "$out/prof"
+	cp "$tmp"/cpu-actor-"$large".pprof "$tmp"/cpu-actor-"$large"-setup.pprof \
+		"$tmp"/mutex-actor-"$large".pprof "$tmp"/mutex-actor-"$large"-start.pprof "$out/prof/"
+	rm -rf "$tmp"
+}
 
 case $part in
 1) part1 ;;
 2) part2 ;;
 3) part3 ;;
 all) part1 && part2 && part3 ;;
+profiles) profiles ;;
 *)
-	echo "scaling.sh: part must be 1, 2, 3 or all, not $part" >&2
+	echo "scaling.sh: part must be 1, 2, 3, all or profiles, not $part" >&2
 	exit 2
 	;;
 esac
