@@ -2,24 +2,25 @@
 # scaling.sh runs the issue-22 scaling matrix of BenchmarkProbeLoop from a prebuilt test binary, in
 # parts ordered by what the targets need most, so that a run cut short by a lent machine's limits (at
 # most 10 minutes a command, 15 minutes of device time in all) still holds the targets' figures. The
-# estimates are for a 16-core machine:
+# times are those measured on a lent 16-core Xeon (ARCHITECTURE.md, "16 cores, measured"):
 #
-#	part 1 (~2.5 min): both designs at 100,000 workers at GOMAXPROCS 16, 8, 4 and 2, and the actor
+#	part 1 (2 min):    both designs at 100,000 workers at GOMAXPROCS 16, 8, 4 and 2, and the actor
 #	                   core at 1,000,000 workers at 16
-#	part 2 (~4 min):   kubelet-style at 1,000,000 workers at 16 (its setup alone is ~200 s, so the
+#	part 2 (4.7 min):  kubelet-style at 1,000,000 workers at 16 (its setup alone is ~260 s, so the
 #	                   other procs values would not fit; the plots show it as one point)
-#	part 3 (~2.5 min): the actor core at 1,000,000 workers at 8, 4 and 2
-#	all:               1, 2 and 3 in one command
+#	part 3 (~4 min):   the actor core at 1,000,000 workers at 8, 4 and 2
+#	all:               1, 2 and 3 in one command (~11 min: a 10-minute call loses the last run;
+#	                   "1" and "2" in one call and "3" and "profiles" in the next fit)
 #	profiles (~1 min): the actor core at 1,000,000 workers at the largest procs value again, with
 #	                   its CPU profiles (window, setup) and mutex profiles in DIR/prof (four
 #	                   files, inside a lent machine's limit on the files that come back) and its
-#	                   figures in DIR/profiled.txt, not in the plotted scaling.txt; after "all"
-#	                   when time is left
+#	                   figures in DIR/profiled.txt, not in the plotted scaling.txt
 #
 # Usage, from the repository root, with the binary built here (go test -c -o bin/bench.test
 # ./tests/bench/) and carried to the machine:
 #
-#	bash tests/bench/scaling.sh all DIR    # appends to DIR/scaling.txt
+#	bash tests/bench/scaling.sh 1 DIR && bash tests/bench/scaling.sh 2 DIR   # appends to DIR/scaling.txt
+#	bash tests/bench/scaling.sh 3 DIR && bash tests/bench/scaling.sh profiles DIR
 #	go run ./tests/bench/benchplot -scaling -in DIR/scaling.txt -out DIR
 #
 # SCALING_CPUS (largest first), SCALING_SMALL and SCALING_LARGE override the procs and the two sizes
