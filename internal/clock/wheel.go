@@ -12,8 +12,8 @@ const wheelSlots = 1 << 14
 // cursor <= k < cursor+size. Scheduling, rescheduling and cancelling are O(1) and firing takes a
 // slot's list head first; a bitmap of the non-empty slots finds the next deadline in a few word
 // reads. A wake-up before the cursor's point walks its list once (passed) for entries whose own
-// deadlines have come. The lists are threaded through the Scheduler's entry slab (next, prev: the head's prev is
-// the tail), so the wheel itself is an index per slot and a bit.
+// deadlines have come. The lists are threaded through the Scheduler's entry slab (next, prev: the
+// head's prev is the tail), so the wheel itself is an index per slot and a bit.
 //
 // Invariants (the Scheduler's lock held):
 //   - every entry in slot index i has the grid point cursor + ((i - cursor) & mask);
