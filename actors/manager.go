@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
@@ -25,7 +26,8 @@ type managerActor struct {
 	log      hclog.Logger
 	strategy *supervision.Strategy
 	set      *workerset.Set[*workerActor]
-	flushing bool // a flushWorkers is queued to ourselves
+	flushing bool   // a flushWorkers is queued to ourselves
+	prefix   string // "<own PID id>/": a child's PID id is prefix + its name (set on Started)
 }
 
 // addPod is AddPod as statusManager forwards it: with the pod's probes (podProbes) and the views of
@@ -59,7 +61,7 @@ func newManagerProps(e *env) *actor.Props {
 		supervision.WithRand(e.cfg.rand),
 		supervision.WithLogger(e.log.Named("supervision")),
 		supervision.OnGiveUp(func(child *actor.PID, reason any) {
-			if w, ok := m.set.ByIdentity(child.Id); ok {
+			if w, ok := m.set.ByName(m.childName(child)); ok {
 				m.set.GaveUp(w, reason) // the strategy stopped it
 			}
 		}),
@@ -119,7 +121,7 @@ func (m *managerActor) Receive(ctx actor.Context) {
 			m.env.tell(ctx, w.ms.PID, msg)
 		}
 	case *exitWorker:
-		if w, ok := m.set.ByIdentity(msg.pid.Id); ok && m.set.Stop(w) {
+		if w, ok := m.set.ByName(m.childName(msg.pid)); ok && m.set.Stop(w) {
 			ctx.Stop(msg.pid)
 		}
 	case *actor.Terminated:
@@ -135,6 +137,8 @@ func (m *managerActor) Receive(ctx actor.Context) {
 		} else {
 			ctx.Respond(&workerInfo{})
 		}
+	case *actor.Started:
+		m.prefix = ctx.Self().Id + "/"
 	case *actor.Stopping:
 		m.strategy.Stop()
 	default:
@@ -162,14 +166,15 @@ type workerInfo struct {
 	OnHold      bool
 }
 
-// workerName is the deterministic child name of a key: "<uid>.<container>.<type>" (container names
-// are DNS labels and cannot contain dots).
-func workerName(k messages.ProbeKey) string {
-	return string(k.PodUID) + "." + k.Container + "." + typeNames[k.Type]
+// childName is the name pid has as probeManager's child (workerset.Name of its worker's key), or
+// "" if it is not one.
+func (m *managerActor) childName(pid *actor.PID) string {
+	name, ok := strings.CutPrefix(pid.Id, m.prefix)
+	if !ok || m.prefix == "" {
+		return ""
+	}
+	return name
 }
-
-var typeNames = map[messages.ProbeType]string{messages.Liveness: "liveness", messages.Readiness: "readiness",
-	messages.Startup: "startup"}
 
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
 // keys that already have a worker (kubelet post-1.35 behaviour). statusManager counted the keys as
@@ -190,7 +195,7 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		}
 		w := newWorkerActor(m.env, k, pod, p.Container, p.Spec, p.Sidecar, view)
 		m.env.spawning = w
-		pid, err := ctx.SpawnNamed(m.env.workerProps, workerName(k))
+		pid, err := ctx.SpawnNamed(m.env.workerProps, workerset.Name(k))
 		m.env.spawning = nil
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
@@ -225,7 +230,7 @@ func (m *managerActor) stop(ctx actor.Context, ws []*workerActor) {
 }
 
 func (m *managerActor) terminated(ctx actor.Context, who *actor.PID) {
-	g, ok := m.set.Terminated(who.Id)
+	g, ok := m.set.Terminated(m.childName(who))
 	if !ok {
 		return
 	}

@@ -1,9 +1,21 @@
 // Package workerset is the pure core of the probe tree's probeManager: which keys have a worker,
 // per pod; which workers were told to stop (once each) or given up on; which pods' key sets
-// Changed since statusManager was told. Table-tested; no actor code but the PID it records.
+// Changed since statusManager was told; and the workers' child names (Name, KeyOf). Table-tested;
+// no actor code but the PID it records.
+//
+// Invariants: a key has at most one worker in the set (probeManager spawns under Name(key), which
+// protoactor refuses while a worker of that name is registered, and spawns only keys the set does
+// not have); a worker leaves the set only through Terminated; every pod whose key set changed is
+// reported by Changed once until it changes again. The set is indexed by pod only: a worker is
+// found from its PID through its name (KeyOf), so adding one costs one map slot per pod and no index
+// by PID as well: that index was more than half of Add's cost (BenchmarkAdd, 1,000,000 workers:
+// 1.9-2.0 µs a worker with it, 0.8 without, on the 2-vCPU VM), and a sixth of probeManager's set-up
+// CPU on 16 cores (ARCHITECTURE.md, "16 cores, measured").
 package workerset
 
 import (
+	"strings"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,10 +45,10 @@ type Membership struct {
 // when they have terminated (kubelet: a worker removes itself when it exits). Not safe for
 // concurrent use.
 type Set[W Member] struct {
-	byID    map[string]W
+	n       int // workers in the set
 	pods    map[types.UID]*podWorkers[W]
-	reasons map[string]any // PID.Id → last panic, for workers given up on and not terminated yet
-	dirty   []types.UID    // pods whose key set changed since changed() (each once)
+	reasons map[messages.ProbeKey]any // last panic, for workers given up on and not terminated yet
+	dirty   []types.UID               // pods whose key set changed since changed() (each once)
 	// reported lists the pods Changed reported since their last AddPod (see ReportedSinceAdd);
 	// Cleanup forgets the pods it drops.
 	reported map[types.UID]struct{}
@@ -48,12 +60,53 @@ type podWorkers[W Member] struct {
 }
 
 func New[W Member]() *Set[W] {
-	return &Set[W]{byID: map[string]W{}, pods: map[types.UID]*podWorkers[W]{}, reasons: map[string]any{},
+	return &Set[W]{pods: map[types.UID]*podWorkers[W]{}, reasons: map[messages.ProbeKey]any{},
 		reported: map[types.UID]struct{}{}}
 }
 
+// typeNames are the probe types as they appear in child names.
+var typeNames = [...]string{messages.Liveness: "liveness", messages.Readiness: "readiness", messages.Startup: "startup"}
+
+// Name is the child name of k's worker, "<uid>.<container>.<type>". It is deterministic, so that a
+// key cannot have two workers (protoactor refuses a second child of the same name while the first
+// is registered), and KeyOf reads the key back from it.
+func Name(k messages.ProbeKey) string {
+	t := "unknown"
+	if int(k.Type) >= 0 && int(k.Type) < len(typeNames) && typeNames[k.Type] != "" {
+		t = typeNames[k.Type]
+	}
+	return string(k.PodUID) + "." + k.Container + "." + t
+}
+
+// KeyOf returns the key whose worker Name names name; false if no key's is. Container names are
+// DNS labels and type names have no dot, so the last two dots split a name whatever its UID holds.
+func KeyOf(name string) (messages.ProbeKey, bool) {
+	rest, typ, ok := cutLast(name)
+	if !ok {
+		return messages.ProbeKey{}, false
+	}
+	uid, container, ok := cutLast(rest)
+	if !ok || container == "" {
+		return messages.ProbeKey{}, false
+	}
+	for t, n := range typeNames {
+		if n != "" && n == typ {
+			return messages.ProbeKey{PodUID: types.UID(uid), Container: container, Type: messages.ProbeType(t)}, true
+		}
+	}
+	return messages.ProbeKey{}, false
+}
+
+func cutLast(s string) (before, after string, ok bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
 // Len is the number of workers (including those told to stop and not terminated yet).
-func (s *Set[W]) Len() int { return len(s.byID) }
+func (s *Set[W]) Len() int { return s.n }
 
 // Has reports whether k has a worker.
 func (s *Set[W]) Has(k messages.ProbeKey) bool {
@@ -77,7 +130,7 @@ func (s *Set[W]) Get(k messages.ProbeKey) (W, bool) {
 // Add records w as its key's worker with the PID pid (the key must not have one).
 func (s *Set[W]) Add(pid *actor.PID, w W) {
 	*w.Membership() = Membership{PID: pid}
-	s.byID[pid.Id] = w
+	s.n++
 	k := w.ProbeKey()
 	p := s.pods[k.PodUID]
 	if p == nil {
@@ -98,10 +151,14 @@ func (s *Set[W]) ChangedPod(uid types.UID) {
 	s.markDirty(uid, p)
 }
 
-// ByIdentity returns the worker of a PID id.
-func (s *Set[W]) ByIdentity(id string) (W, bool) {
-	w, ok := s.byID[id]
-	return w, ok
+// ByName returns the worker whose child name is name (Name of its key).
+func (s *Set[W]) ByName(name string) (W, bool) {
+	k, ok := KeyOf(name)
+	if !ok {
+		var zero W
+		return zero, false
+	}
+	return s.Get(k)
 }
 
 // Workers returns the pod's workers (read-only).
@@ -167,7 +224,7 @@ func (s *Set[W]) AddHandled(uid types.UID) { delete(s.reported, uid) }
 func (s *Set[W]) GaveUp(w W, reason any) {
 	m := w.Membership()
 	m.Stopping, m.GaveUp = true, true
-	s.reasons[m.PID.Id] = reason
+	s.reasons[w.ProbeKey()] = reason
 }
 
 // Gone is a worker that terminated: whether it was given up on, and why.
@@ -177,16 +234,18 @@ type Gone[W Member] struct {
 	Reason any
 }
 
-// Terminated removes the worker of PID id (false if unknown) and marks its pod's key set changed.
-func (s *Set[W]) Terminated(id string) (Gone[W], bool) {
-	w, ok := s.byID[id]
+// Terminated removes the worker whose child name is name (false if unknown) and marks its pod's
+// key set changed.
+func (s *Set[W]) Terminated(name string) (Gone[W], bool) {
+	w, ok := s.ByName(name)
 	if !ok {
 		return Gone[W]{}, false
 	}
-	delete(s.byID, id)
-	g := Gone[W]{W: w, GaveUp: w.Membership().GaveUp, Reason: s.reasons[id]}
-	delete(s.reasons, id)
-	uid := w.ProbeKey().PodUID
+	s.n--
+	k := w.ProbeKey()
+	g := Gone[W]{W: w, GaveUp: w.Membership().GaveUp, Reason: s.reasons[k]}
+	delete(s.reasons, k)
+	uid := k.PodUID
 	p := s.pods[uid]
 	for i, x := range p.workers {
 		if x == w {

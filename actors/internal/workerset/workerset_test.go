@@ -115,8 +115,10 @@ func TestWorkerSet(t *testing.T) {
 					assert.False(t, s.Has(op.key))
 					w := &fakeWorker{key: op.key}
 					byKey[op.key] = w
-					s.Add(actor.NewPID("test", id(op.key)), w)
+					s.Add(actor.NewPID("test", "probeManager/"+Name(op.key)), w)
 					assert.True(t, s.Has(op.key))
+					got, _ := s.ByName(Name(op.key))
+					assert.Same(t, w, got, "a worker is found by its child name")
 				case "stopPod":
 					got = ids(s.StopWhere(types.UID(op.uid), func(messages.ProbeKey) bool { return true }))
 				case "stopLS":
@@ -142,7 +144,7 @@ func TestWorkerSet(t *testing.T) {
 				case "gaveUp":
 					s.GaveUp(byKey[op.key], "boom")
 				case "terminated":
-					if g, ok := s.Terminated(id(op.key)); ok {
+					if g, ok := s.Terminated(Name(op.key)); ok {
 						desc := id(g.W.key)
 						if g.GaveUp {
 							desc += " gave up: " + g.Reason.(string)
@@ -168,4 +170,38 @@ func TestWorkerSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNameAndKeyOf(t *testing.T) {
+	for _, k := range []messages.ProbeKey{
+		key("0b3f9c1e-4d2a-4f6b-9a51-7c2e8d1f0a33", "app", messages.Liveness),
+		key("uid.with.dots", "web-1", messages.Readiness),
+		key("uid/with/slashes", "c", messages.Startup),
+		key("", "c", messages.Liveness), // an empty UID still round-trips
+	} {
+		name := Name(k)
+		got, ok := KeyOf(name)
+		assert.True(t, ok, name)
+		assert.Equal(t, k, got, name)
+	}
+	assert.Equal(t, "u.c.liveness", Name(key("u", "c", messages.Liveness)))
+	for _, name := range []string{
+		"",
+		"liveness",
+		"u.liveness",         // no container
+		"u..liveness",        // an empty container
+		"u.c.Liveness",       // type names are lower case
+		"u.c.unknown",        // a type Name gives no key
+		"u.c.liveness.extra", // the type must be last
+	} {
+		_, ok := KeyOf(name)
+		assert.False(t, ok, "%q is not a worker's name", name)
+	}
+	assert.Equal(t, "u.c.unknown", Name(key("u", "c", messages.ProbeType(7))))
+
+	s := New[*fakeWorker]()
+	_, ok := s.ByName("not a worker")
+	assert.False(t, ok)
+	_, ok = s.Terminated("u.c.liveness")
+	assert.False(t, ok, "a name with no worker")
 }
