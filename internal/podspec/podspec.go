@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/probes"
@@ -55,12 +54,12 @@ func Validate(pod *v1.Pod) field.ErrorList {
 	if pod.Name == "" {
 		errs = append(errs, field.Required(meta.Child("name"), "a pod needs a name"))
 	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(pod.Name) {
+		for _, msg := range dns1123Subdomain(pod.Name) {
 			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
 		}
 	}
 	if pod.Namespace != "" {
-		for _, msg := range validation.IsDNS1123Label(pod.Namespace) {
+		for _, msg := range dns1123Label(pod.Namespace) {
 			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
 		}
 	}
@@ -82,7 +81,7 @@ func Validate(pod *v1.Pod) field.ErrorList {
 		if c.Name == "" {
 			errs = append(errs, field.Required(path.Child("name"), ""))
 		} else {
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
+			for _, msg := range dns1123Label(c.Name) {
 				errs = append(errs, field.Invalid(path.Child("name"), c.Name, msg))
 			}
 			if seen[c.Name] {
