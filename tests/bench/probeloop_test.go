@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -149,4 +150,28 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	b.ReportMetric(float64(grid.hist.quantile(0.5).Microseconds())/1000, "lateness-p50-ms")
 	b.ReportMetric(float64(probed)/wall.Seconds(), "probes/s")
 	b.ReportMetric(float64(setup.Nanoseconds())/float64(n), "setup-ns/worker")
+	b.ReportMetric(grid.phasePeak(), "phase-peak")
+}
+
+// phasePeak is how unevenly the workers' probes fall within the period: the busiest 10 ms of it
+// (the workers whose first probe, modulo the period, falls there) over the mean, 1 for an even
+// spread. kubelet's jitter rule spreads only the workers created within one period of the start;
+// later ones probe at their creation time. So a set-up longer than a period stacks its later
+// workers onto the jittered ones, and the faster an implementation's set-up, the more even its
+// schedule: fewer, larger bursts cost less CPU per probe and more lateness (ARCHITECTURE.md,
+// "Set-up since the 16-core run"). Both designs follow the rule; this metric shows what it did.
+func (g *latencyGrid) phasePeak() float64 {
+	const bin = 10 * time.Millisecond
+	var counts [loopPeriod / bin]int
+	n := 0
+	for i := range g.first {
+		if ns := g.first[i].Load(); ns != 0 {
+			counts[(ns%int64(loopPeriod))/int64(bin)]++
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(slices.Max(counts[:])) * float64(len(counts)) / float64(n)
 }
