@@ -38,3 +38,18 @@ func TestWorkerIDRoundTrip(t *testing.T) {
 	assert.Equal(t, 4711, workerIndex(string(workerID(4711))))
 	assert.Equal(t, -1, workerIndex("docker://abc"))
 }
+
+func TestPhasePeak(t *testing.T) {
+	g := newLatencyGrid(1000)
+	assert.Zero(t, g.phasePeak(), "nobody has probed")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for i := range 1000 { // one worker a millisecond: an even schedule
+		g.first[i].Store(base + int64(i)*int64(time.Millisecond))
+	}
+	assert.InDelta(t, 1.0, g.phasePeak(), 1e-9)
+	for i := range 500 { // half of them in the same 10 ms, a period later
+		g.first[i].Store(base + int64(loopPeriod) + int64(i%10)*int64(time.Millisecond))
+	}
+	// the first 10 ms now hold those 500 (its own 10 among them); the mean is still 10 a bin
+	assert.InDelta(t, 50.0, g.phasePeak(), 1e-9)
+}
