@@ -9,8 +9,8 @@
 // reported by Changed once until it changes again. The set is indexed by pod only: a worker is
 // found from its PID through its name (KeyOf), so adding one costs one map slot per pod and no index
 // by PID as well: that index was more than half of Add's cost (BenchmarkAdd, 1,000,000 workers:
-// 1.9-2.0 µs a worker with it, 0.8 without, on the 2-vCPU VM), and a sixth of probeManager's set-up
-// CPU on 16 cores (ARCHITECTURE.md, "16 cores, measured").
+// 1.9-2.0 µs a worker with it, 0.8 without, on the 2-vCPU VM), which puts it at about a sixth of
+// probeManager's set-up CPU in the 16-core profile (ARCHITECTURE.md, "Set-up since the 16-core run").
 package workerset
 
 import (
