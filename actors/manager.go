@@ -169,11 +169,13 @@ type workerInfo struct {
 // childName is the name pid has as probeManager's child (workerset.Name of its worker's key), or
 // "" if it is not one.
 func (m *managerActor) childName(pid *actor.PID) string {
-	name, ok := strings.CutPrefix(pid.Id, m.prefix)
-	if !ok || m.prefix == "" {
+	if m.prefix == "" {
 		return ""
 	}
-	return name
+	if name, ok := strings.CutPrefix(pid.Id, m.prefix); ok {
+		return name
+	}
+	return ""
 }
 
 // addPod spawns a worker for every probe without one. Unlike kubelet 1.30–1.33 it continues past
