@@ -169,4 +169,6 @@
 //     meanwhile; here the readiness probe runs at its period, after the start-up jitter.
 //   - With the real clock, deadlines are rounded up to a 1 ms grid (clock.DefaultResolution), so a
 //     probe may start up to ~2 ms after its period (kubelet's per-worker ticker: ~0.1 ms).
+//   - WithStartupJitterWindow (off by default) extends kubelet's restart jitter, which covers the
+//     workers created within one period of the start, to those created within the window.
 package actors

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/fakeruntime"
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
@@ -173,6 +174,28 @@ func TestRestartJitter(t *testing.T) {
 		h.idle(messages.ProbeKey{PodUID: "late", Container: "d", Type: messages.Liveness})
 		assert.Equal(t, 1, h.prober.count("d"), "late workers probe at once")
 	})
+}
+
+// WithStartupJitterWindow jitters the workers created within the window, past the first period.
+func TestStartupJitterWindow(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t, WithRand(func() float64 { return 0.5 }), WithStartupJitterWindow(time.Minute))
+		h.clk.Advance(30 * time.Second) // three periods after the start, inside the window
+		pod := testPod("late", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
+		h.run(pod)
+		key := messages.ProbeKey{PodUID: "late", Container: "c", Type: messages.Liveness}
+		h.idle(key)
+		assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
+		h.tick(key, 5*time.Second)
+		assert.Equal(t, 1, h.prober.count("c"))
+	})
+}
+
+func TestStartupJitterWindowMustNotBeNegative(t *testing.T) {
+	sys := newSystem(t)
+	_, err := NewTree(sys.Root, WithRuntime(fakeruntime.New(nil)), WithStartupJitterWindow(-time.Second))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "actors.Start: WithStartupJitterWindow: the window must not be negative")
 }
 
 // Stopping the tree cancels in-flight attempts and waits for them: nothing is left behind

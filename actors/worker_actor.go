@@ -164,7 +164,7 @@ func (w *workerActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		w.self = ctx.Self()
 		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now,
-			Jitter: worker.Jitter(now, w.env.start, w.m.Period(), w.env.cfg.rand)})
+			Jitter: worker.Jitter(now, w.env.start, w.env.cfg.jitter, w.m.Period(), w.env.cfg.rand)})
 	case *exec.Restarted:
 		w.step(ctx, &worker.Event{Kind: worker.Started, Now: now})
 	case *protocol.GetProbeState:

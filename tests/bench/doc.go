@@ -15,11 +15,15 @@
 // the baseline, so only what an implementation keeps counts; the actor core's ActorSystem is
 // counted), lateness-p50/p99-ms (per worker, actual probe start minus its 1 s grid anchored at its
 // first probe; a probe more than half a period late reads as early, so the metric saturates just
-// below 500 ms), probes/s and phase-peak (the busiest 10 ms of the period over the mean, counting
-// each worker at its first probe modulo the period: 1 is an even schedule. kubelet's jitter rule,
-// which both designs follow, spreads only the workers created within one period of the start, so a
-// faster set-up gives a more even schedule, and an even schedule costs more CPU per probe than a
-// bursty one: read cpu-ns/probe with it, ARCHITECTURE.md "Set-up since the 16-core run").
+// below 500 ms), probes/s and in-order (the fraction of workers whose next-created worker probes
+// within 1 ms after them: how much of the schedule walks memory in creation order, ~0.001 for a
+// random order).
+//
+// Start-up jitter: every worker waits rand × period before its first probe, however long the
+// set-up takes (conformance.Env.JitterWindow, jitterAll). Under kubelet's own rule only the workers
+// created within one period of the start wait, the later ones probe in creation order, and a
+// schedule in creation order is cheaper (memory is walked in order): the design that set up more
+// slowly got the cheaper schedule (ARCHITECTURE.md, "Set-up since the 16-core run").
 //
 // BenchmarkProbeLoopHTTP/impl=actor|kubelet|bare/workers=500|2000 — the same measurement (over a
 // 15 s window) with real HTTP probes: probes.Prober GETs (period 1 s, timeout 1 s) against a target that runs in a child

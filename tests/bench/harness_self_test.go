@@ -39,17 +39,18 @@ func TestWorkerIDRoundTrip(t *testing.T) {
 	assert.Equal(t, -1, workerIndex("docker://abc"))
 }
 
-func TestPhasePeak(t *testing.T) {
+func TestInOrder(t *testing.T) {
 	g := newLatencyGrid(1000)
-	assert.Zero(t, g.phasePeak(), "nobody has probed")
+	assert.Zero(t, g.inOrder(), "nobody has probed")
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	for i := range 1000 { // one worker a millisecond: an even schedule
-		g.first[i].Store(base + int64(i)*int64(time.Millisecond))
+	for i := range 1000 { // in creation order, 100 µs apart: each next one within 1 ms
+		g.first[i].Store(base + int64(i)*int64(100*time.Microsecond))
 	}
-	assert.InDelta(t, 1.0, g.phasePeak(), 1e-9)
-	for i := range 500 { // half of them in the same 10 ms, a period later
-		g.first[i].Store(base + int64(loopPeriod) + int64(i%10)*int64(time.Millisecond))
+	assert.InDelta(t, 1.0, g.inOrder(), 1e-9)
+	for i := range 1000 { // 7 ms apart modulo the period: never within 1 ms of the one before
+		g.first[i].Store(base + int64(i)*int64(7*time.Millisecond))
 	}
-	// the first 10 ms now hold those 500 (its own 10 among them); the mean is still 10 a bin
-	assert.InDelta(t, 50.0, g.phasePeak(), 1e-9)
+	assert.Zero(t, g.inOrder())
+	g.first[1].Store(g.first[0].Load() + int64(loopPeriod) + int64(500*time.Microsecond)) // a period later counts
+	assert.InDelta(t, 1.0/999, g.inOrder(), 1e-9)
 }

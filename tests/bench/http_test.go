@@ -169,8 +169,9 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 				}
 				return out, err
 			},
-			Runtime: newRuntime(),
-			Rand:    rand.Float64,
+			Runtime:      newRuntime(),
+			Rand:         rand.Float64,
+			JitterWindow: jitterAll,
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -34,7 +34,7 @@ func NewActor(env Env) (Driver, error) {
 		rnd = func() float64 { return 0 }
 	}
 	tree, err := actors.Start(sys.Root, actors.WithRuntime(env.Runtime), actors.WithProber(env.Prober), actors.WithRand(rnd),
-		actors.WithShards(env.Shards))
+		actors.WithShards(env.Shards), actors.WithStartupJitterWindow(env.JitterWindow))
 	if err != nil {
 		sys.Shutdown()
 		return nil, fmt.Errorf("start actor core: %w", err)

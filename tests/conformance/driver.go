@@ -46,6 +46,9 @@ type Env struct {
 	OnChange func(Change)
 	// Rand is the start-up jitter source in [0, 1); nil means no jitter (exact scenarios).
 	Rand func() float64
+	// JitterWindow widens the jitter rule to workers created within it of the start
+	// (actors.WithStartupJitterWindow, kubeletstyle.Options.JitterWindow); 0 is kubelet's rule.
+	JitterWindow time.Duration
 	// OnBlocked, if set, is told each time a worker waited d for its consumer (only implementations
 	// with a blocking publish call it: the kubelet-style baseline).
 	OnBlocked func(d time.Duration)

@@ -17,10 +17,11 @@ var _ Driver = KubeletDriver{}
 // NewKubelet starts the baseline with env (no jitter unless env.Rand is set).
 func NewKubelet(env Env) (Driver, error) {
 	opts := kubeletstyle.Options{
-		Prober:    env.Prober,
-		Runtime:   env.Runtime,
-		Rand:      env.Rand,
-		OnBlocked: env.OnBlocked,
+		Prober:       env.Prober,
+		Runtime:      env.Runtime,
+		Rand:         env.Rand,
+		JitterWindow: env.JitterWindow,
+		OnBlocked:    env.OnBlocked,
 	}
 	if opts.Rand == nil {
 		opts.Rand = func() float64 { return 0 }

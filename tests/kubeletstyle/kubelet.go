@@ -32,6 +32,10 @@ type Options struct {
 	// Rand is the jitter source in [0, 1) for workers created within one period of Start; default
 	// math/rand/v2.Float64.
 	Rand func() float64
+	// JitterWindow widens kubelet's jitter rule to the workers created within max(JitterWindow,
+	// period) of Start, as actors.WithStartupJitterWindow does (0: kubelet's rule). The benchmarks
+	// use it so that both designs get the same schedule whatever their set-up speed.
+	JitterWindow time.Duration
 	// OnUpdate, if set, is called by the consumer goroutine for every update it drains, after handling
 	// it. It runs on the syncLoop: a slow OnUpdate is a slow syncLoop.
 	OnUpdate func(messages.ProbeType, Update)
@@ -79,6 +83,7 @@ func Start(opts Options) (*Kubelet, error) {
 		prober:    opts.Prober,
 		start:     time.Now(),
 		rand:      opts.Rand,
+		jitter:    opts.JitterWindow,
 		quit:      k.quit,
 		wg:        &k.wg,
 	}

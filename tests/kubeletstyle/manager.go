@@ -27,6 +27,7 @@ type probeManager struct {
 	prober                       Prober
 	start                        time.Time
 	rand                         func() float64
+	jitter                       time.Duration // Options.JitterWindow
 	quit                         <-chan struct{}
 	wg                           *sync.WaitGroup
 }

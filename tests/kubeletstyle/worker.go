@@ -66,7 +66,7 @@ func (w *worker) run() {
 	if period <= 0 {
 		period = 10 * time.Second // API default; the spec is defaulted by the embedder normally
 	}
-	if period > time.Since(w.m.start) {
+	if max(period, w.m.jitter) > time.Since(w.m.start) {
 		// kubelet sleeps uninterruptibly; we also honour the subsystem's quit so Stop is prompt.
 		j := time.NewTimer(time.Duration(w.m.rand() * float64(period)))
 		select {

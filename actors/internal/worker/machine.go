@@ -693,10 +693,12 @@ func MetricResult(r messages.Result) (label string, timed bool) {
 }
 
 // Jitter is kubelet's restart jitter rule: a worker created less than one period after the tree
-// started waits rand*period before its first probe; later workers do not wait. rand returns a
-// number in [0, 1); nil means no jitter.
-func Jitter(now, treeStart time.Time, period time.Duration, rand func() float64) time.Duration {
-	if now.Sub(treeStart) >= period {
+// started waits rand*period before its first probe; later workers do not wait. A window longer
+// than the period widens the rule to workers created within the window (the tree's
+// WithStartupJitterWindow; 0 is kubelet's rule). rand returns a number in [0, 1); nil means no
+// jitter.
+func Jitter(now, treeStart time.Time, window, period time.Duration, rand func() float64) time.Duration {
+	if now.Sub(treeStart) >= max(window, period) {
 		return 0
 	}
 	return clock.Jitter(period, rand)

@@ -764,9 +764,14 @@ func TestRestartAfterGiveUpOfAttemptKeepsState(t *testing.T) {
 
 func TestJitter(t *testing.T) {
 	half := func() float64 { return 0.5 }
-	assert.Equal(t, 5*time.Second, Jitter(t0.Add(9*time.Second), t0, 10*time.Second, half))
-	assert.Zero(t, Jitter(t0.Add(10*time.Second), t0, 10*time.Second, half), "created a period after start")
-	assert.Zero(t, Jitter(t0, t0, 10*time.Second, nil))
+	assert.Equal(t, 5*time.Second, Jitter(t0.Add(9*time.Second), t0, 0, 10*time.Second, half))
+	assert.Zero(t, Jitter(t0.Add(10*time.Second), t0, 0, 10*time.Second, half), "created a period after start")
+	assert.Zero(t, Jitter(t0, t0, 0, 10*time.Second, nil))
+	assert.Zero(t, Jitter(t0.Add(10*time.Second), t0, 5*time.Second, 10*time.Second, half),
+		"a window shorter than the period is the period")
+	assert.Equal(t, 5*time.Second, Jitter(t0.Add(time.Minute), t0, time.Hour, 10*time.Second, half),
+		"created within the window")
+	assert.Zero(t, Jitter(t0.Add(time.Hour), t0, time.Hour, 10*time.Second, half), "created after the window")
 }
 
 func TestMetricResult(t *testing.T) {
