@@ -29,5 +29,7 @@
 //   - a blocking results send also gives up when the whole subsystem stops (kubelet never stops);
 //   - OnUpdate lets a study harness observe what the consumer receives (a slow OnUpdate is a slow
 //     syncLoop, exactly the situation the fan-out benchmark studies);
-//   - the "pod manager" is the set of pods given to AddPod / SetPodStatus.
+//   - the "pod manager" is the set of pods given to AddPod / SetPodStatus;
+//   - JitterWindow (0 by default: kubelet's rule) lets the benchmarks jitter every worker's first
+//     probe, as the actor core's WithStartupJitterWindow does, so both designs get one schedule.
 package kubeletstyle
