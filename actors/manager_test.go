@@ -153,42 +153,36 @@ func TestAddPodContinuesAfterExistingWorker(t *testing.T) {
 	})
 }
 
-// Kubelet-start jitter applies only to workers created within one period of the tree's start (§7.12).
+// Kubelet-start jitter applies only to workers created within one period of the tree's start
+// (§7.12); WithStartupJitterWindow widens that to the window.
 func TestRestartJitter(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		h := newHarness(t, WithRand(func() float64 { return 0.5 }))
-		early := testPod("early", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
-		h.run(early)
-		key := messages.ProbeKey{PodUID: "early", Container: "c", Type: messages.Liveness}
-		h.idle(key)
-		assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
-		h.tick(key, 4999*time.Millisecond)
-		assert.Equal(t, 0, h.prober.count("c"))
-		h.tick(key, time.Millisecond)
-		assert.Equal(t, 1, h.prober.count("c"))
-
-		h.clk.Advance(10 * time.Second) // now more than a period after the start
-		h.idle(key)
-		late := testPod("late", v1.Container{Name: "d", LivenessProbe: execProbe(10, 1)})
-		h.run(late)
-		h.idle(messages.ProbeKey{PodUID: "late", Container: "d", Type: messages.Liveness})
-		assert.Equal(t, 1, h.prober.count("d"), "late workers probe at once")
-	})
-}
-
-// WithStartupJitterWindow jitters the workers created within the window, past the first period.
-func TestStartupJitterWindow(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		h := newHarness(t, WithRand(func() float64 { return 0.5 }), WithStartupJitterWindow(time.Minute))
-		h.clk.Advance(30 * time.Second) // three periods after the start, inside the window
-		pod := testPod("late", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)})
-		h.run(pod)
-		key := messages.ProbeKey{PodUID: "late", Container: "c", Type: messages.Liveness}
-		h.idle(key)
-		assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
-		h.tick(key, 5*time.Second)
-		assert.Equal(t, 1, h.prober.count("c"))
-	})
+	for name, tc := range map[string]struct {
+		window, createdAt, wait time.Duration // wait: before the first probe (0: at once)
+	}{
+		"kubelet: created at the start waits rand×period":   {createdAt: 0, wait: 5 * time.Second},
+		"kubelet: created a period after the start":         {createdAt: 10 * time.Second},
+		"window: created three periods in, inside it waits": {window: time.Minute, createdAt: 30 * time.Second, wait: 5 * time.Second},
+		"window: created when it has passed":                {window: time.Minute, createdAt: time.Minute},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inBubble(t, func(t *testing.T) {
+				h := newHarness(t, WithRand(func() float64 { return 0.5 }), WithStartupJitterWindow(tc.window))
+				h.clk.Advance(tc.createdAt)
+				h.run(testPod("p", v1.Container{Name: "c", LivenessProbe: execProbe(10, 1)}))
+				key := messages.ProbeKey{PodUID: "p", Container: "c", Type: messages.Liveness}
+				h.idle(key)
+				if tc.wait == 0 {
+					assert.Equal(t, 1, h.prober.count("c"), "probes at once")
+					return
+				}
+				assert.Equal(t, 0, h.prober.count("c"), "first probe waits rand×period")
+				h.tick(key, tc.wait-time.Millisecond)
+				assert.Equal(t, 0, h.prober.count("c"))
+				h.tick(key, time.Millisecond)
+				assert.Equal(t, 1, h.prober.count("c"))
+			})
+		})
+	}
 }
 
 func TestStartupJitterWindowMustNotBeNegative(t *testing.T) {
