@@ -20,7 +20,7 @@
 // random order).
 //
 // Start-up jitter: every worker waits rand × period before its first probe, however long the
-// set-up takes (conformance.Env.JitterWindow, jitterAll). Under kubelet's own rule only the workers
+// set-up takes (conformance.Env.JitterWindow, jitterAll; PROBEACTOR_BENCH_JITTER_WINDOW below). Under kubelet's own rule only the workers
 // created within one period of the start wait, the later ones probe in creation order, and a
 // schedule in creation order is cheaper (memory is walked in order): the design that set up more
 // slowly got the cheaper schedule (ARCHITECTURE.md, "Set-up since the 16-core run").
@@ -53,6 +53,10 @@
 //	PROBEACTOR_BENCH_HTTP_WORKERS=500         BenchmarkProbeLoopHTTP's sizes (default 500,2000)
 //	PROBEACTOR_BENCH_SHARDS=8                 the actor core's executor shards (actors.WithShards;
 //	                                          default one per two procs)
+//	PROBEACTOR_BENCH_JITTER_WINDOW=0          the start-up jitter window of both designs (a Go
+//	                                          duration; default 1h, every worker jittered; 0 is
+//	                                          kubelet's own rule, the schedule of the figures
+//	                                          measured before the window)
 //	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
 //	                                          name suffixed -P (make bench-scaling does this;
 //	                                          scaling.sh runs the same matrix, what the targets

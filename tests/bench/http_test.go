@@ -171,7 +171,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 			},
 			Runtime:      newRuntime(),
 			Rand:         rand.Float64,
-			JitterWindow: jitterAll,
+			JitterWindow: benchJitterWindow(b),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -80,7 +80,7 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		Prober:       (&noopProber{observe: grid.observe}).Probe,
 		Runtime:      newRuntime(),
 		Rand:         rand.Float64,
-		JitterWindow: jitterAll,
+		JitterWindow: benchJitterWindow(b),
 		Shards:       benchShards(b),
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // profileDir is where BenchmarkProbeLoop writes heap profiles taken after warm-up and after the
@@ -120,4 +121,18 @@ func benchShards(b *testing.B) int {
 		b.Fatalf("PROBEACTOR_BENCH_SHARDS=%q: want a positive number of shards", v)
 	}
 	return n
+}
+
+// benchJitterWindow is the start-up jitter window both designs get (conformance.Env.JitterWindow):
+// PROBEACTOR_BENCH_JITTER_WINDOW, a Go duration, "0" for kubelet's own rule; default jitterAll.
+func benchJitterWindow(b *testing.B) time.Duration {
+	v := os.Getenv("PROBEACTOR_BENCH_JITTER_WINDOW")
+	if v == "" {
+		return jitterAll
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("PROBEACTOR_BENCH_JITTER_WINDOW=%q: want a duration of 0 or more (0: kubelet's rule)", v)
+	}
+	return d
 }
