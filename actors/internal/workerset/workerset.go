@@ -72,7 +72,7 @@ var typeNames = [...]string{messages.Liveness: "liveness", messages.Readiness: "
 // is registered), and KeyOf reads the key back from it.
 func Name(k messages.ProbeKey) string {
 	t := "unknown"
-	if int(k.Type) >= 0 && int(k.Type) < len(typeNames) && typeNames[k.Type] != "" {
+	if k.Type >= 0 && int(k.Type) < len(typeNames) {
 		t = typeNames[k.Type]
 	}
 	return string(k.PodUID) + "." + k.Container + "." + t
@@ -90,7 +90,7 @@ func KeyOf(name string) (messages.ProbeKey, bool) {
 		return messages.ProbeKey{}, false
 	}
 	for t, n := range typeNames {
-		if n != "" && n == typ {
+		if n == typ {
 			return messages.ProbeKey{PodUID: types.UID(uid), Container: container, Type: messages.ProbeType(t)}, true
 		}
 	}
