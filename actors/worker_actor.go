@@ -44,7 +44,6 @@ type workerActor struct {
 	pod   *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
 
 	self   *actor.PID
-	fire   func() // scheduler callback, allocated once
 	timer  clock.Handle
 	series *workerSeries // the worker's metric series, looked up at its first observation
 
@@ -80,7 +79,6 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 		Sidecar:       sidecar,
 	})
 	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
-	w.fire = w.onTimer
 	return w
 }
 
@@ -114,21 +112,18 @@ func (w *workerActor) logger() hclog.Logger {
 		"probe", w.m.Type().String())
 }
 
-// onTimer is the scheduler's callback: an idle attempt-pool goroutine carries the tick into the
-// worker's mailbox (and then, usually, runs the probe it causes). When none is idle (a burst, or a
-// machine that falls behind) the tick goes to the mailbox pool instead, whose fixed goroutines hand
-// the attempts it causes to the attempt pool: goroutines are then started for attempts only, at the
-// pace the pool delivers ticks, never one per tick of a burst.
-func (w *workerActor) onTimer() {
-	if !w.shard.TryGo((*tickJob)(w)) {
-		w.mb.Post(tickMsg)
-	}
-}
-
-// tickJob is a worker as the attempt pool's job of delivering its tick.
+// tickJob is a worker as its timer's callback (clock.Callback and exec.Job): the shard's scheduler
+// hands it to an idle attempt-pool goroutine, which carries the tick into the worker's mailbox
+// (Run) and then, usually, runs the probe it causes. When none is idle (a burst, or a machine that
+// falls behind) the tick goes to the mailbox pool instead (Fire), whose fixed goroutines hand the
+// attempts it causes to the attempt pool: goroutines are then started for attempts only, at the
+// pace the pool delivers ticks, never one per tick of a burst. The worker is its own callback: a
+// method value would be one more object, and one more cache miss, between the scheduler and it.
 type tickJob workerActor
 
 func (j *tickJob) Run() { (*workerActor)(j).mb.Carry(tickMsg) }
+
+func (j *tickJob) Fire() { (*workerActor)(j).mb.Post(tickMsg) }
 
 // signal handles the worker's own signals, which its mailbox delivers straight to it (no protoactor
 // envelope, middleware or context: nothing in them needs one; the worker answers nobody and its
@@ -254,7 +249,7 @@ func (w *workerActor) perform(ctx actor.Context, r *worker.Ready) {
 	}
 	switch r.Timer {
 	case worker.TimerArm:
-		w.timer = w.shard.Sched.Reschedule(w.timer, r.WakeAt, w.fire)
+		w.timer = w.shard.Sched.Reschedule(w.timer, r.WakeAt, (*tickJob)(w))
 	case worker.TimerStop:
 		w.shard.Sched.Cancel(w.timer)
 		w.timer = clock.Handle{}

@@ -19,9 +19,11 @@
 //   - With WithPace, a batch stops after any chunk when the consumer says it does not keep up; what
 //     is due then fires first at the next wake-up. The actor core's shards use it (actors/internal/exec).
 //   - Scheduler callbacks must be cheap and non-blocking: they run one after another on the timer's
-//     goroutine. The intended callback hands the work to another goroutine (the actor core's: give a
-//     worker's tick to the attempt pool), built once per actor and reused so that rescheduling
-//     allocates nothing. Reschedule moves a pending entry in one step.
+//     goroutine. The intended callback hands the work to another goroutine, and is the object
+//     itself (a Callback), so that rescheduling allocates nothing and firing reads nothing but the
+//     slab. With WithDispatch the scheduler hands each due callback to the owner's dispatch instead
+//     of firing it (the actor core's shards: a worker's tick goes to an idle attempt goroutine
+//     without the firing goroutine reading the worker). Reschedule moves a pending entry in one step.
 //   - With the real clock the Scheduler fires from one long-lived goroutine. While the schedule is
 //     dense (the next deadline is within two grid steps of the last batch) that goroutine waits on a
 //     runtime ticker at the grid resolution; otherwise on a channel timer armed for the next deadline.

@@ -22,8 +22,25 @@ type Handle struct {
 	gen uint32
 }
 
+// Callback is what a scheduler entry runs when it fires.
+type Callback interface{ Fire() }
+
+// Func is a function as a Callback.
+type Func func()
+
+// Fire calls f.
+func (f Func) Fire() { f() }
+
 // SchedulerOption configures a Scheduler.
 type SchedulerOption func(*Scheduler)
+
+// WithDispatch makes the scheduler hand each due callback to d, on its firing goroutine and
+// outside its lock, instead of calling its Fire: the owner of many callbacks can run them
+// elsewhere (another goroutine) without the firing goroutine reading them. d must be cheap and
+// must not block; it may call Fire itself.
+func WithDispatch(d func(Callback)) SchedulerOption {
+	return func(s *Scheduler) { s.dispatch = d }
+}
 
 // WithResolution sets the deadline grid (see DefaultResolution). 0 means exact deadlines: one timer
 // wake-up per distinct deadline. The default is DefaultResolution, or 0 when the clock is a *Fake so
@@ -37,7 +54,7 @@ func WithResolution(d time.Duration) SchedulerOption {
 	}
 }
 
-// Scheduler runs many deadlines from one Clock timer. Entries live in a slab (40 bytes each); no
+// Scheduler runs many deadlines from one Clock timer. Entries live in a slab (48 bytes each); no
 // goroutine or timer exists per entry, and nothing is allocated once the slab has grown to its
 // peak size. With a resolution (the real clock's default) the entries due within the wheel's span
 // (16.4 s at 1 ms) wait in a timing wheel, one list per grid point, where scheduling, rescheduling,
@@ -71,13 +88,14 @@ type Scheduler struct {
 	armedAt int64
 	firing  bool
 	stopped bool
-	batch   []func()
+	batch   []Callback
 	changed chan struct{} // made by WaitLen, closed (and dropped) when an entry is added
 
 	loop *loop // with the real clock: the goroutine that fires, and its runtime timers
 
-	wheelSlots int         // the wheel's size (wheelSlots; tests make it small, 0 = no wheel)
-	pace       func() bool // WithPace
+	wheelSlots int            // the wheel's size (wheelSlots; tests make it small, 0 = no wheel)
+	pace       func() bool    // WithPace
+	dispatch   func(Callback) // WithDispatch
 }
 
 // loop is how a Scheduler on the real clock waits: one long-lived goroutine (started with the first
@@ -108,7 +126,7 @@ const (
 )
 
 type entry struct {
-	f    func()
+	f    Callback
 	when int64 // the deadline, nanoseconds since base (not rounded to the grid)
 	pos  int32 // index in heap, -1 when not there
 	gen  uint32
@@ -161,10 +179,10 @@ func (s *Scheduler) At(t time.Time, f func()) Handle {
 	if s.stopped {
 		return Handle{}
 	}
-	return s.atLocked(when, f)
+	return s.atLocked(when, Func(f))
 }
 
-func (s *Scheduler) atLocked(when int64, f func()) Handle {
+func (s *Scheduler) atLocked(when int64, f Callback) Handle {
 	idx := s.alloc()
 	e := &s.entries[idx]
 	e.f = f
@@ -229,7 +247,11 @@ func WithPace(pace func() bool) SchedulerOption {
 // Reschedule moves h's entry to t with callback f when it is still pending, and otherwise schedules
 // a new one, in one step (Cancel then At takes the lock twice). It returns the entry's handle.
 // After Stop it does nothing and returns the zero Handle.
-func (s *Scheduler) Reschedule(h Handle, t time.Time, f func()) Handle {
+//
+// f is a Callback rather than a func so that an object can be its own callback: a method value is
+// a closure, a separate allocation that firing reads before it reaches the object, one more cache
+// miss per callback when many objects fire in an order unrelated to where they are in memory.
+func (s *Scheduler) Reschedule(h Handle, t time.Time, f Callback) Handle {
 	when := int64(t.Sub(s.base))
 	s.mu.Lock()
 	if s.stopped {
@@ -454,7 +476,11 @@ func (s *Scheduler) fire() {
 			if s.stoppedFlag.Load() {
 				return
 			}
-			f()
+			if s.dispatch != nil {
+				s.dispatch(f)
+			} else {
+				f.Fire()
+			}
 		}
 		clear(batch)
 		s.mu.Lock()
@@ -471,7 +497,7 @@ const fireChunk = 64
 
 // take appends to batch the callbacks of up to fireChunk entries due at now, in the order they
 // fire, and removes those entries.
-func (s *Scheduler) take(now int64, batch []func()) []func() {
+func (s *Scheduler) take(now int64, batch []Callback) []Callback {
 	w := s.wheel
 	if w == nil {
 		for len(s.heap) > 0 && len(batch) < fireChunk {

@@ -132,7 +132,7 @@ func BenchmarkWheelAgainstHeap(b *testing.B) {
 				fns := make([]func(), n)
 				var fires int64
 				for i := range n {
-					fns[i] = func() { fires++; hs[i] = s.Reschedule(hs[i], f.Now().Add(time.Second), fns[i]) }
+					fns[i] = func() { fires++; hs[i] = s.Reschedule(hs[i], f.Now().Add(time.Second), Func(fns[i])) }
 					hs[i] = s.At(epoch.Add(time.Duration(i)*time.Second/time.Duration(n)), fns[i])
 				}
 				f.Advance(time.Second) // every entry has fired once: the slab and the heap are at size

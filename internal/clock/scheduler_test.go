@@ -314,7 +314,7 @@ func schedulerMatchesModel(t *testing.T, seed uint64, res time.Duration, opts ..
 			_, pending := live[old]
 			delete(live, old)
 			live[id] = when
-			h := s.Reschedule(handles[old], when, cb(id))
+			h := s.Reschedule(handles[old], when, Func(cb(id)))
 			if pending {
 				require.Equal(t, handles[old], h, "seed %d: a pending entry keeps its handle", seed)
 			}
@@ -372,7 +372,7 @@ func TestSchedulerWakeBetweenGridPointsFiresWhatHasPassed(t *testing.T) {
 			fired = append(fired, fmt.Sprintf("%d@%v", i, f.Now().Sub(epoch)))
 			if !moved { // runs between chunks: x goes to the slot's tail, after every due entry
 				moved = true
-				require.Equal(t, x, s.Reschedule(x, epoch.Add(8*time.Millisecond), xfn))
+				require.Equal(t, x, s.Reschedule(x, epoch.Add(8*time.Millisecond), Func(xfn)))
 			}
 		})
 	}
@@ -420,6 +420,49 @@ func TestSchedulerPaceEndsABatchBetweenChunks(t *testing.T) {
 	f.Advance(4 * time.Millisecond)
 	assert.Equal(t, n, fired[len(fired)-1])
 	assert.False(t, s.Cancel(late))
+}
+
+// cbFunc is a Callback that records whether it was fired (and not only dispatched).
+type cbFunc struct {
+	name  string
+	fired *[]string
+}
+
+func (c cbFunc) Fire() { *c.fired = append(*c.fired, c.name) }
+
+// With a dispatch, due callbacks go to it instead of firing: in the order they would have fired,
+// outside the scheduler's lock (the dispatch may schedule, reschedule and cancel), and a callback
+// fires only when the dispatch fires it.
+func TestSchedulerDispatch(t *testing.T) {
+	f := NewFake(epoch)
+	var dispatched, fired []string
+	var s *Scheduler
+	var held Handle
+	s = NewScheduler(f, WithDispatch(func(c Callback) {
+		cb, ok := c.(cbFunc)
+		if !ok { // At's func
+			dispatched = append(dispatched, "func")
+			c.Fire()
+			return
+		}
+		dispatched = append(dispatched, cb.name)
+		switch cb.name {
+		case "b":
+			c.Fire() // the dispatch may fire it itself
+		case "c":
+			held = s.Reschedule(Handle{}, f.Now().Add(time.Second), cbFunc{"again", &fired}) // no deadlock
+			assert.True(t, s.Cancel(held))
+		}
+	}))
+	defer s.Stop()
+	s.Reschedule(Handle{}, epoch.Add(2*time.Second), cbFunc{"c", &fired})
+	s.Reschedule(Handle{}, epoch.Add(time.Second), cbFunc{"a", &fired})
+	s.Reschedule(Handle{}, epoch.Add(time.Second), cbFunc{"b", &fired})
+	s.At(epoch.Add(3*time.Second), func() { fired = append(fired, "func") })
+	f.Advance(5 * time.Second)
+	assert.Equal(t, []string{"a", "b", "c", "func"}, dispatched, "every due callback, in deadline and scheduling order")
+	assert.Equal(t, []string{"b", "func"}, fired, "only what the dispatch fired")
+	assert.Zero(t, s.Len(), "the rescheduled entry was cancelled")
 }
 
 func TestSchedulerRealClockConcurrentAtAndCancel(t *testing.T) {

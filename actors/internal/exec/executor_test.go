@@ -3,6 +3,7 @@ package exec
 import (
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -71,3 +72,52 @@ func (o *runnerOwner) Schedule(m *Mailbox)    { o.wake(m) }
 func (o *runnerOwner) Signal(any) bool        { return false }
 func (o *runnerOwner) Failed(any, any)        {}
 func (o *runnerOwner) RestartsOnResume() bool { return false }
+
+// tickRecorder is a callback that is also a Job (a worker's tick): it records how it was delivered.
+type tickRecorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *tickRecorder) add(s string) { r.mu.Lock(); r.got = append(r.got, s); r.mu.Unlock() }
+func (r *tickRecorder) Run()         { r.add("run") }
+func (r *tickRecorder) Fire()        { r.add("fire") }
+func (r *tickRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.got
+	r.got = nil
+	return got
+}
+
+// A shard's scheduler hands a due Job callback to an idle attempt goroutine, which runs it; with no
+// goroutine idle it fires the callback on the scheduler's goroutine, as it does any callback that
+// is not a Job.
+func TestShardDispatchesTicksToIdleAttemptGoroutines(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		f := clock.NewFake(time.Unix(0, 0))
+		x := New(Config{Clock: f, Shards: 1})
+		sh := x.Shards()[0]
+		tick := &tickRecorder{}
+
+		require.Zero(t, sh.IdleAttempts())
+		sh.Sched.Reschedule(clock.Handle{}, f.Now().Add(time.Second), tick)
+		f.Advance(time.Second)
+		assert.Equal(t, []string{"fire"}, tick.take(), "no goroutine idle: the callback fires")
+
+		sh.Go(jobFunc(func() {})) // a goroutine runs it, then waits idle
+		synctest.Wait()
+		require.Equal(t, 1, sh.IdleAttempts())
+		sh.Sched.Reschedule(clock.Handle{}, f.Now().Add(time.Second), tick)
+		f.Advance(time.Second)
+		synctest.Wait()
+		assert.Equal(t, []string{"run"}, tick.take(), "handed to the idle goroutine")
+
+		plain := false
+		sh.Sched.At(f.Now().Add(time.Second), func() { plain = true })
+		f.Advance(time.Second)
+		assert.True(t, plain, "a callback that is not a Job fires")
+		assert.Equal(t, 1, sh.IdleAttempts(), "and leaves the idle goroutine idle")
+		x.Stop()
+	})
+}
