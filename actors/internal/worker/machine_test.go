@@ -310,6 +310,23 @@ func TestInitialDelay(t *testing.T) {
 	}
 }
 
+// The Machine reads the spec's delay and thresholds once, at Init: on the probe path the spec is
+// another allocation, one more cache miss per probe. With the spec taken away after Init, a
+// worker still waits out the delay and counts to its thresholds (a read of the spec would panic).
+func TestStepDoesNotReadTheSpec(t *testing.T) {
+	g := newRig(t, Config{Type: messages.Liveness, Spec: spec(1, 2, 10)})
+	g.m.cfg.Spec = nil
+	v := running(true)
+	g.view(v)
+	require.True(t, g.doProbe(t0.Add(9*time.Second), messages.Failure))
+	assert.Zero(t, g.probes, "within the initial delay")
+	require.True(t, g.doProbe(t0.Add(10*time.Second), messages.Failure))
+	assert.Equal(t, messages.Success, g.cache[testID], "one failure, below the threshold of 2")
+	require.True(t, g.doProbe(t0.Add(11*time.Second), messages.Failure))
+	assert.Equal(t, messages.Failure, g.cache[testID], "at the threshold")
+	assert.Equal(t, 2, g.probes)
+}
+
 func TestFailureThreshold(t *testing.T) {
 	g := newRig(t, Config{Type: messages.Readiness, Spec: spec(1, 3, 0)})
 	g.view(running(true))
