@@ -35,16 +35,22 @@ var tickMsg = &tick{}
 // (and a scheduler callback) plus protoactor's own per-actor objects. The instance lives as long as the actor: a
 // supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
 // the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
+//
+// Layout: at scale workers are probed in an order unrelated to where they are in memory, so each
+// cache line a probe reads is a miss. A probe reads the mailbox's first two lines, the fields up to
+// the end of the Machine's run state and its Config's first fields; the ones a probe does not read
+// (pod, self, series, ms, and the Machine's TreeStart and RestartPolicy) share the last line. (With
+// a metrics registry a probe reads series too, and the series it points to: metrics cost misses.)
 type workerActor struct {
 	mb    exec.Mailbox
 	shard *exec.Shard // its timer, mailbox and attempts run there
-	m     worker.Machine
-	att   *attemptSlot // while an attempt is in flight
 	env   *env
-	pod   *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
+	att   *attemptSlot // while an attempt is in flight
+	timer clock.Handle
+	m     worker.Machine
 
+	pod    *podrecord.Record // the AddPod copy (never updated, as kubelet's worker.pod)
 	self   *actor.PID
-	timer  clock.Handle
 	series *workerSeries // the worker's metric series, looked up at its first observation
 
 	// ms is probeManager's bookkeeping of this worker (touched only on its goroutine).

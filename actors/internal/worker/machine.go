@@ -2,6 +2,7 @@ package worker
 
 import (
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -24,18 +25,20 @@ type Config struct {
 	// container terminated (kubelet 1.37, restartpolicy.ShouldRestart). nil: a container with
 	// neither.
 	Container *v1.Container
-	// RestartPolicy is the pod's restartPolicy.
-	RestartPolicy v1.RestartPolicy
-	// TreeStart is when the tree started (kubelet's prober manager start), in Unix nanoseconds (a
-	// time.Time would be 16 bytes more in every worker): a running container that started more
-	// than RestartGrace before it ran before the tree and is taken over with its result kept (see
-	// Machine, step 4). Zero: no container is taken over.
-	TreeStart int64
 	// Deleting is true when the pod object the worker was created from had a DeletionTimestamp.
 	Deleting bool
 	// Sidecar is true for a restartable init container (the shell names it so in events; the
 	// Machine's decisions read Container's restartPolicy instead).
 	Sidecar bool
+	// The fields a probe does not read last (Machine's layout).
+
+	// TreeStart is when the tree started (kubelet's prober manager start), in Unix nanoseconds (a
+	// time.Time would be 16 bytes more in every worker): a running container that started more
+	// than RestartGrace before it ran before the tree and is taken over with its result kept (see
+	// Machine, step 4). Zero: no container is taken over.
+	TreeStart int64
+	// RestartPolicy is the pod's restartPolicy.
+	RestartPolicy v1.RestartPolicy
 }
 
 // RestartGrace is kubelet's kubeletRestartGracePeriod: a container that started more than this
@@ -224,9 +227,13 @@ func (r *Ready) Cache() []CacheOp { return r.cache[:r.nCache] }
 // runs now and restarts the period (PR #119089) and also absorbs a remembered tick.
 //
 // A Machine never reads a clock: every Event carries its time. Not safe for concurrent use.
+//
+// Layout: a worker's state is read in a random order across workers at scale, so each cache line
+// of it costs a miss per probe. The fields a probe reads come first and Config, whose last fields
+// (TreeStart, RestartPolicy) are read only when a container is new or has terminated, comes last:
+// the shell puts its own cold fields after the Machine (package actors,
+// TestAProbeReadsSixOfAWorkersSevenLines).
 type Machine struct {
-	cfg Config
-
 	// kubelet's worker state
 	view        view
 	containerID messages.ContainerID
@@ -264,7 +271,13 @@ type Machine struct {
 	trigger  bool // a trigger arrived while busy or before the first run
 	exiting  bool
 	inFlight bool // an attempt is running (the run loop is busy)
+
+	cfg Config
 }
+
+// HotBytes is how much of the start of a Machine a probe reads: all but Config's TreeStart and
+// RestartPolicy (Machine's layout).
+const HotBytes = unsafe.Offsetof(Machine{}.cfg) + unsafe.Offsetof(Config{}.TreeStart)
 
 // none is the published value when the cache holds nothing for the tracked container.
 const none = int8(-128)
