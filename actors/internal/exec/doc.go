@@ -11,7 +11,10 @@
 // system messages first, Suspend/Resume and the escalation of a panic, and Carry, which delivers a
 // message on the calling goroutine when the mailbox is free, so that a tick handed by the scheduler
 // to an attempt goroutine becomes "tick handled → probe → verdict handled" there (HandOff, Carried).
-// Context is the reusable context of an attempt.
+// Context is the reusable context of an attempt. A shard's scheduler dispatches (clock.WithDispatch)
+// a due callback that is a Job, a worker's tick, to an idle attempt goroutine without reading it, and
+// fires it (the tick posted to the worker's mailbox) only when none is idle: the firing goroutine,
+// the shard's serial stage, touches nothing of a worker on the common path.
 //
 // Invariants (TestMailboxMatchesModel checks the mailbox's step by step against a plain model;
 // TestMailboxUnderConcurrency under real concurrency; the pools' tests in virtual time):
