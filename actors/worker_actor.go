@@ -31,10 +31,11 @@ var tickMsg = &tick{}
 
 // workerActor is the shell around one worker.Machine: a switch that turns messages into the
 // Machine's events and performs the effects it returns. At rest it holds no goroutine, no attempt
-// slot and exactly one scheduler entry. Its mailbox is part of it, so a worker is one allocation
-// (and a scheduler callback) plus protoactor's own per-actor objects. The instance lives as long as the actor: a
-// supervision restart resumes it (see newWorkerProps), so run counters, the tracked container and
-// the cached result survive (kubelet's HandleCrash: the worker continues, result unchanged).
+// slot and exactly one scheduler entry. Its mailbox is part of it and it is its own scheduler
+// callback, so a worker is one allocation plus protoactor's own per-actor objects. The instance
+// lives as long as the actor: a supervision restart resumes it (see newWorkerProps), so run
+// counters, the tracked container and the cached result survive (kubelet's HandleCrash: the worker
+// continues, result unchanged).
 //
 // Layout: at scale workers are probed in an order unrelated to where they are in memory, so each
 // cache line a probe reads is a miss. A probe reads the mailbox's first two lines, the fields up to
