@@ -9,7 +9,8 @@
 // on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then),
 // a forced GC (setup's garbage) and a further 2 s warm-up, it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
-// allocs/probe (heap allocations in the window / probes),
+// allocs/probe (heap allocations in the window / probes), go-starts/probe (goroutines started in the
+// window / probes: the actor core starts one only when its pools grow),
 // B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
 // heap-B/worker and stack-B/worker; the pods and statuses the harness hands over are allocated before
 // the baseline, so only what an implementation keeps counts; the actor core's ActorSystem is

@@ -54,3 +54,17 @@ func TestInOrder(t *testing.T) {
 	g.first[1].Store(g.first[0].Load() + int64(loopPeriod) + int64(500*time.Microsecond)) // a period later counts
 	assert.InDelta(t, 1.0/999, g.inOrder(), 1e-9)
 }
+
+// goStarts counts goroutines as they start (the runtime metric exists in this Go: a missing one
+// would read 0 and fail here, not silently report 0 per probe).
+func TestGoStartsCounts(t *testing.T) {
+	before := goStarts()
+	done := make(chan struct{})
+	for range 10 {
+		go func() { done <- struct{}{} }()
+	}
+	for range 10 {
+		<-done
+	}
+	assert.GreaterOrEqual(t, goStarts()-before, uint64(10))
+}
