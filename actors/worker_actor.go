@@ -120,12 +120,11 @@ func (w *workerActor) logger() hclog.Logger {
 }
 
 // tickJob is a worker as its timer's callback (clock.Callback and exec.Job): the shard's scheduler
-// hands it to an idle attempt-pool goroutine, which carries the tick into the worker's mailbox
-// (Run) and then, usually, runs the probe it causes. When none is idle (a burst, or a machine that
-// falls behind) the tick goes to the mailbox pool instead (Fire), whose fixed goroutines hand the
-// attempts it causes to the attempt pool: goroutines are then started for attempts only, at the
-// pace the pool delivers ticks, never one per tick of a burst. The worker is its own callback: a
-// method value would be one more object, and one more cache miss, between the scheduler and it.
+// queues it for the attempt pool, whose goroutine carries the tick into the worker's mailbox (Run)
+// and then, usually, runs the probe it causes; a burst of due ticks wakes one goroutine, which wakes
+// the next only while ticks are left and hands on to it after a few dozen (exec's doc). When the pool is stopped or its backlog full the
+// tick goes to the mailbox pool instead (Fire). The worker is its own callback: a method value would
+// be one more object, and one more cache miss, between the scheduler and it.
 type tickJob workerActor
 
 func (j *tickJob) Run() { (*workerActor)(j).mb.Carry(tickMsg) }

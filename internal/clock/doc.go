@@ -22,7 +22,7 @@
 //     goroutine. The intended callback hands the work to another goroutine, and is the object
 //     itself (a Callback), so that rescheduling allocates nothing and firing reads nothing but the
 //     slab. With WithDispatch the scheduler hands each due callback to the owner's dispatch instead
-//     of firing it (the actor core's shards: a worker's tick goes to an idle attempt goroutine
+//     of firing it (the actor core's shards: a worker's tick is queued for the attempt pool
 //     without the firing goroutine reading the worker). Reschedule moves a pending entry in one step.
 //   - With the real clock the Scheduler fires from one long-lived goroutine. While the schedule is
 //     dense (the next deadline is within two grid steps of the last batch) that goroutine waits on a

@@ -5,16 +5,22 @@
 //	└── Shard × S           S = DefaultShards(GOMAXPROCS); a worker stays on one for its life
 //	    ├── Sched           a clock.Scheduler: the shard's workers' timers, one wake-up per 1 ms grid
 //	    ├── mailbox pool    fixed goroutines taking activations from one queue (the shard's)
-//	    └── attempt pool    goroutines handed attempts LIFO from an idle stack (the shard's)
+//	    └── attempt pool    goroutines taking ticks and attempts from a backlog, idle ones on a LIFO stack
 //
 // Mailbox is protoactor's actor.Mailbox for every actor of the tree: a user message inline,
 // system messages first, Suspend/Resume and the escalation of a panic, and Carry, which delivers a
 // message on the calling goroutine when the mailbox is free, so that a tick handed by the scheduler
 // to an attempt goroutine becomes "tick handled → probe → verdict handled" there (HandOff, Carried).
 // Context is the reusable context of an attempt. A shard's scheduler dispatches (clock.WithDispatch)
-// a due callback that is a Job, a worker's tick, to an idle attempt goroutine without reading it, and
-// fires it (the tick posted to the worker's mailbox) only when none is idle: the firing goroutine,
-// the shard's serial stage, touches nothing of a worker on the common path.
+// a due callback that is a Job, a worker's tick, to the attempt pool without reading it: the tick is
+// queued in the pool's backlog, and one idle goroutine is woken to search it unless one is searching
+// already; whoever takes a tick wakes the next searcher if ticks are still queued, before it runs
+// its own, and hands the backlog on to it after relayAfter ticks in a row (attemptPool.Dispatch).
+// So a burst of due ticks costs a wake-up per relayAfter ticks, not one per tick, a probe that
+// blocks holds up no tick behind it, and under overload the goroutines draining the backlog stay
+// few instead of taking the procs from everything else in 10 ms slices. The tick fires (posted to the worker's
+// mailbox) only when the pool is stopped or its backlog full. The firing goroutine, the shard's
+// serial stage, touches nothing of a worker on the common path.
 //
 // Invariants (TestMailboxMatchesModel checks the mailbox's step by step against a plain model;
 // TestMailboxUnderConcurrency under real concurrency; the pools' tests in virtual time):
@@ -25,10 +31,16 @@
 //   - Carry delivers inline only when the mailbox is idle, not suspended and has no system message;
 //     system messages (which may block) are always left to the mailbox pool.
 //   - Nothing blocks a sender: a full or stopped pool falls back to a goroutine of its own; an
-//     attempt waits at most BacklogWait for a pool goroutine; idle attempt goroutines retire after one
-//     to two AttemptIdleTimeouts, so a tree at rest holds none.
+//     attempt or a dispatched tick waits at most BacklogWait for a pool goroutine (a searcher woken
+//     for it, a goroutine that finishes, or the rescue); idle attempt goroutines retire after one to
+//     two AttemptIdleTimeouts, so a tree at rest holds none.
+//   - At most one goroutine is searching the backlog at a time (woken and not yet holding a job),
+//     and a searcher that finds it empty looks once more after it stops searching, so no dispatched
+//     tick is stranded (TestAttemptPoolSearcherLooksAgain, TestAttemptPoolDispatchStrandsNoJob); a
+//     goroutine goes idle after relayAfter jobs in a row only with a searcher on its way or the
+//     backlog empty (TestAttemptPoolDispatchWakesOneSearcherPerRelay).
 //   - No lock on a probe's path is shared by two shards: the scheduler's (held for at most one chunk
-//     of a batch), the attempt pool's idle stack, the mailbox pool's queue. The tree's own actors
+//     of a batch), the attempt pool's backlog and idle stack, the mailbox pool's queue. The tree's own actors
 //     (probeManager, resultsCache, statusManager, syncLoop) are not on the per-probe path unless a
 //     result changes.
 //   - Time is read only through internal/clock: the schedulers through the tree's clock (a Fake in

@@ -122,12 +122,13 @@ func (s *Shard) keepsUp() bool {
 }
 
 // dispatch is the shard's scheduler's dispatch (clock.WithDispatch): a due callback that is also a
-// Job (a worker's tick) goes to an idle attempt goroutine, which runs it; when none is idle, or for
-// any other callback, the callback fires on the scheduler's goroutine. The firing goroutine, the
+// Job (a worker's tick) is queued for the attempt pool's goroutines, which run it (attemptPool.Dispatch:
+// one goroutine woken per burst, not one per tick); when the pool is stopped or its queue full, or
+// for any other callback, the callback fires on the scheduler's goroutine. The firing goroutine, the
 // shard's serial stage, hands the tick over without reading the worker: at 1,000,000 workers probed
 // in random order, reading it there cost a cache miss per tick on that goroutine.
 func (s *Shard) dispatch(c clock.Callback) {
-	if j, ok := c.(Job); ok && s.attempts.TryGo(j) {
+	if j, ok := c.(Job); ok && s.attempts.Dispatch(j) {
 		return
 	}
 	c.Fire()

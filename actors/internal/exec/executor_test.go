@@ -90,9 +90,9 @@ func (r *tickRecorder) take() []string {
 	return got
 }
 
-// A shard's scheduler hands a due Job callback to an idle attempt goroutine, which runs it; with no
-// goroutine idle it fires the callback on the scheduler's goroutine, as it does any callback that
-// is not a Job.
+// A shard's scheduler queues a due Job callback for the attempt pool's goroutines, which run it:
+// started for it when none is alive, or the idle one; it fires the callback on the scheduler's
+// goroutine once the pool is stopped, as it does any callback that is not a Job.
 func TestShardDispatchesTicksToIdleAttemptGoroutines(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		f := clock.NewFake(time.Unix(0, 0))
@@ -103,21 +103,26 @@ func TestShardDispatchesTicksToIdleAttemptGoroutines(t *testing.T) {
 		require.Zero(t, sh.IdleAttempts())
 		sh.Sched.Reschedule(clock.Handle{}, f.Now().Add(time.Second), tick)
 		f.Advance(time.Second)
-		assert.Equal(t, []string{"fire"}, tick.take(), "no goroutine idle: the callback fires")
-
-		sh.Go(jobFunc(func() {})) // a goroutine runs it, then waits idle
 		synctest.Wait()
-		require.Equal(t, 1, sh.IdleAttempts())
+		assert.Equal(t, []string{"run"}, tick.take(), "no goroutine alive: one is started and runs it")
+		require.Equal(t, 1, sh.IdleAttempts(), "and waits idle")
+
 		sh.Sched.Reschedule(clock.Handle{}, f.Now().Add(time.Second), tick)
 		f.Advance(time.Second)
 		synctest.Wait()
-		assert.Equal(t, []string{"run"}, tick.take(), "handed to the idle goroutine")
+		assert.Equal(t, []string{"run"}, tick.take(), "run by the idle goroutine")
+		assert.Equal(t, 1, sh.IdleAttempts(), "which is idle again: none was started")
 
 		plain := false
 		sh.Sched.At(f.Now().Add(time.Second), func() { plain = true })
 		f.Advance(time.Second)
 		assert.True(t, plain, "a callback that is not a Job fires")
 		assert.Equal(t, 1, sh.IdleAttempts(), "and leaves the idle goroutine idle")
+
+		sh.attempts.Stop()
+		sh.Sched.Reschedule(clock.Handle{}, f.Now().Add(time.Second), tick)
+		f.Advance(time.Second)
+		assert.Equal(t, []string{"fire"}, tick.take(), "the pool stopped: the callback fires")
 		x.Stop()
 	})
 }

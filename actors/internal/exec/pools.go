@@ -88,6 +88,9 @@ func (p *mailboxPool) Stop() {
 // for at most two AttemptIdleTimeouts, so the pool shrinks back as soon as a burst of slow attempts
 // ends and holds nothing at rest.
 //
+// The shard's firing goroutine does not hand each due tick to a goroutine of its own: Dispatch
+// queues ticks in the backlog and wakes one searcher per burst (Dispatch's doc).
+//
 // Hand-off is LIFO: idle goroutines wait on channels of their own, stacked in the order they went
 // idle, and Go hands an attempt to the most recently idle one. So the goroutines that keep working
 // are as few as the attempts in flight at the busiest moment of the last timeout, and the others
@@ -102,21 +105,23 @@ func (p *mailboxPool) Stop() {
 // idle goroutine cost 18 % of the actor core's CPU at 100,000 probes/s: selectgo's locking and
 // registering a timer channel at every wait.)
 type attemptPool struct {
-	clock   clock.Clock  // the pool's housekeeping: the backlog's rescue and the sweeper
-	mu      sync.RWMutex // Go holds it shared; Stop exclusively, so no wg.Add races the Wait
-	closed  bool
-	idleMu  sync.Mutex
-	stack   []*idler     // idle goroutines, the most recently idle last; at most maxIdle
-	epoch   uint64       // sweeps so far (under idleMu)
-	sweeper clock.Timer  // armed while goroutines are idle (under idleMu)
-	armed   bool         // the sweeper is armed (under idleMu)
-	ending  bool         // Stop has begun: no goroutine goes idle any more (under idleMu)
-	backlog chan Job     // capacity backlogCap
-	live    atomic.Int32 // goroutines of the pool
-	rescue  atomic.Bool  // a backlog check is scheduled
-	maxIdle int
-	spare   int32
-	wg      sync.WaitGroup
+	clock     clock.Clock  // the pool's housekeeping: the backlog's rescue and the sweeper
+	mu        sync.RWMutex // Go and Dispatch hold it shared; Stop exclusively, so no wg.Add races the Wait
+	closed    bool
+	idleMu    sync.Mutex
+	stack     []*idler      // idle goroutines, the most recently idle last; at most maxIdle
+	epoch     uint64        // sweeps so far (under idleMu)
+	sweeper   clock.Timer   // armed while goroutines are idle (under idleMu)
+	armed     bool          // the sweeper is armed (under idleMu)
+	ending    bool          // Stop has begun: no goroutine goes idle any more (under idleMu)
+	backlog   chan Job      // capacity backlogCap: attempts waiting for a goroutine, dispatched ticks
+	live      atomic.Int32  // goroutines of the pool
+	rescue    atomic.Bool   // a backlog check is scheduled
+	searching atomic.Bool   // a goroutine woken to search the backlog has not taken a job yet
+	searchers atomic.Uint64 // goroutines woken or started to search the backlog, ever (tests)
+	maxIdle   int
+	spare     int32
+	wg        sync.WaitGroup
 }
 
 // idler is one idle goroutine's hand-off: whoever takes it off the stack sends it one job (an
@@ -177,7 +182,8 @@ func (p *attemptPool) start(s Job) {
 	go p.run(s)
 }
 
-// rescueBacklog gives every attempt still in the backlog a goroutine: an idle one, or a new one.
+// rescueBacklog gives every job still in the backlog (an attempt, or a dispatched tick) a goroutine:
+// an idle one, or a new one.
 func (p *attemptPool) rescueBacklog() {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -198,19 +204,99 @@ func (p *attemptPool) rescueBacklog() {
 	}
 }
 
-// TryGo hands s to an idle pool goroutine and reports whether it could: it never starts one.
-func (p *attemptPool) TryGo(s Job) bool {
+// Dispatch queues j (a worker's tick, from the shard's firing goroutine) for the pool's goroutines
+// and makes sure one is on its way to take it; false when the pool is stopped or the queue (the
+// backlog) is full, and j was not taken.
+//
+// A burst of due ticks is not handed out a goroutine each: that woke a parked goroutine per probe,
+// a quarter of the actor core's CPU at 100,000 workers on 16 cores. The ticks go into the backlog,
+// which every pool goroutine drains before it goes idle, and at most one idle goroutine at a time is
+// woken to search it (searching), as the Go runtime wakes spinning threads: the searcher, once it
+// has taken a tick, wakes the next one if ticks are still queued. A goroutine hands the backlog on
+// to that searcher after relayAfter ticks in a row (relayAfter says why). So a burst of quick probes
+// costs a wake-up per relayAfter ticks, and a probe that blocks never holds up the ticks queued
+// behind it by more than one goroutine's wake-up: the goroutine that took it woke a searcher before
+// it began.
+func (p *attemptPool) Dispatch(j Job) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
 		return false
 	}
-	w := p.pop()
-	if w == nil {
+	select {
+	case p.backlog <- j:
+	default:
 		return false
 	}
-	w.work <- s
+	p.kick()
 	return true
+}
+
+// search is the job a goroutine is woken or started with to search the backlog; it is never run.
+var search Job = searchMark{}
+
+type searchMark struct{}
+
+func (searchMark) Run() {}
+
+// kick wakes an idle goroutine (or starts one, while fewer than spare are alive) to search the
+// backlog, unless one is searching already. When none can be had, the backlog's rescue gives every
+// waiting job a goroutine after BacklogWait, as it does for attempts (the busy goroutines may be
+// blocked on slow probes). The caller holds mu shared.
+func (p *attemptPool) kick() {
+	if !p.searching.CompareAndSwap(false, true) {
+		return
+	}
+	if w := p.pop(); w != nil {
+		p.searchers.Add(1)
+		w.work <- search
+		return
+	}
+	if p.live.Load() < p.spare {
+		p.searchers.Add(1)
+		p.start(search)
+		return
+	}
+	p.searching.Store(false)
+	if p.rescue.CompareAndSwap(false, true) {
+		p.clock.AfterFunc(BacklogWait, p.rescueBacklog)
+	}
+}
+
+// testHookSearchedEmpty, when set (tests), runs when a searcher's first look found the backlog
+// empty, before it says it is no longer searching: the window next's second look exists for.
+var testHookSearchedEmpty func()
+
+// next is what a pool goroutine does after a job (or, searching, on waking): the backlog's next
+// job, or nil, and it goes idle. A searcher that found a job, or found none, is no longer
+// searching; it looks once more after saying so, because a job queued in between saw it searching
+// and woke nobody. Whoever takes a job while others wait wakes a searcher for them first.
+func (p *attemptPool) next(searching bool) Job {
+	var j Job
+	select {
+	case j = <-p.backlog:
+	default:
+	}
+	if searching {
+		if j == nil && testHookSearchedEmpty != nil {
+			testHookSearchedEmpty()
+		}
+		p.searching.Store(false)
+		if j == nil {
+			select {
+			case j = <-p.backlog:
+			default:
+			}
+		}
+	}
+	if j != nil && len(p.backlog) > 0 && !p.searching.Load() {
+		p.mu.RLock()
+		if !p.closed {
+			p.kick()
+		}
+		p.mu.RUnlock()
+	}
+	return j
 }
 
 // pop takes the most recently idle goroutine off the stack (nil when none is idle).
@@ -263,24 +349,72 @@ func (p *attemptPool) sweep() {
 	}
 }
 
-// run ends when it is handed nil: the goroutine was idle for one to two AttemptIdleTimeouts, or the
-// pool stops; or when it finishes an attempt while maxIdle others are idle or the pool is stopping.
+// run runs s, then whatever waits in the backlog, then waits on the stack for the next job; handed
+// search, it takes its first job from the backlog. It ends when it is handed nil (it was idle for
+// one to two AttemptIdleTimeouts, or the pool stops), or when it finds nothing to do while maxIdle
+// others are idle or the pool is stopping.
 func (p *attemptPool) run(s Job) {
 	defer p.wg.Done()
 	defer p.live.Add(-1)
 	me := &idler{work: make(chan Job, 1)}
+	taken := 0 // jobs taken from the backlog since this goroutine last went idle
 	for s != nil {
-		s.Run()
-		select {
-		case s = <-p.backlog: // an attempt waiting for a goroutine: this one
-			continue
-		default:
+		searching := s == search
+		if !searching {
+			s.Run()
 		}
+		handOn := false
+		if taken == relayAfter { // hand on; with no goroutine to take over, go on for as many again
+			taken, handOn = 0, p.relay()
+		}
+		if !handOn {
+			if s = p.next(searching); s != nil { // a job waiting for a goroutine: this one
+				taken++
+				continue
+			}
+		}
+		taken = 0
 		if !p.push(me) {
 			return
 		}
 		s = <-me.work
 	}
+}
+
+// relayAfter is how many jobs in a row a goroutine takes from the backlog before it hands the
+// backlog on to a searcher and goes idle. A goroutine that drains the backlog does not block while
+// there is work, so it gives up its proc only when the runtime preempts it, after 10 ms. Under
+// overload (more due than the cores can probe) the backlog never empties, every searcher woke the
+// next, and every idle goroutine ended up draining, each in 10 ms slices: the mailbox pool's and the
+// tree actors' goroutines waited for hundreds of them, and stopping a tree of 1,000,000 workers on 2
+// vCPUs outlasted protoactor's 10 s stop future (yielding the proc every 16 jobs instead was not
+// enough: the slices were shorter, the drainers as many). Handing on bounds the drainers: each
+// lives for relayAfter jobs, and a new one comes only as the searcher takes its first job. A burst
+// then costs a wake-up per relayAfter ticks rather than one.
+const relayAfter = 32
+
+// relay is asked by a goroutine that has taken relayAfter jobs in a row and has run the last: true
+// when it may go idle, because the backlog is empty or a searcher is on its way to it (already
+// searching, or woken now); false when no goroutine is idle to take over, and it goes on itself.
+func (p *attemptPool) relay() bool {
+	if len(p.backlog) == 0 || p.searching.Load() {
+		return true
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return false // what is queued runs before Stop returns
+	}
+	if !p.searching.CompareAndSwap(false, true) {
+		return true
+	}
+	if w := p.pop(); w != nil {
+		p.searchers.Add(1)
+		w.work <- search
+		return true
+	}
+	p.searching.Store(false)
+	return false
 }
 
 // Idle is the number of goroutines waiting for an attempt (tests).

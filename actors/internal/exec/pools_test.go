@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -226,5 +229,156 @@ func TestShardKeepsUpUntilAQueueIsHalfFull(t *testing.T) {
 		assert.True(t, sh.keepsUp(), "the backlog drained")
 		sh.mailboxes.Stop()
 		sh.attempts.Stop()
+	})
+}
+
+// idleGoroutines leaves n goroutines idle on p's stack (p keeps at least n idle and is otherwise
+// unused), in virtual time.
+func idleGoroutines(t *testing.T, p *attemptPool, n int) {
+	t.Helper()
+	release := make(chan struct{})
+	for range n {
+		p.Go(jobFunc(func() { <-release }))
+	}
+	time.Sleep(BacklogWait) // the backlog's rescue starts the rest
+	synctest.Wait()
+	close(release)
+	synctest.Wait()
+	require.Equal(t, n, p.Idle())
+}
+
+// Dispatched jobs (a shard's ticks) wait for nothing but a goroutine's wake-up while goroutines are
+// idle: every goroutine that takes one wakes a searcher for the next before it runs its own, so a
+// burst of jobs that block runs on a goroutine each, at once. With every goroutine busy and none
+// to be started, a job runs within BacklogWait (the rescue); with the backlog full or the pool
+// stopped, Dispatch refuses it, and the caller fires the tick instead.
+func TestAttemptPoolDispatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 32
+		p := newAttemptPool(clock.Real(), 64, 4)
+
+		ran := make(chan struct{})
+		require.True(t, p.Dispatch(jobFunc(func() { close(ran) })))
+		<-ran // no goroutine alive: one is started for it
+		synctest.Wait()
+		require.Equal(t, 1, p.Idle())
+		idleGoroutines(t, p, idle)
+
+		release := make(chan struct{})
+		var started sync.WaitGroup
+		started.Add(idle)
+		start := time.Now()
+		for range idle {
+			require.True(t, p.Dispatch(jobFunc(func() { started.Done(); <-release })))
+		}
+		within(t, time.Second, signal(started.Wait), "a burst of blocking jobs starts")
+		assert.Zero(t, time.Since(start), "on the idle goroutines, not by the rescue")
+		assert.Zero(t, p.Idle())
+
+		ran = make(chan struct{})
+		start = time.Now()
+		require.True(t, p.Dispatch(jobFunc(func() { close(ran) })))
+		synctest.Wait()
+		select {
+		case <-ran:
+			t.Fatal("ran with every goroutine busy and live >= spare: no goroutine should have been started")
+		default:
+		}
+		<-ran // the rescue
+		assert.Equal(t, BacklogWait, time.Since(start), "a job waits at most BacklogWait")
+
+		// The goroutine the rescue gave that job is idle again, and takes one job off the backlog.
+		queued := 0
+		for p.Dispatch(jobFunc(func() { <-release })) {
+			queued++
+			require.LessOrEqual(t, queued, backlogCap+1, "Dispatch refuses a job once the backlog is full")
+		}
+		assert.Equal(t, backlogCap, len(p.backlog), "refused only when the backlog is full")
+		close(release)
+		synctest.Wait()
+		time.Sleep(BacklogWait)
+		synctest.Wait()
+		assert.Zero(t, len(p.backlog))
+		p.Stop()
+		assert.False(t, p.Dispatch(jobFunc(func() {})), "the pool is stopped")
+	})
+}
+
+// A burst of quick jobs wakes a goroutine per relayAfter jobs, not one per job: with a single proc
+// the dispatching goroutine queues the whole burst before the first searcher runs; each goroutine
+// that takes a job with more queued wakes the next searcher, which waits for the proc, and after
+// relayAfter jobs in a row hands the backlog on to it and goes idle. (Without the one-searcher rule,
+// a goroutine woken per job, it woke all 64 idle ones here; without the relay, 2, and those two
+// would have drained any backlog for as long as it lasted.)
+func TestAttemptPoolDispatchWakesOneSearcherPerRelay(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		p := newAttemptPool(clock.Real(), 256, 4)
+		defer p.Stop()
+		idleGoroutines(t, p, 64)
+		const burst = 5 * relayAfter
+		var ran sync.WaitGroup
+		ran.Add(burst)
+		before := p.searchers.Load()
+		for range burst {
+			require.True(t, p.Dispatch(jobFunc(ran.Done)))
+		}
+		within(t, time.Second, signal(ran.Wait), "the burst runs")
+		synctest.Wait()
+		woken := p.searchers.Load() - before
+		assert.GreaterOrEqual(t, woken, uint64(burst/relayAfter), "a searcher per relay")
+		assert.LessOrEqual(t, woken, uint64(burst/relayAfter+3), "searchers woken for a burst of %d quick jobs", burst)
+	})
+}
+
+// A job dispatched while a searcher that found the backlog empty has not yet said so (its Dispatch
+// sees a searcher and wakes nobody) is taken by the searcher's second look, not stranded: no rescue
+// is armed while goroutines are idle.
+func TestAttemptPoolSearcherLooksAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newAttemptPool(clock.Real(), 8, 2)
+		defer p.Stop()
+		idleGoroutines(t, p, 1)
+		ran := make(chan struct{})
+		testHookSearchedEmpty = func() {
+			testHookSearchedEmpty = nil
+			require.True(t, p.Dispatch(jobFunc(func() { close(ran) })))
+		}
+		defer func() { testHookSearchedEmpty = nil }()
+		p.mu.RLock()
+		p.kick() // a searcher for a backlog that is empty by the time it looks
+		p.mu.RUnlock()
+		within(t, time.Second, ran, "the job dispatched in the window")
+		synctest.Wait()
+		assert.Equal(t, 1, p.Idle())
+		assert.False(t, p.searching.Load())
+	})
+}
+
+// No dispatched job is stranded: a searcher that finds the backlog empty says it is no longer
+// searching and then looks again, so a job queued in between (whose Dispatch saw a searcher and
+// woke nobody) is taken. Bursts of random sizes from one goroutine, against goroutines finishing
+// and going idle on the other proc; a stranded job would leave wg.Wait waiting (no rescue is armed
+// while goroutines are idle).
+func TestAttemptPoolDispatchStrandsNoJob(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newAttemptPool(clock.Real(), 8, 2)
+		defer p.Stop()
+		rng := rand.New(rand.NewPCG(1, 2))
+		for round := range 2000 {
+			var wg sync.WaitGroup
+			n := 1 + rng.IntN(8)
+			wg.Add(n)
+			for range n {
+				yield := rng.IntN(2) == 0
+				require.True(t, p.Dispatch(jobFunc(func() {
+					if yield {
+						runtime.Gosched()
+					}
+					wg.Done()
+				})))
+			}
+			within(t, 10*time.Millisecond, signal(wg.Wait), fmt.Sprintf("round %d's %d jobs", round, n))
+		}
 	})
 }
