@@ -5,7 +5,7 @@
 //	└── Shard × S           S = DefaultShards(GOMAXPROCS); a worker stays on one for its life
 //	    ├── Sched           a clock.Scheduler: the shard's workers' timers, one wake-up per 1 ms grid
 //	    ├── mailbox pool    fixed goroutines taking activations from one queue (the shard's)
-//	    └── attempt pool    goroutines taking ticks and attempts from a backlog, idle ones on a LIFO stack
+//	    └── attempt pool    goroutines taking ticks and attempts from a backlog; idle ones stacked LIFO
 //
 // Mailbox is protoactor's actor.Mailbox for every actor of the tree: a user message inline,
 // system messages first, Suspend/Resume and the escalation of a panic, and Carry, which delivers a
@@ -18,9 +18,9 @@
 // its own, and hands the backlog on to it after relayAfter ticks in a row (attemptPool.Dispatch).
 // So a burst of due ticks costs a wake-up per relayAfter ticks, not one per tick, a probe that
 // blocks holds up no tick behind it, and under overload the goroutines draining the backlog stay
-// few instead of taking the procs from everything else in 10 ms slices. The tick fires (posted to the worker's
-// mailbox) only when the pool is stopped or its backlog full. The firing goroutine, the shard's
-// serial stage, touches nothing of a worker on the common path.
+// few instead of taking the procs from everything else in 10 ms slices. The tick fires (posted to
+// the worker's mailbox) only when the pool is stopped or its backlog full. The firing goroutine,
+// the shard's serial stage, touches nothing of a worker on the common path.
 //
 // Invariants (TestMailboxMatchesModel checks the mailbox's step by step against a plain model;
 // TestMailboxUnderConcurrency under real concurrency; the pools' tests in virtual time):
@@ -40,9 +40,9 @@
 //     goroutine goes idle after relayAfter jobs in a row only with a searcher on its way or the
 //     backlog empty (TestAttemptPoolDispatchWakesOneSearcherPerRelay).
 //   - No lock on a probe's path is shared by two shards: the scheduler's (held for at most one chunk
-//     of a batch), the attempt pool's backlog and idle stack, the mailbox pool's queue. The tree's own actors
-//     (probeManager, resultsCache, statusManager, syncLoop) are not on the per-probe path unless a
-//     result changes.
+//     of a batch), the attempt pool's backlog and idle stack, the mailbox pool's queue. The tree's
+//     own actors (probeManager, resultsCache, statusManager, syncLoop) are not on the per-probe path
+//     unless a result changes.
 //   - Time is read only through internal/clock: the schedulers through the tree's clock (a Fake in
 //     tests), the pools' housekeeping (backlog rescue, idle sweep) through Config.Housekeeping, the
 //     real clock by default, because a test holding a Fake still must not hold back a goroutine.
