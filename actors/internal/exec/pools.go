@@ -244,12 +244,7 @@ func (searchMark) Run() {}
 // waiting job a goroutine after BacklogWait, as it does for attempts (the busy goroutines may be
 // blocked on slow probes). The caller holds mu shared.
 func (p *attemptPool) kick() {
-	if !p.searching.CompareAndSwap(false, true) {
-		return
-	}
-	if w := p.pop(); w != nil {
-		p.searchers.Add(1)
-		w.work <- search
+	if !p.searching.CompareAndSwap(false, true) || p.wakeSearcher() {
 		return
 	}
 	if p.live.Load() < p.spare {
@@ -261,6 +256,18 @@ func (p *attemptPool) kick() {
 	if p.rescue.CompareAndSwap(false, true) {
 		p.clock.AfterFunc(BacklogWait, p.rescueBacklog)
 	}
+}
+
+// wakeSearcher hands search to the most recently idle goroutine, for a caller that has just set
+// searching; false when none is idle.
+func (p *attemptPool) wakeSearcher() bool {
+	w := p.pop()
+	if w == nil {
+		return false
+	}
+	p.searchers.Add(1)
+	w.work <- search
+	return true
 }
 
 // testHookSearchedEmpty, when set (tests), runs when a searcher's first look found the backlog
@@ -405,12 +412,7 @@ func (p *attemptPool) relay() bool {
 	if p.closed {
 		return false // what is queued runs before Stop returns
 	}
-	if !p.searching.CompareAndSwap(false, true) {
-		return true
-	}
-	if w := p.pop(); w != nil {
-		p.searchers.Add(1)
-		w.work <- search
+	if !p.searching.CompareAndSwap(false, true) || p.wakeSearcher() {
 		return true
 	}
 	p.searching.Store(false)
