@@ -19,6 +19,22 @@ func BenchmarkHTTPProbe(b *testing.B) {
 	benchProbe(b, spec)
 }
 
+// BenchmarkAttemptTransports: building and closing an HTTP attempt's transport, for an http:// and an
+// https:// request (transports: the HTTP/2 set-up only for the second).
+func BenchmarkAttemptTransports(b *testing.B) {
+	cfg := New(nil).transport
+	for _, scheme := range []string{"http", "https"} {
+		b.Run("scheme="+scheme, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				a := &transports{cfg: cfg}
+				a.forScheme(scheme)
+				a.close()
+			}
+		})
+	}
+}
+
 // BenchmarkTCPProbe: one connect+close attempt against a local listener.
 func BenchmarkTCPProbe(b *testing.B) {
 	s := newRawServer(b, func(c net.Conn) {

@@ -501,6 +501,31 @@ func TestHTTPSNegotiatesHTTP2(t *testing.T) {
 	assert.Equal(t, "HTTP/1.1", probe(s.URL), "DISABLE_HTTP2 is read when the Prober is made")
 }
 
+// An attempt builds kubelet's HTTP/2 set-up only for an https request: an http:// probe's transport
+// offers no h2 (HTTP/2 is negotiated in TLS only, so it could not be used), and an http:// probe
+// redirected to https on the same host, which kubelet follows, still negotiates HTTP/2 there, as
+// kubelet's one transport does (the hop goes over the https transport, built then).
+func TestHTTPAttemptBuildsHTTP2OnlyForHTTPS(t *testing.T) {
+	cfg := New(nil).transport
+	require.True(t, cfg.http2, "HTTP/2 is on by default (no DISABLE_HTTP2)")
+	a := &transports{cfg: cfg}
+	plain := a.forScheme("http")
+	assert.Empty(t, plain.TLSNextProto, "no HTTP/2 set-up for http://")
+	assert.Nil(t, a.tls, "nothing built for https before an https request")
+	assert.Contains(t, a.forScheme("https").TLSNextProto, "h2", "kubelet's transport for https://")
+	assert.Same(t, plain, a.forScheme("http"), "one transport per scheme per attempt")
+	a.close()
+
+	s, _ := newH2Server(t, http.HandlerFunc(protoHandler))
+	redirect := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, s.URL+"/", http.StatusFound)
+	}))
+	out, err := New(nil).Probe(context.Background(), httpProbe(t, redirect.URL, "/", 10), Target{})
+	require.NoError(t, err)
+	require.Equal(t, Success, out.Result, out.Output)
+	assert.Equal(t, "HTTP/2.0", out.Output, "the redirected hop negotiated HTTP/2")
+}
+
 // TestHTTP2Hygiene: over HTTP/2 the connection is still single-use (closed once the probe has its
 // answer, nothing left idle) and the response header cap still holds.
 func TestHTTP2Hygiene(t *testing.T) {

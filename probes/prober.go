@@ -146,7 +146,7 @@ func (p *Prober) probe(ctx context.Context, spec *v1.Probe, t Target) (Outcome, 
 			return Outcome{Result: Unknown, Reason: reason}, err
 		}
 		if p.h2c && h.HTTPGet.Protocol != nil && *h.HTTPGet.Protocol == v1.HTTPProtocolHTTP2 {
-			return p.doHTTPWith(newH2CTransport(p.transport), req, timeout)
+			return p.doHTTPWith(&transports{cfg: p.transport, h2c: true}, req, timeout)
 		}
 		return p.doHTTP(req, timeout)
 	case h.TCPSocket != nil:
