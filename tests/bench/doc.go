@@ -10,7 +10,11 @@
 // a forced GC (setup's garbage) and a further 2 s warm-up, it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
 // allocs/probe (heap allocations in the window / probes), go-starts/probe (goroutines started in the
-// window / probes: the actor core starts one only when its pools grow),
+// window / probes: the actor core starts one only when its pools grow), go-runs/probe (times a
+// goroutine was scheduled to run after being runnable, woken or preempted, in the window / probes:
+// the runtime's scheduling-latency histogram samples every 8th scheduling of each goroutine, so
+// its count times 8 is an estimate, close but not exact; a wake-up is what a sparse schedule
+// costs, and this counts them without the CPU noise of a shared machine),
 // B/worker ((heap alloc + stack in use) after GC minus the same before Start, / N; also split into
 // heap-B/worker and stack-B/worker; the pods and statuses the harness hands over are allocated before
 // the baseline, so only what an implementation keeps counts; the actor core's ActorSystem is

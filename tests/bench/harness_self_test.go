@@ -68,3 +68,27 @@ func TestGoStartsCounts(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, goStarts()-before, uint64(10))
 }
+
+// goRuns estimates goroutine schedulings from the runtime's sampled histogram: a ping-pong of
+// 16,000 round trips schedules each of its two goroutines once per trip, ~32,000 in all; the
+// estimate must land near that (the sampling is every 8th scheduling of each goroutine, so it is
+// close, not exact, and the rest of the test binary adds a few).
+func TestGoRunsCounts(t *testing.T) {
+	const trips = 16000
+	ping, pong := make(chan struct{}), make(chan struct{})
+	go func() {
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	before := goRuns()
+	for range trips {
+		ping <- struct{}{}
+		<-pong
+	}
+	runs := goRuns() - before
+	close(ping)
+	assert.GreaterOrEqual(t, runs, uint64(trips), "at least one scheduling per trip")
+	assert.LessOrEqual(t, runs, uint64(3*trips), "about two per trip")
+	t.Logf("%d round trips: %d schedulings estimated", trips, runs)
+}

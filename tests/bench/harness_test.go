@@ -101,6 +101,28 @@ func goStarts() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// schedTracking is the runtime's sampling period of goroutine scheduling (gTrackingPeriod in Go's
+// runtime/proc.go): /sched/latencies records every 8th time each goroutine is scheduled.
+const schedTracking = 8
+
+// goRuns estimates how many times goroutines have been scheduled to run after being runnable (woken
+// from a channel, a timer or the network poller, or put back after a preemption): the sample count
+// of the runtime's scheduling-latency histogram (runtime/metrics) times its sampling period. A
+// wake-up of a parked goroutine is what a sparse schedule costs (ARCHITECTURE.md, "Where the CPU
+// goes"), and this counts them without the CPU noise of a shared machine.
+func goRuns() uint64 {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return 0
+	}
+	var n uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		n += c
+	}
+	return n * schedTracking
+}
+
 // memUse is heap alloc and goroutine stacks in use after a full GC.
 type memUse struct{ heap, stack float64 }
 

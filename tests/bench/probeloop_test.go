@@ -124,11 +124,11 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	b.ResetTimer()
 	stopProfile := startCPUProfile(b, profile)
 	stopMutex := startMutexProfile(b, profile)
-	mallocs0, starts0 := mallocs(), goStarts()
+	mallocs0, starts0, runs0 := mallocs(), goStarts(), goRuns()
 	cpu0, probes0, t0 := cpuTime(), grid.probes.Load(), time.Now()
 	time.Sleep(window)
 	cpu, probed, wall := cpuTime()-cpu0, grid.probes.Load()-probes0, time.Since(t0)
-	allocs, starts := mallocs()-mallocs0, goStarts()-starts0
+	allocs, starts, runs := mallocs()-mallocs0, goStarts()-starts0, goRuns()-runs0
 	grid.on.Store(false) // the forced GCs below delay probes: they are not part of the window
 	stopProfile()
 	stopMutex()
@@ -143,6 +143,7 @@ func measureLoop(b *testing.B, profile string, n int, grid *latencyGrid, before 
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(probed), "cpu-ns/probe")
 	b.ReportMetric(float64(allocs)/float64(probed), "allocs/probe")
 	b.ReportMetric(float64(starts)/float64(probed), "go-starts/probe")
+	b.ReportMetric(float64(runs)/float64(probed), "go-runs/probe")
 	heap, stack := (mem.heap-before.heap)/float64(n), (mem.stack-before.stack)/float64(n)
 	b.ReportMetric(heap+stack, "B/worker")
 	b.ReportMetric(heap, "heap-B/worker")
