@@ -165,9 +165,7 @@ func (p *attemptPool) Go(s Job) {
 	if p.live.Load() >= p.spare {
 		select {
 		case p.backlog <- s:
-			if p.rescue.CompareAndSwap(false, true) {
-				p.clock.AfterFunc(BacklogWait, p.rescueBacklog)
-			}
+			p.armRescue()
 			return
 		default:
 		}
@@ -253,6 +251,12 @@ func (p *attemptPool) kick() {
 		return
 	}
 	p.searching.Store(false)
+	p.armRescue()
+}
+
+// armRescue schedules the backlog's rescue (rescueBacklog, after BacklogWait) unless it is already
+// scheduled.
+func (p *attemptPool) armRescue() {
 	if p.rescue.CompareAndSwap(false, true) {
 		p.clock.AfterFunc(BacklogWait, p.rescueBacklog)
 	}
