@@ -22,6 +22,20 @@ type Timer interface {
 	Stop() bool
 }
 
+// AfterFuncAt arranges for f to run on c at t (at once, or at a Fake's next Advance, when t has
+// passed) and returns a Timer that can cancel it. Prefer it to AfterFunc(t.Sub(c.Now()), f) for a
+// deadline: AfterFunc counts d from its own call, so a delay computed from an earlier reading fires
+// late by whatever time passed in between. With the real clock that is the time between two
+// statements; with a *Fake that another goroutine is advancing, it is however far Advance moved
+// meanwhile (the whole of a 30 s Advance, for a goroutine descheduled between the two), so with a
+// Fake the deadline is set under the Fake's own lock.
+func AfterFuncAt(c Clock, t time.Time, f func()) Timer {
+	if fk, ok := c.(*Fake); ok {
+		return fk.afterFuncAt(t, f)
+	}
+	return c.AfterFunc(t.Sub(c.Now()), f)
+}
+
 // resetter is implemented by the timers of Real (*time.Timer) and Fake; the Scheduler uses it to
 // re-arm its single timer without allocating a new one.
 type resetter interface {

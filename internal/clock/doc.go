@@ -8,6 +8,11 @@
 //   - A Fake runs due callbacks synchronously inside Advance/Set/AdvanceToNext, in deadline order, ties
 //     in scheduling order, including callbacks scheduled while advancing. While a callback runs, Now()
 //     is its deadline.
+//   - A deadline is armed as a time, never as a delay from an earlier reading of the clock
+//     (AfterFuncAt; the Scheduler's own timer): AfterFunc counts from its call, and a Fake that a
+//     test advances from another goroutine can move on between the reading and the call, by a whole
+//     Advance, while firing other timers. TestSchedulersOnAFakeAdvancedByAnotherGoroutine holds
+//     every entry rescheduled before its deadline to fire at it.
 //   - A Scheduler holds exactly one Clock timer however many entries it has (a Fake shows Pending() <= 1
 //     per Scheduler), fires due entries in a batch from that timer, never fires an entry early, and
 //     never fires an entry whose Cancel returned true. Within a batch entries fire in the order of

@@ -45,6 +45,16 @@ func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 	return t
 }
 
+// afterFuncAt schedules fn at t (AfterFuncAt): the delay is taken under the lock that Advance
+// moves time under, so a concurrent Advance cannot make it late.
+func (f *Fake) afterFuncAt(when time.Time, fn func()) *fakeTimer {
+	t := &fakeTimer{clock: f, fn: fn, index: -1}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scheduleLocked(t, when.Sub(f.now))
+	return t
+}
+
 // Pending returns the number of scheduled, not yet run, not stopped callbacks.
 func (f *Fake) Pending() int {
 	f.mu.Lock()
@@ -194,6 +204,18 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	}
 	f.scheduleLocked(t, d)
 	return was
+}
+
+// resetAt re-schedules the callback at when, as Reset does at Now()+d, with the delay taken under
+// the Fake's lock (afterFuncAt).
+func (t *fakeTimer) resetAt(when time.Time) {
+	f := t.clock
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.index >= 0 {
+		heap.Remove(&f.timers, t.index)
+	}
+	f.scheduleLocked(t, when.Sub(f.now))
 }
 
 type fakeHeap []*fakeTimer

@@ -75,6 +75,34 @@ func TestFakeStopAndReset(t *testing.T) {
 	assert.False(t, tm.Stop(), "already ran")
 }
 
+// AfterFuncAt runs f at a time, not after a delay: on a Fake that has moved on since the deadline
+// was chosen it is still due at the deadline (at once if that has passed); on the real clock it
+// fires too.
+func TestAfterFuncAt(t *testing.T) {
+	f := NewFake(epoch)
+	f.Advance(3 * time.Second)
+	var ran []time.Duration
+	AfterFuncAt(f, epoch.Add(5*time.Second), func() { ran = append(ran, f.Now().Sub(epoch)) })
+	next, ok := f.Next()
+	require.True(t, ok)
+	assert.Equal(t, epoch.Add(5*time.Second), next, "due at the deadline, not 5 s from now")
+	AfterFuncAt(f, epoch.Add(time.Second), func() { ran = append(ran, f.Now().Sub(epoch)) })
+	f.Advance(0)
+	assert.Equal(t, []time.Duration{3 * time.Second}, ran, "a deadline passed already: at the next Advance")
+	tm := AfterFuncAt(f, epoch.Add(4*time.Second), func() { ran = append(ran, -1) })
+	assert.True(t, tm.Stop())
+	f.Advance(2 * time.Second)
+	assert.Equal(t, []time.Duration{3 * time.Second, 5 * time.Second}, ran)
+
+	done := make(chan struct{})
+	AfterFuncAt(Real(), time.Now().Add(time.Millisecond), func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterFuncAt on the real clock did not fire")
+	}
+}
+
 func TestFakeZeroAndNegativeDurations(t *testing.T) {
 	f := NewFake(epoch)
 	ran := 0

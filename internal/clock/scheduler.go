@@ -611,22 +611,27 @@ func (s *Scheduler) grid(when int64) int64 {
 	return when - r + s.res
 }
 
+// arm arms the timer for grid point at (nanoseconds since base). The deadline is absolute: with a
+// Fake that a test advances while workers reschedule from their own goroutines, a delay computed
+// from an earlier reading of the clock would fire late by however far Advance moved meanwhile, and
+// with armedAt believing the earlier deadline nothing would re-arm it: the shard's entries stalled
+// until then (a test saw a shard's workers go 28 s of fake time unprobed).
 func (s *Scheduler) arm(at int64) {
-	d := time.Duration(at - int64(s.clock.Now().Sub(s.base)))
 	if l := s.loop; l != nil {
-		s.armLoop(l, at, d)
+		s.armLoop(l, at, time.Duration(at-int64(s.clock.Now().Sub(s.base))))
 		return
 	}
-	switch {
-	case s.timer == nil:
-		s.timer = s.clock.AfterFunc(d, s.fire)
+	deadline := s.base.Add(time.Duration(at))
+	switch t := s.timer.(type) {
+	case nil:
+		s.timer = AfterFuncAt(s.clock, deadline, s.fire)
+	case *fakeTimer:
+		t.resetAt(deadline)
+	case resetter:
+		t.Reset(deadline.Sub(s.clock.Now()))
 	default:
-		if r, ok := s.timer.(resetter); ok {
-			r.Reset(d)
-		} else {
-			s.timer.Stop()
-			s.timer = s.clock.AfterFunc(d, s.fire)
-		}
+		s.timer.Stop()
+		s.timer = AfterFuncAt(s.clock, deadline, s.fire)
 	}
 	s.armed = true
 	s.armedAt = at

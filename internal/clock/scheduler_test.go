@@ -566,3 +566,65 @@ func TestSchedulerRealClockLoopModes(t *testing.T) {
 		assert.Equal(t, start.Add(110*time.Millisecond+time.Second), at, "fired at its deadline from the timer")
 	})
 }
+
+// Workers reschedule their entries from their own goroutines while a test advances the Fake in
+// long jumps, with several schedulers on the one Fake (as a tree's shards are): an entry
+// rescheduled before its deadline fires at its deadline, whatever Advance did meanwhile. The timer
+// used to be armed for a delay measured from a reading of the clock taken before it was reset;
+// Advance, firing the other schedulers' timers, could move time on in between, which set the timer
+// late by as much, and armedAt, believing the earlier deadline, kept every later entry from
+// re-arming it: the whole scheduler fired late (a tree test saw a shard's workers go 28 s of fake
+// time unprobed).
+func TestSchedulersOnAFakeAdvancedByAnotherGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := NewFake(epoch)
+		const shards, workers, rounds = 3, 24, 200
+		var scheds []*Scheduler
+		for range shards {
+			s := NewScheduler(f)
+			defer s.Stop()
+			scheds = append(scheds, s)
+		}
+		var late, checked atomic.Int32
+		quit := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range workers {
+			s := scheds[i%shards]
+			fired := make(chan time.Time, 1)
+			cb := Func(func() { fired <- f.Now() }) // runs inside Advance: Now is the timer's deadline
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			period := func() time.Duration { return time.Duration(1+rng.IntN(3000)) * time.Millisecond }
+			due := f.Now().Add(period())
+			h := s.Reschedule(Handle{}, due, cb)
+			onTime := true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case at := <-fired:
+						if onTime {
+							checked.Add(1)
+							if !at.Equal(due) {
+								late.Add(1)
+							}
+						}
+						due = f.Now().Add(period())
+						h = s.Reschedule(h, due, cb)
+						onTime = f.Now().Before(due) // rescheduled before its deadline: must fire at it
+					case <-quit:
+						return
+					}
+				}
+			}()
+		}
+		for r := range rounds {
+			f.Advance(time.Duration(1+r%30) * time.Second)
+			synctest.Wait()
+		}
+		close(quit)
+		wg.Wait()
+		assert.Greater(t, checked.Load(), int32(workers*rounds/4), "entries rescheduled before their deadline (the ones checked)")
+		assert.Zero(t, late.Load(), "entries rescheduled before their deadline that fired late")
+	})
+}
