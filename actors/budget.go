@@ -96,7 +96,7 @@ func (b *budgetLoop) due(ctx actor.Context) {
 	for _, w := range d.Defer {
 		b.deferKill(ctx, w, d.Next.Sub(now))
 	}
-	b.arm(d.Next, now)
+	b.arm(d.Next)
 	b.env.budgetMetrics.waitingNow(b.gate.Len())
 }
 
@@ -175,14 +175,17 @@ func (b *budgetLoop) event(w restartbudget.Waiting, typ, reason, msg string) {
 }
 
 // arm sets the timer for next (none when zero). Its callback reaches the syncLoop from outside
-// the tree, only while the tree is not stopping.
-func (b *budgetLoop) arm(next, now time.Time) {
+// the tree, only while the tree is not stopping. It is armed for next itself (clock.AfterFuncAt),
+// not for a delay from due's reading of the clock: that fired late by the time due took (with a
+// test's fake clock, by however far the test advanced it meanwhile: a kill left waiting past its
+// room).
+func (b *budgetLoop) arm(next time.Time) {
 	b.stopTimer()
 	if next.IsZero() {
 		return
 	}
 	e := b.env
-	b.timer = e.cfg.clock.AfterFunc(next.Sub(now), func() {
+	b.timer = clock.AfterFuncAt(e.cfg.clock, next, func() {
 		e.fromOutside(func() { e.send(e.sync, budgetDueMsg) })
 	})
 }

@@ -597,7 +597,7 @@ func (pr *podRunner) setWake(at time.Time) {
 	}
 	pr.stopWake()
 	pr.wakeAt = at
-	pr.wake = pr.rt.opts.Clock.AfterFunc(at.Sub(pr.rt.opts.Clock.Now()), func() { pr.post(wakeUp{}) })
+	pr.wake = clock.AfterFuncAt(pr.rt.opts.Clock, at, func() { pr.post(wakeUp{}) })
 }
 
 func (pr *podRunner) stopWake() {
