@@ -39,19 +39,14 @@ func (f *Fake) Now() time.Time {
 // including Advance(0).
 func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 	t := &fakeTimer{clock: f, fn: fn, index: -1}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.scheduleLocked(t, d)
+	t.reset(time.Time{}, d)
 	return t
 }
 
-// afterFuncAt schedules fn at t (AfterFuncAt): the delay is taken under the lock that Advance
-// moves time under, so a concurrent Advance cannot make it late.
+// afterFuncAt schedules fn at when (AfterFuncAt).
 func (f *Fake) afterFuncAt(when time.Time, fn func()) *fakeTimer {
 	t := &fakeTimer{clock: f, fn: fn, index: -1}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.scheduleLocked(t, when.Sub(f.now))
+	t.resetAt(when)
 	return t
 }
 
@@ -194,7 +189,15 @@ func (t *fakeTimer) Stop() bool {
 
 // Reset re-schedules the callback at Now()+d, whether or not it was pending, and reports whether it
 // was pending (like (*time.Timer).Reset).
-func (t *fakeTimer) Reset(d time.Duration) bool {
+func (t *fakeTimer) Reset(d time.Duration) bool { return t.reset(time.Time{}, d) }
+
+// resetAt re-schedules the callback at when (AfterFuncAt).
+func (t *fakeTimer) resetAt(when time.Time) { t.reset(when, 0) }
+
+// reset (re-)schedules the callback at when, or d after Now() when when is zero, and reports
+// whether it was pending. The delay to when is taken under the lock that Advance moves time under,
+// so a concurrent Advance cannot make it late.
+func (t *fakeTimer) reset(when time.Time, d time.Duration) bool {
 	f := t.clock
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -202,20 +205,11 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	if was {
 		heap.Remove(&f.timers, t.index)
 	}
+	if !when.IsZero() {
+		d = when.Sub(f.now)
+	}
 	f.scheduleLocked(t, d)
 	return was
-}
-
-// resetAt re-schedules the callback at when, as Reset does at Now()+d, with the delay taken under
-// the Fake's lock (afterFuncAt).
-func (t *fakeTimer) resetAt(when time.Time) {
-	f := t.clock
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t.index >= 0 {
-		heap.Remove(&f.timers, t.index)
-	}
-	f.scheduleLocked(t, when.Sub(f.now))
 }
 
 type fakeHeap []*fakeTimer
