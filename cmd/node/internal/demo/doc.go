@@ -6,5 +6,8 @@
 //
 // Invariants: the script is a pure function of the time since the container started (table-tested);
 // the liveness failure happens once per demo run (a marker file in the container's working
-// directory), so the restarted container stays healthy and the demo settles.
+// directory, written at the first unhealthy answer, even when that is the container's first), so the
+// restarted container stays healthy and the demo settles. A demo container's serve returns only once
+// every server and goroutine it started has ended, also when one of its ports cannot be opened
+// (goleak guards the package's tests).
 package demo

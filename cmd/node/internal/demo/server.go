@@ -29,15 +29,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: node __demo serve [--http PORT] [--grpc PORT] [--tcp PORT] [script flags]")
 		return 2
 	}
-	if err := serve(args[1:], stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := serve(ctx, args[1:], stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func serve(args []string, out io.Writer) error {
+// serve runs the demo's servers until ctx ends (SIGTERM or SIGINT in Main) or one of them fails.
+// It returns only once every goroutine it started has ended, also when a listener cannot be
+// opened after others were: nothing it started outlives it.
+func serve(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	httpPort := fs.Int("http", 0, "HTTP port (/started, /ready, /healthz); 0 = none")
 	grpcPort := fs.Int("grpc", 0, "gRPC health port; 0 = none")
 	tcpPort := fs.Int("tcp", 0, "TCP port accepting connections; 0 = none")
@@ -54,26 +60,39 @@ func serve(args []string, out io.Writer) error {
 	start := time.Now()
 	_, statErr := os.Stat(*marker)
 	failedBefore := statErr == nil
-	var mu sync.Mutex
-	last := State{}
+	var (
+		mu       sync.Mutex
+		last     State
+		said     bool           // last has been printed
+		recorded = failedBefore // the marker holds this run's liveness failure
+	)
 	state := func() State {
 		st := sc.At(time.Since(start), failedBefore)
 		mu.Lock()
 		defer mu.Unlock()
-		if st != last {
+		if !said || st != last {
 			fmt.Fprintf(out, "%s demo: started=%t ready=%t healthy=%t\n", time.Now().Format("15:04:05"), st.Started, st.Ready, st.Healthy)
-			if !st.Healthy && last.Healthy && *marker != "" {
-				_ = os.WriteFile(*marker, []byte("failed once\n"), 0o644)
-			}
-			last = st
+			last, said = st, true
+		}
+		if !st.Healthy && !recorded && *marker != "" {
+			// Recorded at the first unhealthy answer, also when that is the very first one, so
+			// the restarted container stays healthy.
+			recorded = os.WriteFile(*marker, []byte("failed once\n"), 0o644) == nil
 		}
 		return st
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
 	errs := make(chan error, 3)
+	var wg sync.WaitGroup
 	var closers []func()
+	defer func() { // on every return: stop the servers and the tickers, then wait for them
+		cancel()
+		for _, c := range closers {
+			c()
+		}
+		wg.Wait()
+	}()
 
 	if *httpPort > 0 {
 		mux := http.NewServeMux()
@@ -93,23 +112,23 @@ func serve(args []string, out io.Writer) error {
 		})
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*httpPort)))
 		if err != nil {
-			return err
+			return fmt.Errorf("--http=%d: %w", *httpPort, err)
 		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() { errs <- ignoreClosed(srv.Serve(ln)) }()
+		wg.Go(func() { errs <- ignoreClosed(srv.Serve(ln)) })
 		closers = append(closers, func() { _ = srv.Close() })
 	}
 	if *grpcPort > 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*grpcPort)))
 		if err != nil {
-			return err
+			return fmt.Errorf("--grpc=%d: %w", *grpcPort, err)
 		}
 		hs := health.NewServer()
 		gs := grpc.NewServer()
 		healthpb.RegisterHealthServer(gs, hs)
-		go func() { errs <- gs.Serve(ln) }()
+		wg.Go(func() { errs <- gs.Serve(ln) })
 		closers = append(closers, gs.Stop)
-		go func() { // keeps the gRPC health status in line with the script; ends with ctx
+		wg.Go(func() { // keeps the gRPC health status in line with the script; ends with ctx
 			t := time.NewTicker(100 * time.Millisecond)
 			defer t.Stop()
 			for {
@@ -124,14 +143,14 @@ func serve(args []string, out io.Writer) error {
 				case <-t.C:
 				}
 			}
-		}()
+		})
 	}
 	if *tcpPort > 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*tcpPort)))
 		if err != nil {
-			return err
+			return fmt.Errorf("--tcp=%d: %w", *tcpPort, err)
 		}
-		go func() {
+		wg.Go(func() {
 			for {
 				c, err := ln.Accept()
 				if err != nil {
@@ -140,11 +159,11 @@ func serve(args []string, out io.Writer) error {
 				}
 				_ = c.Close()
 			}
-		}()
+		})
 		closers = append(closers, func() { _ = ln.Close() })
 	}
 	if *readyFile != "" {
-		go func() { // mirrors readiness into a file for exec probes; ends with ctx
+		wg.Go(func() { // mirrors readiness into a file for exec probes; ends with ctx
 			t := time.NewTicker(100 * time.Millisecond)
 			defer t.Stop()
 			for {
@@ -159,7 +178,7 @@ func serve(args []string, out io.Writer) error {
 				case <-t.C:
 				}
 			}
-		}()
+		})
 	}
 	fmt.Fprintf(out, "%s demo: serving http=%d grpc=%d tcp=%d\n", start.Format("15:04:05"), *httpPort, *grpcPort, *tcpPort)
 	state()
@@ -170,9 +189,6 @@ func serve(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-	}
-	for _, c := range closers {
-		c()
 	}
 	return nil
 }
