@@ -82,11 +82,16 @@ var scenarios = []scenario{
 		run: func(x *h) {
 			pod := Pod("p", Container("c", nil, Probe(R, successThreshold(3)), nil))
 			x.start(pod)
-			// At t=0 kubelet probes once (the manual trigger of the status push; its first doProbe ran
-			// before any status existed), the actor core twice (first probe on the first container view,
-			// plus the trigger): either way fewer than three successes.
+			// At t=0 the actor core probes twice (first probe on the first container view, plus the
+			// trigger). kubelet probes once if the manual trigger of the status push finds the new
+			// status (its first doProbe ran before any status existed), else not before its first
+			// tick: UpdatePodStatus triggers the worker before the status manager stores the status,
+			// a race kubelet has too. Either way fewer than three successes: no result yet, or the
+			// initial Failure.
 			x.at(s / 2)
-			assert.Equal(x.t, messages.Failure, x.result(ID("p", "c", 1), R))
+			if r, ok := x.d.Result(ID("p", "c", 1), R); ok {
+				assert.Equal(x.t, messages.Failure, r)
+			}
 			assert.False(x.t, x.container("p", "c").Ready)
 			x.at(3*s + s/2) // at least three
 			assert.Equal(x.t, messages.Success, x.result(ID("p", "c", 1), R))

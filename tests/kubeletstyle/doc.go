@@ -16,7 +16,11 @@
 //   - resultsManager ×3 (liveness, readiness, startup): sync.RWMutex + map + a 20-slot updates channel
 //     with a blocking send outside the lock, only on change.
 //   - statusManager: the cached pod status (runtime view + probe overlay of kubelet's UpdatePodStatus),
-//     SetContainerReadiness / SetContainerStartup, and the ContainersReady / Ready conditions.
+//     SetContainerReadiness / SetContainerStartup, and the ContainersReady / Ready conditions. As in
+//     kubelet (generateAPIPodStatus before statusManager.SetPodStatus), SetPodStatus triggers a
+//     readiness worker before it stores the status, so the triggered doProbe may still read the
+//     previous one and probe only at its next tick: kubelet's race, kept, and tolerated by the
+//     conformance scenarios.
 //   - syncLoop: one consumer goroutine draining the three updates channels (syncLoopIteration), writing
 //     readiness/startup into the statusManager and asking the runtime to kill a container whose
 //     liveness or startup result became Failure (kuberuntime's computePodActions), in the background.
