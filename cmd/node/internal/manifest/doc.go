@@ -5,5 +5,7 @@
 // field, the field path (`spec.containers[0].livenessProbe.periodSecond: unknown field`); unknown
 // and duplicate fields are errors, never silently dropped; only `kind: Pod` (directly or inside a
 // List) is accepted. Decoding does no validation beyond the wire format: the caller validates
-// (probes.ValidatePod and the process runtime's limits) and applies defaults.
+// (probes.ValidatePod and the process runtime's limits) and applies defaults. No more than
+// MaxFileSize (64 MiB) is read of one file or of stdin: an endless input is an error naming it, not
+// a process that fills its memory.
 package manifest

@@ -43,6 +43,10 @@ func (e *Error) Error() string {
 // ErrNoPods is returned when the inputs hold no Pod at all.
 var ErrNoPods = errors.New("no pods found")
 
+// MaxFileSize bounds what is read of one file or of stdin: far above any real manifest (a List of
+// thousands of pods), it keeps a mistaken `-f /dev/zero` or a runaway pipe from filling memory.
+const MaxFileSize = 64 << 20
+
 // ReadFiles decodes every file in names ("-" reads stdin) and returns all pods, or every error found
 // (joined with errors.Join; each one an *Error or a file-open error naming the file).
 func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
@@ -53,9 +57,9 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 		var err error
 		display := displayName(name)
 		if name == Stdin {
-			data, err = io.ReadAll(stdin)
+			data, err = readLimited(stdin)
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = readFile(name)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", display, err))
@@ -76,6 +80,25 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 		return nil, fmt.Errorf("%s: %w", strings.Join(shown, ", "), ErrNoPods)
 	}
 	return pods, nil
+}
+
+// readFile reads the file name, at most MaxFileSize bytes.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f)
+}
+
+// readLimited reads r to its end, or fails once it has given more than MaxFileSize bytes.
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err == nil && len(data) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d MiB: not read (the most node reads of one manifest)", MaxFileSize>>20)
+	}
+	return data, err
 }
 
 // displayName is how a file is named in errors.

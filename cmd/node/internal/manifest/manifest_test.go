@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,4 +191,27 @@ func TestReadFiles(t *testing.T) {
 	_, err = ReadFiles([]string{dir}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), dir+": read "+dir+": is a directory")
+
+	// An endless input (`-f /dev/zero`, a runaway pipe) is read only up to the bound.
+	_, err = ReadFiles([]string{Stdin}, endless{})
+	assert.EqualError(t, err, "<stdin>: larger than 64 MiB: not read (the most node reads of one manifest)")
+	_, err = ReadFiles([]string{"/dev/zero"}, nil)
+	assert.EqualError(t, err, "/dev/zero: larger than 64 MiB: not read (the most node reads of one manifest)")
+	// One exactly at the bound is read whole.
+	data, err := readLimited(io.LimitReader(endless{}, MaxFileSize))
+	require.NoError(t, err)
+	assert.Len(t, data, MaxFileSize)
+}
+
+// endless reads as an endless run of 'x'.
+type endless struct{}
+
+var xs = bytes.Repeat([]byte{'x'}, 64<<10)
+
+func (endless) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], xs)
+	}
+	return n, nil
 }
