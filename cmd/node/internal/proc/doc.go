@@ -34,7 +34,12 @@
 // container as node would (SIGTERM to the group, the pod's grace period, SIGKILL to the group and
 // every descendant, setsid'd ones included) and exits. SIGTERM, SIGINT or SIGHUP sent to a shim by
 // hand kill its container's tree. Of two stops under way (a TERM, the window's end, the lease's)
-// the earlier SIGKILL deadline holds.
+// the earlier SIGKILL deadline holds. Every one of these decisions is the shim's pure core
+// (shimCore: events in, effects and deadlines out; table-tested, and checked after every step of
+// a random simulation: the shim exits only after the container's main process, a pending SIGKILL
+// never moves later, a fenced container's SIGKILL is due by the lease's deadline plus its grace,
+// none outlives node's connection by more than the window plus the grace); the shim's loop is a
+// shell that carries out its effects and arms one timer per deadline.
 //
 // Cluster lease (fencing). In cluster mode another member starts this node's pods once a time bound
 // after its lease passed, whether node is frozen, dead or cut off; so every container is gone by

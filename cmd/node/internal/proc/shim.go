@@ -107,6 +107,8 @@ const shimWriteTimeout = 5 * time.Second
 //     reports the exit status to the node connected (or the next one to connect within the
 //     window) and exits;
 //   - SIGTERM, SIGINT or SIGHUP to the shim itself kill the container's tree.
+//
+// Those rules are shimCore's; this file is the shell that carries them out.
 func ShimMain(args []string) {
 	status := os.NewFile(3, "status")
 	report := func(m shimMessage) {
@@ -168,12 +170,8 @@ func ShimMain(args []string) {
 		defer close(logged)
 		copyLog(os.Stdout, output)
 	}()
-	s := &shim{spec: spec, pid: cmd.Process.Pid, listener: listener, logged: logged,
-		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1),
-		lease: spec.LeaseDeadline, leaseGrace: spec.Grace}
-	if s.lease != 0 {
-		s.armLease()
-	}
+	s := &shim{core: newShimCore(spec), pid: cmd.Process.Pid, socket: spec.Socket, listener: listener, logged: logged,
+		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1)}
 	report(shimMessage{Event: "started", PID: s.pid})
 	_ = status.Close() // the handshake is over: everything else goes over the socket
 
@@ -186,32 +184,40 @@ func ShimMain(args []string) {
 	os.Exit(s.run(sigs, stdinEOF))
 }
 
-// shim is the state of ShimMain's loop. Only run touches it.
+// shim is the shell of ShimMain's loop around its shimCore: the container's process, node's
+// connection, the timers the core's deadlines ask for. Only run touches it.
 type shim struct {
-	spec     shimSpec
+	core     *shimCore
 	pid      int // the container's main process, also its process group
+	socket   string
 	listener *net.UnixListener
 	logged   <-chan struct{} // closed once all the container's output is in the log
+	ws       unix.WaitStatus
 
 	accepted chan *net.UnixConn // from accept
 	lines    chan connLine      // from each connection's reader
 	closed   chan *net.UnixConn // a connection's reader hit the end (buffered, so readers never block)
 
-	conn          *net.UnixConn // node's connection, nil while none is attached
-	everConnected bool
-	nodeLost      bool // a node's connection closed (or the first node died before connecting)
-	mainDone      bool
-	ws            unix.WaitStatus
-	signalled     bool             // SIGTERM/INT/HUP: the container is being taken down for good
-	expired       bool             // the re-attach window passed: no node is let in any more
-	window        <-chan time.Time // the re-attach window, while no node is attached
-	grace         <-chan time.Time // a kill under way: fires at killAt, then the SIGKILL
-	killAt        int64            // CLOCK_MONOTONIC ns of the SIGKILL grace stands for
+	conn                *net.UnixConn // node's connection, nil while none is attached
+	window, kill, lease deadlineTimer
+	exit                bool // the core said Exit
+	listenerClosed      bool
+}
 
-	lease      int64            // node's cluster lease: CLOCK_MONOTONIC deadline in ns; 0: none
-	leaseGrace time.Duration    // the grace period of the stop the lease's end begins
-	leaseTimer <-chan time.Time // fires at the lease's deadline or before (then it is re-armed)
-	fenced     bool             // the lease ran out: the container is being stopped for good
+// deadlineTimer is a timer armed for one of the core's deadlines (CLOCK_MONOTONIC ns).
+type deadlineTimer struct {
+	c  <-chan time.Time // nil while disarmed
+	at int64
+}
+
+// set arms t for at when on and at differs from what it is armed for, and disarms it when off.
+func (t *deadlineTimer) set(on bool, at int64) {
+	switch {
+	case !on:
+		t.c = nil
+	case t.c == nil || t.at != at:
+		t.c, t.at = time.After(time.Duration(max(at-monoNow(), 0))), at
+	}
 }
 
 // connLine is one line node sent on conn.
@@ -240,22 +246,12 @@ func (s *shim) read(c *net.UnixConn) {
 	s.closed <- c
 }
 
-// send writes one report on the current connection; a failure drops the connection.
-func (s *shim) send(m shimMessage) bool {
-	b, _ := json.Marshal(m)
-	_ = s.conn.SetWriteDeadline(time.Now().Add(shimWriteTimeout))
-	if _, err := s.conn.Write(append(b, '\n')); err != nil {
-		s.drop()
-		return false
-	}
-	return true
-}
-
 // exitMessage is the main process's exit as reported to node.
 func (s *shim) exitMessage(event string) shimMessage {
-	m := shimMessage{Event: event, PID: s.pid, Exited: s.mainDone && event == "hello", Fenced: s.mainDone && s.fenced}
+	done := s.core.mainDone
+	m := shimMessage{Event: event, PID: s.pid, Exited: done && event == "hello", Fenced: done && s.core.fenced}
 	switch {
-	case !s.mainDone:
+	case !done:
 	case s.ws.Exited():
 		m.ExitCode = s.ws.ExitStatus()
 	case s.ws.Signaled():
@@ -265,135 +261,91 @@ func (s *shim) exitMessage(event string) shimMessage {
 	return m
 }
 
-// drop forgets node's connection (closed by node, or failed) and applies the re-attach rule.
-func (s *shim) drop() {
-	_ = s.conn.Close()
-	s.conn = nil
-	s.detached()
-}
-
-// detached: no node is attached any more (or the first died before it connected).
-func (s *shim) detached() {
-	s.nodeLost = true
-	switch {
-	case s.spec.ReattachTimeout > 0:
-		s.window = time.After(s.spec.ReattachTimeout)
-	case s.mainDone:
-		s.window = time.After(0) // nobody will come to hear the exit
-	default:
-		killTree(s.pid) // the container dies with node's connection
+// do carries out what the core decided; c is the connection just accepted, if any.
+func (s *shim) do(e shimEffects, c *net.UnixConn) {
+	if e.Reject {
+		_ = c.Close()
 	}
+	if e.Attach {
+		if s.conn != nil {
+			_ = s.conn.Close() // a new node replaces the old; its reader's end is ignored
+		}
+		s.conn = c
+		go s.read(c) // ends when c is closed
+	}
+	if e.Detach && s.conn != nil {
+		_ = s.conn.Close()
+		s.conn = nil
+	}
+	if e.Term {
+		_ = unix.Kill(-s.pid, unix.SIGTERM)
+	}
+	if e.KillTree {
+		killTree(s.pid)
+	}
+	if e.CloseListener && !s.listenerClosed {
+		s.listenerClosed = true
+		_ = s.listener.Close()
+		_ = os.Remove(s.socket)
+	}
+	if e.Finish {
+		s.finish()
+	}
+	if e.Send != "" {
+		b, _ := json.Marshal(s.exitMessage(e.Send))
+		_ = s.conn.SetWriteDeadline(time.Now().Add(shimWriteTimeout))
+		_, err := s.conn.Write(append(b, '\n'))
+		s.do(s.core.sent(err == nil, monoNow()), nil) // a failed write: node is gone
+	}
+	s.exit = s.exit || e.Exit
 }
 
 // run is the shim's loop; it returns the shim's exit code.
 func (s *shim) run(sigs <-chan os.Signal, stdinEOF <-chan struct{}) int {
 	defer func() {
-		_ = s.listener.Close()
-		_ = os.Remove(s.spec.Socket)
+		s.do(shimEffects{CloseListener: true}, nil)
 		if s.conn != nil {
 			_ = s.conn.Close()
 		}
 	}()
-	for {
+	for !s.exit {
+		s.window.set(s.core.window, s.core.windowAt)
+		s.kill.set(s.core.killing, s.core.killAt)
+		s.lease.set(s.core.leaseArmed, s.core.lease)
 		select {
 		case c := <-s.accepted:
-			if s.expired {
-				_ = c.Close()
-				break
-			}
-			if s.conn != nil {
-				_ = s.conn.Close() // a new node replaces the old; its reader's end is ignored
-			}
-			s.conn, s.everConnected, s.window = c, true, nil
-			go s.read(c) // ends when c is closed
-			if s.send(s.exitMessage("hello")) && s.mainDone {
-				return 0 // the exit is reported
-			}
+			s.do(s.core.accepted(), c)
 		case l := <-s.lines:
-			if l.conn != s.conn {
-				break // from a replaced connection
+			if l.conn == s.conn { // else from a replaced connection
+				s.do(s.core.line(l.line, monoNow()), nil)
 			}
-			s.command(l.line)
 		case c := <-s.closed:
 			if c == s.conn {
-				s.drop()
+				s.do(s.core.dropped(monoNow()), nil)
 			}
 		case <-stdinEOF:
 			stdinEOF = nil
-			if !s.everConnected {
-				s.detached() // the first node died before it connected
-			}
-		case <-s.window:
-			s.window = nil
-			if s.mainDone {
-				return 0 // nobody came to hear the exit
-			}
-			// No node came back: stop the container as node would have, and let no node in.
-			s.expired = true
-			_ = s.listener.Close()
-			_ = os.Remove(s.spec.Socket)
-			_ = unix.Kill(-s.pid, unix.SIGTERM)
-			s.killBy(monoNow() + int64(s.spec.Grace))
-		case <-s.leaseTimer:
-			s.leaseTimer = nil
+			s.do(s.core.stdinEOF(monoNow()), nil)
+		case <-s.window.c:
+			s.window.c = nil
+			s.do(s.core.windowDue(monoNow()), nil)
+		case <-s.lease.c:
+			s.lease.c = nil
 			s.applyPendingLines() // a renewal already on its way counts before the deadline is judged
-			if s.lease-monoNow() > 0 {
-				s.armLease() // early (or extended meanwhile): wait for the rest
-				break
-			}
-			s.fence()
-		case <-s.grace:
-			s.grace = nil
-			killTree(s.pid)
+			s.do(s.core.leaseDue(monoNow()), nil)
+		case <-s.kill.c:
+			s.kill.c = nil
+			s.do(s.core.killDue(), nil)
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
-				s.signalled = true
-				killTree(s.pid)
-				if s.mainDone {
-					return 0 // a shim keeping an exit for the next node is told to go
-				}
+				s.do(s.core.signal(), nil)
 			}
 		}
-		if !s.mainDone && reapUntil(s.pid, &s.ws) {
-			s.mainDone = true
-			s.finish()
-			if s.conn != nil && s.send(s.exitMessage("exited")) {
-				return 0
-			}
-			if s.spec.ReattachTimeout <= 0 && s.nodeLost || s.expired || s.signalled {
-				return 0
-			}
-			// Keep the exit for the next node within the window (or for the first one).
+		if !s.exit && !s.core.mainDone && reapUntil(s.pid, &s.ws) {
+			s.do(s.core.mainExited(), nil)
 		}
 	}
-}
-
-// command carries out one line node sent.
-func (s *shim) command(line string) {
-	cmd, arg, _ := strings.Cut(line, " ")
-	switch cmd {
-	case shimTerm:
-		_ = unix.Kill(-s.pid, unix.SIGTERM)
-		// The shim keeps the kill's deadline itself, so a node that dies during a grace period
-		// does not stretch it (node arms its own SIGKILL as well).
-		if grace, err := strconv.ParseInt(arg, 10, 64); err == nil && grace >= 0 {
-			s.killBy(monoNow() + grace)
-		}
-	case shimKill:
-		killTree(s.pid)
-	case shimLease:
-		d, g, _ := strings.Cut(arg, " ")
-		deadline, err1 := strconv.ParseInt(d, 10, 64)
-		grace, err2 := strconv.ParseInt(g, 10, 64)
-		if err1 != nil || err2 != nil || deadline <= 0 || grace < 0 || deadline <= s.lease || s.fenced {
-			return // malformed; not later than the lease held (only ever extended); or too late
-		}
-		s.lease, s.leaseGrace = deadline, time.Duration(grace)
-		if s.leaseTimer == nil && !s.fenced {
-			s.armLease() // the first lease (an armed timer re-arms itself when it fires early)
-		}
-	default:
-	}
+	return 0
 }
 
 // applyPendingLines carries out the lines of the current connection that are already waiting,
@@ -403,42 +355,12 @@ func (s *shim) applyPendingLines() {
 		select {
 		case l := <-s.lines:
 			if l.conn == s.conn {
-				s.command(l.line)
+				s.do(s.core.line(l.line, monoNow()), nil)
 			}
 		default:
 			return
 		}
 	}
-}
-
-// armLease sets the lease timer for the time left until the deadline, read from CLOCK_MONOTONIC.
-func (s *shim) armLease() {
-	s.leaseTimer = time.After(time.Duration(max(s.lease-monoNow(), 0)))
-}
-
-// fence stops the container because the node's cluster lease ran out, as a TERM with the lease's
-// grace would: SIGTERM to the group now (unless a kill is under way: it was sent then), SIGKILL to
-// everything when the grace has passed since the deadline — a shim that woke late does not stretch
-// it — or at the kill's own deadline, whichever is earlier. It is for good: no renewal cancels it.
-func (s *shim) fence() {
-	if s.mainDone || s.fenced {
-		return
-	}
-	s.fenced = true
-	if s.grace == nil {
-		_ = unix.Kill(-s.pid, unix.SIGTERM)
-	}
-	s.killBy(s.lease + int64(s.leaseGrace)) // the deadline has passed: no overflow
-}
-
-// killBy makes the container's tree die by deadline (CLOCK_MONOTONIC ns): a kill already under
-// way keeps its SIGKILL deadline when that is earlier, so no stop stretches another.
-func (s *shim) killBy(deadline int64) {
-	if s.grace != nil && s.killAt <= deadline {
-		return
-	}
-	s.killAt = deadline
-	s.grace = time.After(time.Duration(max(deadline-monoNow(), 0)))
 }
 
 // finish runs once the main process has exited: nothing else of the container may survive it,
