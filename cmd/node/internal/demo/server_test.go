@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,32 +17,16 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/probeactor/probeactor/internal/logtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is the demo's stdout, written by serve and read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // start runs serve in the background; the returned function cancels it and returns its error.
-func start(t *testing.T, args ...string) (out *syncBuffer, stop func() error) {
+func start(t *testing.T, args ...string) (out *logtest.Buffer, stop func() error) {
 	t.Helper()
-	out = &syncBuffer{}
+	out = &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, args, out, out) }()
@@ -156,7 +139,7 @@ func TestServeStopsWhatItStartedWhenAPortIsTaken(t *testing.T) {
 	defer taken.Close()
 	tcp := taken.Addr().(*net.TCPAddr).Port
 
-	err = serve(context.Background(), []string{"--http=" + strconv.Itoa(p.HTTP), "--tcp=" + strconv.Itoa(tcp)}, &syncBuffer{}, &syncBuffer{})
+	err = serve(context.Background(), []string{"--http=" + strconv.Itoa(p.HTTP), "--tcp=" + strconv.Itoa(tcp)}, &logtest.Buffer{}, &logtest.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--tcp="+strconv.Itoa(tcp))
 	assert.Contains(t, err.Error(), "address already in use")

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -19,34 +18,17 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
 )
-
-// syncBuffer is a log sink the pod goroutines and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // newRuntimeAt is a runtime of the test binary's shim on root with a re-attach timeout, one "node"
 // of several that may share root; newTestRuntime is it on a fresh root with none. It returns the
 // runtime's log too.
-func newRuntimeAt(t *testing.T, root string, clk clock.Clock, reattach time.Duration) (*Runtime, *recorder, *syncBuffer) {
+func newRuntimeAt(t *testing.T, root string, clk clock.Clock, reattach time.Duration) (*Runtime, *recorder, *logtest.Buffer) {
 	t.Helper()
 	rec := &recorder{}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	rt, err := New(Options{
 		RootDir:         root,
 		Shim:            []string{os.Args[0], ShimArg},
