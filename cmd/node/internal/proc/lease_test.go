@@ -281,3 +281,31 @@ func TestAShimArmsTheLeaseItStartsWith(t *testing.T) {
 	}
 	assert.NoFileExists(t, socket)
 }
+
+// The lease can run out between a pod's decision and the start it decided. start looks again
+// before it opens anything: the container waits, Fenced, with no shim, log or event, as if the
+// decision had found the lease run out. (The shim looks a third time, as it starts:
+// TestAShimArmsTheLeaseItStartsWith.)
+func TestAStartDecidedBeforeTheLeaseRanOutDoesNotHappen(t *testing.T) {
+	t.Parallel()
+	rt, rec := newTestRuntime(t, clock.Real())
+	pod := shPod("raced", v1.RestartPolicyAlways, `exec sleep 300`)
+	pr, err := rt.add(pod.DeepCopy())
+	require.NoError(t, err)
+	rt.SetLease(time.Now().Add(-time.Millisecond)) // ran out after the decision, before the start
+
+	pr.start("c")
+	assert.Empty(t, pr.procs, "no process")
+	assert.NoDirExists(t, filepath.Join(pr.dir, "c"), "no log opened: node did not get as far as the shim")
+	cs, ok := podapi.ContainerStatus(new(pr.state.status()), "c")
+	require.True(t, ok)
+	require.NotNil(t, cs.State.Waiting)
+	assert.Equal(t, ReasonFenced, cs.State.Waiting.Reason)
+	assert.Empty(t, cs.ContainerID)
+
+	// The pod's goroutine, started now, keeps it so (and lets Remove end it).
+	go pr.loop()
+	waitReason(t, rec, pod.UID, "c", ReasonFenced)
+	assert.Empty(t, rec.reasons("c"), "nothing started, nothing failed")
+	require.NoError(t, rt.Remove(context.Background(), pod.UID))
+}
