@@ -178,7 +178,8 @@ func simulateShim(t *testing.T, seed uint64) {
 
 	// The world around the core.
 	var (
-		conn        bool  // node's connection is open
+		conn        bool // node's connection is open
+		stdinClosed bool
 		killed      bool  // the tree was SIGKILLed
 		exited      bool  // the shim exited
 		lost        bool  // node's connection is lost (or the first node died before connecting) ...
@@ -291,6 +292,9 @@ func simulateShim(t *testing.T, seed uint64) {
 			case "kill":
 				apply("killDue", c.killDue())
 			case "lease":
+				if conn && rng.IntN(2) == 0 { // a renewal already waiting is applied first, as the shell does
+					apply("lease (waiting)", c.line(leaseLine(now+int64(rng.IntN(20))*sec, time.Duration(rng.IntN(3))*time.Second), now))
+				}
 				apply("leaseDue", c.leaseDue(now))
 			case "main":
 				apply("mainExited", c.mainExited())
@@ -309,7 +313,8 @@ func simulateShim(t *testing.T, seed uint64) {
 				apply("term", c.line(fmt.Sprintf("%s %d", shimTerm, int64(rng.IntN(30))*sec), now))
 			case r < 8 && conn:
 				apply("kill", c.line(shimKill, now))
-			case r < 9 && step == 0:
+			case r < 9 && !stdinClosed: // the first node closes its end of the shim's stdin, once
+				stdinClosed = true
 				if !c.everConnected {
 					lost, lostSince = true, now
 				}
