@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
 )
 
@@ -39,8 +38,8 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 		if cols.Namespace {
 			fmt.Fprintf(tw, "%s\t", p.Namespace)
 		}
-		ready, total := readyCount(p)
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s", p.Name, ready, total, Status(p), restarts(p, now), HumanDuration(now.Sub(p.CreationTimestamp.Time)))
+		r := podRow(p)
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s", p.Name, r.ready, r.total, r.status, r.restartsColumn(now), HumanDuration(now.Sub(p.CreationTimestamp.Time)))
 		if cols.Node {
 			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
 		}
@@ -93,125 +92,146 @@ func orNone(s string) string {
 	return s
 }
 
-func readyCount(p *v1.Pod) (ready, total int) {
-	total = len(p.Spec.Containers)
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Ready && cs.State.Running != nil {
-			ready++
-		}
-	}
-	for i := range p.Spec.InitContainers {
-		if !podstatus.IsRestartable(&p.Spec.InitContainers[i]) {
-			continue
-		}
-		total++
-		if cs, ok := podapi.FindStatus(p.Status.InitContainerStatuses, p.Spec.InitContainers[i].Name); ok && cs.Ready && cs.State.Running != nil {
-			ready++
-		}
-	}
-	return ready, total
-}
-
-func restarts(p *v1.Pod, now time.Time) string {
-	var n int32
-	var last time.Time
-	for _, cs := range podapi.AllContainerStatuses(&p.Status) {
-		n += cs.RestartCount
-		if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(last) {
-			last = t.FinishedAt.Time
-		}
-	}
-	if n > 0 && !last.IsZero() {
-		return fmt.Sprintf("%d (%s ago)", n, HumanDuration(now.Sub(last)))
-	}
-	return fmt.Sprint(n)
+// row is one pod's READY, STATUS and RESTARTS, reasoned as kubectl 1.37's printPod does.
+type row struct {
+	ready, total int
+	status       string
+	restarts     int32
+	lastRestart  time.Time // the latest finish among the containers counted in restarts
 }
 
 // Status is kubectl's STATUS column.
-func Status(p *v1.Pod) string {
-	reason := string(p.Status.Phase)
+func Status(p *v1.Pod) string { return podRow(p).status }
+
+// podRow walks the init containers in order up to the first that is not done (a regular one
+// exited 0, a sidecar started); that one names the status (Init:<reason>, Init:Signal:N,
+// Init:ExitCode:N or Init:i/n) and only the restarts seen so far count. Once initialization is over
+// (no such container, or the Initialized condition True), the app containers decide, the last
+// with a reason first in kubectl's reverse walk; "Completed" beside a running, ready container
+// reads Running when the pod is Ready, else the error of a container that failed, else NotReady.
+// Only sidecars' and app containers' restarts count then. A deleted pod reads Terminating until
+// its phase is terminal (Unknown when its node was lost).
+func podRow(p *v1.Pod) row {
+	r := row{total: len(p.Spec.Containers), status: string(p.Status.Phase)}
 	if p.Status.Reason != "" {
-		reason = p.Status.Reason
+		r.status = p.Status.Reason
 	}
-	initializing := false
-	regularInits := 0
+	sidecars := map[string]bool{}
 	for i := range p.Spec.InitContainers {
-		if !podstatus.IsRestartable(&p.Spec.InitContainers[i]) {
-			regularInits++
+		if c := &p.Spec.InitContainers[i]; podstatus.IsRestartable(c) {
+			sidecars[c.Name] = true
+			r.total++
 		}
 	}
+	var all, side row // restarts of every init container walked, and of the sidecars among them
+	initializing := false
 	for i, cs := range p.Status.InitContainerStatuses {
-		sidecar := i < len(p.Spec.InitContainers) && podstatus.IsRestartable(&p.Spec.InitContainers[i])
-		switch {
-		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
+		all.countRestarts(&cs)
+		if sidecars[cs.Name] {
+			side.countRestarts(&cs)
+		}
+		t := cs.State.Terminated
+		if t != nil && t.ExitCode == 0 {
 			continue
-		case sidecar && cs.State.Running != nil && cs.Started != nil && *cs.Started:
-			continue
-		case cs.State.Terminated != nil:
-			if cs.State.Terminated.Reason != "" {
-				reason = "Init:" + cs.State.Terminated.Reason
-			} else if cs.State.Terminated.Signal != 0 {
-				reason = fmt.Sprintf("Init:Signal:%d", cs.State.Terminated.Signal)
-			} else {
-				reason = fmt.Sprintf("Init:ExitCode:%d", cs.State.Terminated.ExitCode)
+		}
+		if sidecars[cs.Name] && cs.Started != nil && *cs.Started {
+			if cs.Ready {
+				r.ready++
 			}
-			initializing = true
-		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "" && cs.State.Waiting.Reason != "PodInitializing":
-			reason = "Init:" + cs.State.Waiting.Reason
-			initializing = true
+			continue
+		}
+		initializing = true
+		switch w := cs.State.Waiting; {
+		case t != nil:
+			r.status = "Init:" + terminatedReason(t)
+		case w != nil && w.Reason != "" && w.Reason != "PodInitializing":
+			r.status = "Init:" + w.Reason
 		default:
-			reason = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
-			initializing = true
+			r.status = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
 		}
 		break
 	}
-	if !initializing || anyAppStarted(p) {
-		hasRunning := false
+	r.restarts, r.lastRestart = all.restarts, all.lastRestart
+	if !initializing || conditionTrue(&p.Status, v1.PodInitialized) {
+		r.restarts, r.lastRestart = side.restarts, side.lastRestart
+		hasRunning, errorReason := false, ""
 		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
-			cs := p.Status.ContainerStatuses[i]
-			switch {
-			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-				reason = cs.State.Waiting.Reason
-			case cs.State.Terminated != nil && cs.State.Terminated.Reason != "":
-				reason = cs.State.Terminated.Reason
-			case cs.State.Terminated != nil && cs.State.Terminated.Signal != 0:
-				reason = fmt.Sprintf("Signal:%d", cs.State.Terminated.Signal)
-			case cs.State.Terminated != nil:
-				reason = fmt.Sprintf("ExitCode:%d", cs.State.Terminated.ExitCode)
+			cs := &p.Status.ContainerStatuses[i]
+			r.countRestarts(cs)
+			switch w, t := cs.State.Waiting, cs.State.Terminated; {
+			case w != nil && w.Reason != "":
+				r.status = w.Reason
+			case t != nil:
+				r.status = terminatedReason(t)
+				if t.ExitCode != 0 {
+					errorReason = r.status
+				}
 			case cs.Ready && cs.State.Running != nil:
 				hasRunning = true
+				r.ready++
 			}
 		}
-		if reason == "Completed" && hasRunning {
-			if podReady(p) {
-				reason = "Running"
-			} else {
-				reason = "NotReady"
+		if r.status == "Completed" { // one container completed: does another still run?
+			switch {
+			case hasRunning && conditionTrue(&p.Status, v1.PodReady):
+				r.status = "Running"
+			case errorReason != "":
+				r.status = errorReason
+			case hasRunning:
+				r.status = "NotReady"
 			}
 		}
 	}
 	if p.DeletionTimestamp != nil {
-		reason = "Terminating"
-	}
-	return reason
-}
-
-func anyAppStarted(p *v1.Pod) bool {
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
-			return true
+		switch {
+		case p.Status.Reason == nodeLost:
+			r.status = "Unknown"
+		case p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed:
+			r.status = "Terminating"
 		}
 	}
-	return false
+	return r
 }
 
-func podReady(p *v1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodReady {
+// conditionTrue says whether the pod's condition t is True.
+func conditionTrue(st *v1.PodStatus, t v1.PodConditionType) bool {
+	for _, c := range st.Conditions {
+		if c.Type == t {
 			return c.Status == v1.ConditionTrue
 		}
 	}
 	return false
+}
+
+// nodeLost is the pod reason of a pod whose node stopped answering (the node controller's).
+const nodeLost = "NodeLost"
+
+// terminatedReason is a terminated container's reason, or its signal, or its exit code.
+func terminatedReason(t *v1.ContainerStateTerminated) string {
+	switch {
+	case t.Reason != "":
+		return t.Reason
+	case t.Signal != 0:
+		return fmt.Sprintf("Signal:%d", t.Signal)
+	default:
+		return fmt.Sprintf("ExitCode:%d", t.ExitCode)
+	}
+}
+
+// countRestarts adds cs's restarts and the finish of its last termination.
+func (r *row) countRestarts(cs *v1.ContainerStatus) {
+	r.restarts += cs.RestartCount
+	if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(r.lastRestart) {
+		r.lastRestart = t.FinishedAt.Time
+	}
+}
+
+// restartsColumn is RESTARTS: the count, with how long ago the last one was.
+func (r row) restartsColumn(now time.Time) string {
+	if r.restarts > 0 && !r.lastRestart.IsZero() {
+		return fmt.Sprintf("%d (%s ago)", r.restarts, HumanDuration(now.Sub(r.lastRestart)))
+	}
+	return fmt.Sprint(r.restarts)
 }
 
 // HumanDuration is kubectl's short age format (apimachinery's duration.HumanDuration).

@@ -27,9 +27,93 @@ func TestStatusColumn(t *testing.T) {
 			ContainerStatuses:     []v1.ContainerStatus{{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}}, "Init:1/2"},
 		{"init error", v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "a"}}}, Status: v1.PodStatus{Phase: v1.PodFailed,
 			InitContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}}}}, "Init:Error"},
+		{"init killed by a signal", v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "a"}}}, Status: v1.PodStatus{Phase: v1.PodPending,
+			InitContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Signal: 9, ExitCode: 137}}}}}}, "Init:Signal:9"},
+		{"init exit code, no reason", v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "a"}}}, Status: v1.PodStatus{Phase: v1.PodPending,
+			InitContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 3}}}}}}, "Init:ExitCode:3"},
+		{"killed by a signal", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Signal: 15, ExitCode: 143}}}}}}, "Signal:15"},
+		{"exit code, no reason", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 4}}}}}}, "ExitCode:4"},
+		// kubectl: one container completed and another running and ready reads as the pod's Ready
+		// condition says.
+		{"completed beside a ready one, pod ready", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning,
+			Conditions:        []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}},
+			ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}}, {State: running, Ready: true}}}}, "Running"},
+		{"completed beside a ready one, pod not ready", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning,
+			Conditions:        []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}},
+			ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}}, {State: running, Ready: true}}}}, "NotReady"},
+		{"completed beside an unready one", v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning,
+			Conditions:        []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}},
+			ContainerStatuses: []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}}, {State: running}}}}, "Completed"},
+		{"terminating", v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}, Status: v1.PodStatus{Phase: v1.PodRunning,
+			ContainerStatuses: []v1.ContainerStatus{{State: running, Ready: true}}}}, "Terminating"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, Status(&tc.pod)) })
+	}
+}
+
+// TestPodRowAsKubectl137: the parts of kubectl 1.37's printPod that earlier kubectl versions did
+// differently, READY, STATUS and RESTARTS together.
+func TestPodRowAsKubectl137(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
+	completed := v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed"}}
+	crashLoop := v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	yes, no := true, false
+	finished := func(s int) v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.Unix(int64(s), 0)}}
+	}
+	initialized := v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	sidecarSpec := v1.PodSpec{InitContainers: []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always}}, Containers: []v1.Container{{Name: "app"}}}
+	cases := []struct {
+		name string
+		pod  v1.Pod
+		want row
+	}{
+		{"a failed container beside a completed one is the status, before NotReady",
+			v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}}}, Status: v1.PodStatus{Phase: v1.PodRunning,
+				ContainerStatuses: []v1.ContainerStatus{{Name: "a", State: completed}, {Name: "b", State: running, Ready: true},
+					{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}}}},
+			row{ready: 1, total: 3, status: "Error"}},
+		{"once Initialized, the app containers decide even while a sidecar restarts",
+			v1.Pod{Spec: sidecarSpec, Status: v1.PodStatus{Phase: v1.PodPending, Conditions: []v1.PodCondition{initialized},
+				InitContainerStatuses: []v1.ContainerStatus{{Name: "init", State: completed}, {Name: "side", State: crashLoop, Started: &no}},
+				ContainerStatuses:     []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}},
+			row{total: 2, status: "ContainerCreating"}},
+		{"before Initialized, the sidecar does",
+			v1.Pod{Spec: sidecarSpec, Status: v1.PodStatus{Phase: v1.PodPending,
+				InitContainerStatuses: []v1.ContainerStatus{{Name: "init", State: completed}, {Name: "side", State: crashLoop, Started: &no}},
+				ContainerStatuses:     []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}},
+			row{total: 2, status: "Init:CrashLoopBackOff"}},
+		{"a started, ready sidecar counts as ready; once initialized only sidecar and app restarts count",
+			v1.Pod{Spec: sidecarSpec, Status: v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{initialized},
+				InitContainerStatuses: []v1.ContainerStatus{{Name: "init", State: completed, RestartCount: 3, LastTerminationState: finished(30)},
+					{Name: "side", State: running, Started: &yes, Ready: true, RestartCount: 1, LastTerminationState: finished(10)}},
+				ContainerStatuses: []v1.ContainerStatus{{Name: "app", State: running, Ready: true, RestartCount: 2, LastTerminationState: finished(20)}}}},
+			row{ready: 2, total: 2, status: "Running", restarts: 3, lastRestart: time.Unix(20, 0)}},
+		{"while initializing, the init containers' restarts count, up to the one that is not done",
+			v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "i1"}, {Name: "i2"}}, Containers: []v1.Container{{Name: "app"}}},
+				Status: v1.PodStatus{Phase: v1.PodPending,
+					InitContainerStatuses: []v1.ContainerStatus{{Name: "i1", State: crashLoop, RestartCount: 4, LastTerminationState: finished(40)},
+						{Name: "i2", RestartCount: 9}},
+					ContainerStatuses: []v1.ContainerStatus{{Name: "app", RestartCount: 7}}}},
+			row{total: 1, status: "Init:CrashLoopBackOff", restarts: 4, lastRestart: time.Unix(40, 0)}},
+		{"a deleted pod whose phase is terminal keeps its status",
+			v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}}},
+				Status: v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{{Name: "a", State: completed}}}},
+			row{total: 1, status: "Completed"}},
+		{"a deleted pod whose node was lost is Unknown",
+			v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}}},
+				Status: v1.PodStatus{Phase: v1.PodRunning, Reason: "NodeLost", ContainerStatuses: []v1.ContainerStatus{{Name: "a", State: running, Ready: true}}}},
+			row{ready: 1, total: 1, status: "Unknown"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := podRow(&tc.pod)
+			assert.Equal(t, tc.want.lastRestart.UTC(), got.lastRestart.UTC())
+			got.lastRestart = tc.want.lastRestart
+			assert.Equal(t, tc.want, got)
+		})
 	}
 }
 
