@@ -155,7 +155,8 @@ func ShimMain(args []string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// The lease is armed from here on (run's timer): a container is never started once the
 	// node's lease has run out, and runs from its first instant under it.
-	if spec.LeaseDeadline != 0 && monoNow() >= spec.LeaseDeadline {
+	core := newShimCore(spec)
+	if !core.mayStart(monoNow()) {
 		_ = os.Remove(spec.Socket)
 		report(shimMessage{Event: "error", Fenced: true, Message: "the node's cluster lease ran out before the container started"})
 		os.Exit(2)
@@ -170,7 +171,7 @@ func ShimMain(args []string) {
 		defer close(logged)
 		copyLog(os.Stdout, output)
 	}()
-	s := &shim{core: newShimCore(spec), pid: cmd.Process.Pid, socket: spec.Socket, listener: listener, logged: logged,
+	s := &shim{core: core, pid: cmd.Process.Pid, socket: spec.Socket, listener: listener, logged: logged,
 		accepted: make(chan *net.UnixConn), lines: make(chan connLine), closed: make(chan *net.UnixConn, 1)}
 	report(shimMessage{Event: "started", PID: s.pid})
 	_ = status.Close() // the handshake is over: everything else goes over the socket

@@ -60,6 +60,10 @@ func newShimCore(spec shimSpec) *shimCore {
 	return c
 }
 
+// mayStart says whether the container may start now: not once the lease it starts under has run
+// out (it would run where the cluster may already place the pod anew).
+func (c *shimCore) mayStart(now int64) bool { return c.lease == 0 || now < c.lease }
+
 // accepted: a node connected.
 func (c *shimCore) accepted() shimEffects {
 	if c.expired {

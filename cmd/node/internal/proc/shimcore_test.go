@@ -100,6 +100,11 @@ func TestShimCore(t *testing.T) {
 		assert.Equal(t, shimEffects{KillTree: true}, c.line(shimKill, 14*sec))
 		assert.Equal(t, shimEffects{}, c.line("BOGUS 1", 14*sec))
 	})
+	t.Run("nothing starts under a lease run out", func(t *testing.T) {
+		assert.True(t, newShimCore(spec(0, 0)).mayStart(500*sec), "no lease")
+		assert.True(t, newShimCore(spec(0, 100*sec)).mayStart(100*sec-1))
+		assert.False(t, newShimCore(spec(0, 100*sec)).mayStart(100*sec))
+	})
 	t.Run("the lease is only extended", func(t *testing.T) {
 		c := newShimCore(spec(0, 100*sec))
 		assert.True(t, c.leaseArmed, "armed from the spec")
