@@ -116,7 +116,7 @@ func readyFrom(spec *Spec, status *v1.PodStatus, cr v1.PodCondition, describe bo
 	}
 	var msgs []string
 	for _, g := range spec.ReadinessGates {
-		c := findCondition(status.Conditions, g.ConditionType)
+		c := FindCondition(status.Conditions, g.ConditionType)
 		switch {
 		case c == nil:
 			if !describe {
@@ -192,7 +192,8 @@ func anyRegularStarted(pod *v1.Pod, status *v1.PodStatus) bool {
 	return false
 }
 
-func findCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+// FindCondition returns the condition of type t in conds, or nil.
+func FindCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
 	for i := range conds {
 		if conds[i].Type == t {
 			return &conds[i]
@@ -204,7 +205,7 @@ func findCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondit
 // SetCondition replaces (or appends) the condition of c.Type in status. LastTransitionTime is kept
 // from the existing condition when its Status is unchanged, and set to now otherwise.
 func SetCondition(status *v1.PodStatus, c v1.PodCondition, now metav1.Time) {
-	old := findCondition(status.Conditions, c.Type)
+	old := FindCondition(status.Conditions, c.Type)
 	if old != nil && old.Status == c.Status {
 		c.LastTransitionTime = old.LastTransitionTime
 	} else {

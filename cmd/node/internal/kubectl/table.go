@@ -195,12 +195,8 @@ func podRow(p *v1.Pod) row {
 
 // conditionTrue says whether the pod's condition t is True.
 func conditionTrue(st *v1.PodStatus, t v1.PodConditionType) bool {
-	for _, c := range st.Conditions {
-		if c.Type == t {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
+	c := podstatus.FindCondition(st.Conditions, t)
+	return c != nil && c.Status == v1.ConditionTrue
 }
 
 // nodeLost is the pod reason of a pod whose node stopped answering (the node controller's).

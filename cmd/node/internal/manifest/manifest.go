@@ -94,9 +94,22 @@ func readFile(name string) ([]byte, error) {
 
 // readLimited reads r to its end, or fails once it has given more than MaxFileSize bytes.
 func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err == nil && len(data) > MaxFileSize {
+	data, err := ReadAtMost(r, MaxFileSize)
+	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("larger than %d MiB: not read (the most node reads of one manifest)", MaxFileSize>>20)
+	}
+	return data, err
+}
+
+// ErrTooLarge is ReadAtMost's error for an input over its bound.
+var ErrTooLarge = errors.New("larger than the bound")
+
+// ReadAtMost reads r to its end, or stops with ErrTooLarge once r has given more than most bytes:
+// a manifest source's bound on what it holds in memory (-f here, the static pod watcher's files).
+func ReadAtMost(r io.Reader, most int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(most)+1))
+	if err == nil && len(data) > most {
+		return nil, ErrTooLarge
 	}
 	return data, err
 }

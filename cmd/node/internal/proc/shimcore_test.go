@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,7 +198,7 @@ func simulateShim(t *testing.T, seed uint64) {
 		trace       []string
 	)
 	fail := func(format string, a ...any) {
-		t.Errorf("seed %d, at %v: %s\ntrace:\n%s", seed, time.Duration(now), fmt.Sprintf(format, a...), joinLines(trace))
+		t.Errorf("seed %d, at %v: %s\ntrace:\n%s", seed, time.Duration(now), fmt.Sprintf(format, a...), "  "+strings.Join(trace, "\n  "))
 	}
 	apply := func(what string, e shimEffects) {
 		trace = append(trace, fmt.Sprintf("%v %s → %+v", time.Duration(now), what, e))
@@ -336,12 +337,4 @@ func simulateShim(t *testing.T, seed uint64) {
 			return
 		}
 	}
-}
-
-func joinLines(lines []string) string {
-	out := ""
-	for _, l := range lines {
-		out += "  " + l + "\n"
-	}
-	return out
 }

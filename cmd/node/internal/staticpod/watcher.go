@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/cmd/node/internal/manifest"
 	"github.com/probeactor/probeactor/features"
 )
 
@@ -472,8 +472,8 @@ func readFile(path string) (f File, ok bool) {
 		return File{Path: path, Err: err}, true
 	}
 	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, MaxFileSize+1))
-	if err == nil && len(data) > MaxFileSize {
+	data, err := manifest.ReadAtMost(file, MaxFileSize)
+	if errors.Is(err, manifest.ErrTooLarge) {
 		err = fmt.Errorf("larger than %d bytes: not read", MaxFileSize)
 	}
 	if err != nil {
