@@ -24,7 +24,7 @@ func describedPod(node string) v1.Pod {
 		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", LivenessProbe: &v1.Probe{
 			ProbeHandler:   v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080), Scheme: v1.URISchemeHTTP}},
 			TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://1",
+		Status: v1.PodStatus{Phase: v1.PodRunning, HostIP: "127.0.0.1", ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://1",
 			State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
 }
 
@@ -62,7 +62,7 @@ func TestDescribeFromANode(t *testing.T) {
 	srv := fakeAPI(t, false)
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"describe", "pod", "web", "--server", srv.URL}, nil, &out, &errOut), errOut.String())
-	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3\n")
+	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3\n")
 	assert.Contains(t, out.String(), "failing 2/3, last Failure 0s ago; restarts in ≤ ")
 	assert.Contains(t, out.String(), "Started container app")
 
@@ -80,8 +80,8 @@ func TestDescribeFromAFleetAggregator(t *testing.T) {
 	srv := fakeAPI(t, true)
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"describe", "pod", "web", "--server", srv.URL}, nil, &out, &errOut), errOut.String())
-	assert.Contains(t, out.String(), "Node:         n1\n")
-	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3\n",
+	assert.Contains(t, out.String(), "Node:         n1/127.0.0.1\n")
+	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3\n",
 		"the aggregator's pods carry their probes")
 	assert.Contains(t, out.String(), "published Success on node n1", "the result n1 published, not n2's")
 	assert.NotContains(t, out.String(), "on node n2")

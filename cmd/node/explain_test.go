@@ -33,7 +33,7 @@ func TestExplainExitsZeroWithWarnings(t *testing.T) {
 	assert.Empty(t, errOut.String())
 	// Defaults applied (F3, S1, D0): killed 20 s after a failure begins at the earliest, at the
 	// latest 10 + 2×max(10, 10) + 10 = 40 s.
-	assert.Contains(t, out.String(), "Liveness:  http-get http://:8080/healthz delay=0s timeout=10s period=10s #success=1 #failure=3\n")
+	assert.Contains(t, out.String(), "Liveness:  http-get http://:8080/healthz delay=0s timeout=10s period=10s successThreshold=1 failureThreshold=3\n")
 	assert.Contains(t, out.String(), "after a failure begins, the container is killed and restarted: at the earliest 20s, at the latest 40s\n")
 	assert.Contains(t, out.String(), "spec.containers[0].livenessProbe.timeoutSeconds: timeoutSeconds 10 ≥ periodSeconds 10")
 	assert.Contains(t, out.String(), "spec.containers[0]: livenessProbe without a readinessProbe")

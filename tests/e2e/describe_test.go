@@ -50,7 +50,7 @@ func TestDescribeFromAFleetAggregator(t *testing.T) {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "example/web:1", LivenessProbe: &v1.Probe{
 			ProbeHandler:   v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080), Scheme: v1.URISchemeHTTP}},
 			TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://1",
+		Status: v1.PodStatus{Phase: v1.PodRunning, HostIP: "127.0.0.1", ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://1",
 			State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
 	wire, err := fleetv1.FromPod(pod)
 	require.NoError(t, err)
@@ -70,7 +70,7 @@ func TestDescribeFromAFleetAggregator(t *testing.T) {
 		code, out, _ = runNode(t, "", "describe", "pod", "web", "--server", api)
 		return code == 0 && strings.Contains(out, "published Success")
 	}, timeout, tick, "node describe never showed the pod:\n%s", out)
-	assert.Contains(t, out, "Node:         n1\n")
-	assert.Contains(t, out, "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3\n")
+	assert.Contains(t, out, "Node:         n1/127.0.0.1\n")
+	assert.Contains(t, out, "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3\n")
 	assert.Contains(t, out, "published Success on node n1")
 }

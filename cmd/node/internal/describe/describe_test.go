@@ -2,6 +2,7 @@ package describe
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +30,9 @@ func testPod() v1.Pod {
 			ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
 				TimeoutSeconds: 1, PeriodSeconds: 5, SuccessThreshold: 1, FailureThreshold: 3},
 		}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1", StartTime: &metav1.Time{Time: ago(time.Hour)},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1", PodIPs: []v1.PodIP{{IP: "127.0.0.1"}}, HostIP: "127.0.0.1", StartTime: &metav1.Time{Time: ago(time.Hour)},
 			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}},
-			ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://abc", Ready: true, RestartCount: 0,
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://abc", ImageID: "nginx", Ready: true, RestartCount: 0,
 				State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(ago(time.Hour))}}}}},
 	}
 }
@@ -74,11 +75,15 @@ Labels:       app=web
 Annotations:  <none>
 Status:       Running
 IP:           127.0.0.1
+IPs:
+  IP:  127.0.0.1
 Containers:
   app:
     Container ID:  proc://abc
     Image:         nginx
+    Image ID:      nginx
     Port:          8080/TCP
+    Host Port:     0/TCP
     Command:
       sleep
       3600
@@ -86,9 +91,9 @@ Containers:
       Started:      Thu, 01 Jan 2026 11:00:00 +0000
     Ready:          True
     Restart Count:  0
-    Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3
+    Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3
                     failing 2/3, last Failure 6s ago; restarts in ≤ 5s if it keeps failing
-    Readiness:      tcp-socket :8080 delay=0s timeout=1s period=5s #success=1 #failure=3
+    Readiness:      tcp-socket :8080 delay=0s timeout=1s period=5s successThreshold=1 failureThreshold=3
                     passed 40 in a row, last Success 2s ago; stays ready while it passes
     Environment:    <none>
 Conditions:
@@ -112,7 +117,7 @@ func TestPrintPublishedOnly(t *testing.T) {
 	d := NewDocument("http://agg", pod, []Probe{{Container: "app", Type: "Liveness", Node: "n1", Published: "Failure"}}, nil, now)
 	var b bytes.Buffer
 	require.NoError(t, Print(&b, d, now))
-	assert.Contains(t, b.String(), "Node:         n1\n")
+	assert.Contains(t, b.String(), "Node:         n1/127.0.0.1\n")
 	assert.Contains(t, b.String(), "    Liveness:       (the probe's spec is not known here)\n"+
 		"                    published Failure on node n1 (streaks and timings: node describe on that node)\n")
 	assert.Contains(t, b.String(), "Events:   <none>\n")
@@ -131,4 +136,150 @@ func TestPrintStates(t *testing.T) {
 	require.NoError(t, Print(&b, d, now))
 	assert.Contains(t, b.String(), "    Ports:         8080/TCP, 53/UDP\n")
 	assert.Contains(t, b.String(), "failed 5 in a row, last error (not counted) 1s ago; restart deferred: the restart budget has no room for it")
+}
+
+// Every part of kubectl 1.37's describePod that node's pods can carry, printed as kubectl prints it:
+// the optional pod fields, node/hostIP, annotations as "key: value" (a long or multi-line one beneath
+// its key, kubectl apply's own skipped), a Terminating pod's age and grace period, the pod's IPs,
+// controller, readiness gates; per container its image ID, ports and host ports with names, a
+// multi-line command, each state (and none at all for a container with no status yet), env values
+// with the downward API resolved; an event's object field path and its first time.
+func TestPrintAsKubectlDescribe137(t *testing.T) {
+	priority := int32(100)
+	grace := int64(30)
+	controller := true
+	pod := v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "batch", Namespace: "jobs", UID: "u2",
+			Annotations: map[string]string{
+				v1.LastAppliedConfigAnnotation: `{"kind":"Pod"}`,
+				"note":                         "short\n",
+				"doc":                          "line one\nline two",
+				"long":                         strings.Repeat("x", 150),
+			},
+			OwnerReferences:            []metav1.OwnerReference{{Kind: "Job", Name: "nightly", Controller: &controller}},
+			DeletionTimestamp:          &metav1.Time{Time: ago(5 * time.Second)},
+			DeletionGracePeriodSeconds: &grace,
+		},
+		Spec: v1.PodSpec{Priority: &priority, PriorityClassName: "high", ServiceAccountName: "runner", NodeName: "n1",
+			ReadinessGates: []v1.PodReadinessGate{{ConditionType: "example.com/feature"}, {ConditionType: "example.com/missing"}},
+			InitContainers: []v1.Container{{Name: "setup", Image: "busybox", Command: []string{"true"}}},
+			Containers: []v1.Container{{
+				Name: "app", Image: "nginx", Command: []string{"sh", "-c", "echo a\necho b"},
+				Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080, HostPort: 80, Protocol: v1.ProtocolTCP}, {ContainerPort: 53, Protocol: v1.ProtocolUDP}},
+				Env: []v1.EnvVar{{Name: "PLAIN", Value: "v"}, {Name: "MULTI", Value: "a\nb"},
+					{Name: "POD", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+					{Name: "NODE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "spec.nodeName"}}},
+					{Name: "HOST", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.hostIP"}}}},
+			}, {Name: "pending", Image: "busybox", Command: []string{"sleep", "1"}}},
+		},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1", HostIP: "10.0.0.5",
+			PodIPs:     []v1.PodIP{{IP: "127.0.0.1"}, {IP: "::1"}},
+			Conditions: []v1.PodCondition{{Type: "example.com/feature", Status: v1.ConditionTrue}, {Type: v1.PodReady, Status: v1.ConditionFalse}},
+			InitContainerStatuses: []v1.ContainerStatus{{Name: "setup", ContainerID: "proc://s", ImageID: "busybox",
+				State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Completed", ExitCode: 0,
+					StartedAt: metav1.NewTime(ago(time.Hour)), FinishedAt: metav1.NewTime(ago(time.Hour))}}}},
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: "proc://a", ImageID: "nginx", RestartCount: 3,
+				State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: "Error", Message: "killed", ExitCode: 137, Signal: 9,
+					StartedAt: metav1.NewTime(ago(time.Minute)), FinishedAt: metav1.NewTime(ago(30 * time.Second))}}}}},
+	}
+	ev := event("Warning", "BackOff", "Back-off restarting failed container app", "batch", 1, 20*time.Second, 10*time.Second)
+	ev.InvolvedObject.Namespace, ev.InvolvedObject.UID, ev.InvolvedObject.FieldPath = "jobs", "u2", "spec.containers{app}"
+	var b bytes.Buffer
+	require.NoError(t, Print(&b, NewDocument("x", pod, nil, []v1.Event{ev}, now), now))
+	assert.Equal(t, `Name:                      batch
+Namespace:                 jobs
+Priority:                  100
+Priority Class Name:       high
+Service Account:           runner
+Node:                      n1/10.0.0.5
+Labels:                    <none>
+Annotations:               doc:
+                             line one
+                             line two
+                           long:
+                             `+strings.Repeat("x", 138)+`...
+                           note: short
+Status:                    Terminating (lasts 5s)
+Termination Grace Period:  30s
+IP:                        127.0.0.1
+IPs:
+  IP:           127.0.0.1
+  IP:           ::1
+Controlled By:  Job/nightly
+Init Containers:
+  setup:
+    Container ID:  proc://s
+    Image:         busybox
+    Image ID:      busybox
+    Port:          <none>
+    Host Port:     <none>
+    Command:
+      true
+    State:          Terminated
+      Reason:       Completed
+      Exit Code:    0
+      Started:      Thu, 01 Jan 2026 11:00:00 +0000
+      Finished:     Thu, 01 Jan 2026 11:00:00 +0000
+    Ready:          False
+    Restart Count:  0
+    Environment:    <none>
+Containers:
+  app:
+    Container ID:  proc://a
+    Image:         nginx
+    Image ID:      nginx
+    Ports:         8080/TCP (http), 53/UDP
+    Host Ports:    80/TCP (http), 0/UDP
+    Command:
+      sh
+      -c
+      echo a
+      echo b
+    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       Error
+      Message:      killed
+      Exit Code:    137
+      Signal:       9
+      Started:      Thu, 01 Jan 2026 11:59:00 +0000
+      Finished:     Thu, 01 Jan 2026 11:59:30 +0000
+    Ready:          False
+    Restart Count:  3
+    Environment:
+      PLAIN:  v
+      MULTI:  a
+              b
+      POD:    batch (v1:metadata.name)
+      NODE:   n1 (v1:spec.nodeName)
+      HOST:   10.0.0.5 (v1:status.hostIP)
+  pending:
+    Image:      busybox
+    Port:       <none>
+    Host Port:  <none>
+    Command:
+      sleep
+      1
+    Environment:  <none>
+Readiness Gates:
+  Type                  Status
+  example.com/feature   True 
+  example.com/missing   <none> 
+Conditions:
+  Type                  Status
+  example.com/feature   True 
+  Ready                 False 
+Events:
+  Type     Reason   Age   From     Message
+  ----     ------   ----  ----     -------
+  Warning  BackOff  20s   kubelet  spec.containers{app}: Back-off restarting failed container app
+`, b.String())
+
+	// A pod whose phase is terminal is no longer Terminating, deleted or not (as get pods).
+	pod.Status.Phase = v1.PodFailed
+	b.Reset()
+	require.NoError(t, Print(&b, NewDocument("x", pod, nil, nil, now), now))
+	assert.Contains(t, b.String(), "\nStatus:               Failed\n")
+	assert.NotContains(t, b.String(), "Termination Grace Period")
 }

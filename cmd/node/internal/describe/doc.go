@@ -8,6 +8,16 @@
 // Tree.ProbeStates); a fleet aggregator knows each probe's spec and published result, not its
 // streak, so the description then shows the result with the node that published it (Live false).
 //
+// Everything else is kubectl 1.37's describePod, line for line, for the fields a node's pod can
+// carry (checked against k8s.io/kubectl v0.37.2's PodDescriber on the pod of
+// TestPrintAsKubectlDescribe137): node/hostIP, annotations as "key: value", Terminating (lasts …)
+// only before the phase is terminal, IPs, ports and host ports with their names, image IDs, no
+// state lines for a container with no status yet, events with their object's field path and
+// first time. Deliberate deviations: no Mounts, Volumes, QoS Class, Node-Selectors or Tolerations
+// (node has none of them to show); a fieldRef shows its value for every field node fills in
+// (kubectl's scheme resolves only metadata.name and metadata.namespace and prints the others
+// empty); a gRPC probe without a service prints an empty one (kubectl dereferences it).
+//
 // Invariants: pure (the present is a parameter; no I/O besides the writer Print is given); the
 // kubelet texts it shows (events, probe lines) are printed as received, never reworded.
 package describe

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
+	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
 
@@ -31,17 +32,36 @@ func Print(out io.Writer, d Document, now time.Time) error {
 	}
 	line(0, "Name:\t%s", p.Name)
 	line(0, "Namespace:\t%s", p.Namespace)
-	line(0, "Node:\t%s", orNone(p.Spec.NodeName))
+	if p.Spec.Priority != nil {
+		line(0, "Priority:\t%d", *p.Spec.Priority)
+	}
+	if p.Spec.PriorityClassName != "" {
+		line(0, "Priority Class Name:\t%s", p.Spec.PriorityClassName)
+	}
+	if p.Spec.RuntimeClassName != nil && *p.Spec.RuntimeClassName != "" {
+		line(0, "Runtime Class Name:\t%s", *p.Spec.RuntimeClassName)
+	}
+	if p.Spec.ServiceAccountName != "" {
+		line(0, "Service Account:\t%s", p.Spec.ServiceAccountName)
+	}
+	if p.Spec.NodeName == "" {
+		line(0, "Node:\t<none>")
+	} else {
+		line(0, "Node:\t%s/%s", p.Spec.NodeName, p.Status.HostIP)
+	}
 	if p.Status.StartTime != nil {
 		line(0, "Start Time:\t%s", p.Status.StartTime.Time.Format(timeFormat))
 	}
 	line(0, "Labels:\t%s", labels(p.Labels))
-	line(0, "Annotations:\t%s", labels(p.Annotations))
-	status := string(p.Status.Phase)
-	if p.DeletionTimestamp != nil {
-		status = "Terminating"
+	line(0, "Annotations:\t%s", annotations(p.Annotations))
+	if p.DeletionTimestamp != nil && p.Status.Phase != v1.PodFailed && p.Status.Phase != v1.PodSucceeded {
+		line(0, "Status:\tTerminating (lasts %s)", since(*p.DeletionTimestamp, now))
+		if p.DeletionGracePeriodSeconds != nil {
+			line(0, "Termination Grace Period:\t%ds", *p.DeletionGracePeriodSeconds)
+		}
+	} else {
+		line(0, "Status:\t%s", p.Status.Phase)
 	}
-	line(0, "Status:\t%s", orNone(status))
 	if p.Status.Reason != "" {
 		line(0, "Reason:\t%s", p.Status.Reason)
 	}
@@ -49,12 +69,38 @@ func Print(out io.Writer, d Document, now time.Time) error {
 		line(0, "Message:\t%s", p.Status.Message)
 	}
 	line(0, "IP:\t%s", p.Status.PodIP)
+	if len(p.Status.PodIPs) == 0 {
+		line(0, "IPs:\t<none>")
+	} else {
+		line(0, "IPs:")
+		for _, ip := range p.Status.PodIPs {
+			line(1, "IP:\t%s", ip.IP)
+		}
+	}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		line(0, "Controlled By:\t%s/%s", ref.Kind, ref.Name)
+	}
 	if len(p.Spec.InitContainers) > 0 {
 		line(0, "Init Containers:")
 		containers(line, &d, p.Spec.InitContainers, p.Status.InitContainerStatuses, now)
 	}
-	line(0, "Containers:")
+	if len(p.Spec.Containers) == 0 {
+		line(0, "Containers: <none>")
+	} else {
+		line(0, "Containers:")
+	}
 	containers(line, &d, p.Spec.Containers, p.Status.ContainerStatuses, now)
+	if len(p.Spec.ReadinessGates) > 0 {
+		line(0, "Readiness Gates:")
+		line(1, "Type\tStatus")
+		for _, g := range p.Spec.ReadinessGates {
+			status := "<none>"
+			if c := podstatus.FindCondition(p.Status.Conditions, g.ConditionType); c != nil {
+				status = string(c.Status)
+			}
+			line(1, "%v \t%v ", g.ConditionType, status)
+		}
+	}
 	if len(p.Status.Conditions) > 0 {
 		line(0, "Conditions:")
 		line(1, "Type\tStatus")
@@ -77,13 +123,10 @@ func containers(line lineFunc, d *Document, specs []v1.Container, statuses []v1.
 			line(2, "Container ID:\t%s", st.ContainerID)
 		}
 		line(2, "Image:\t%s", c.Image)
-		switch ports := portList(c.Ports); len(c.Ports) {
-		case 0:
-		case 1:
-			line(2, "Port:\t%s", ports)
-		default:
-			line(2, "Ports:\t%s", ports)
+		if ok {
+			line(2, "Image ID:\t%s", st.ImageID)
 		}
+		ports(line, c.Ports)
 		list(line, "Command:", c.Command)
 		list(line, "Args:", c.Args)
 		if ok {
@@ -93,9 +136,6 @@ func containers(line lineFunc, d *Document, specs []v1.Container, statuses []v1.
 			}
 			line(2, "Ready:\t%s", boolText(st.Ready))
 			line(2, "Restart Count:\t%d", st.RestartCount)
-		} else {
-			line(2, "State:\t%s", "Waiting")
-			line(2, "Ready:\t%s", "False")
 		}
 		for _, pt := range probeOrder {
 			spec := pt.Spec(c)
@@ -112,18 +152,53 @@ func containers(line lineFunc, d *Document, specs []v1.Container, statuses []v1.
 				line(2, "\t%s", probeLine(d, ps, now))
 			}
 		}
-		if len(c.Env) == 0 {
-			line(2, "Environment:\t<none>")
-		} else {
-			line(2, "Environment:")
-			for _, e := range c.Env {
-				value := e.Value
-				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-					value = fmt.Sprintf(" (%s:%s)", e.ValueFrom.FieldRef.APIVersion, e.ValueFrom.FieldRef.FieldPath)
+		env(line, &d.Pod, c.Env)
+	}
+}
+
+// env prints a container's environment as kubectl describe does: a value's further lines
+// continue beneath it, and a fieldRef shows the value read from the pod with its source.
+func env(line lineFunc, pod *v1.Pod, vars []v1.EnvVar) {
+	if len(vars) == 0 {
+		line(2, "Environment:\t<none>")
+		return
+	}
+	line(2, "Environment:")
+	for _, e := range vars {
+		switch {
+		case e.ValueFrom == nil:
+			for i, s := range strings.Split(e.Value, "\n") {
+				if i == 0 {
+					line(3, "%s:\t%s", e.Name, s)
+				} else {
+					line(3, "\t%s", s)
 				}
-				line(3, "%s:\t%s", e.Name, value)
 			}
+		case e.ValueFrom.FieldRef != nil:
+			f := e.ValueFrom.FieldRef
+			line(3, "%s:\t%s (%s:%s)", e.Name, fieldRefValue(pod, f.FieldPath), f.APIVersion, f.FieldPath)
 		}
+	}
+}
+
+// fieldRefValue is the value of a downward-API field in the pod as served (kubectl describe reads
+// it from the pod object; node's runtime refuses every other field).
+func fieldRefValue(pod *v1.Pod, path string) string {
+	switch path {
+	case "metadata.name":
+		return pod.Name
+	case "metadata.namespace":
+		return pod.Namespace
+	case "metadata.uid":
+		return string(pod.UID)
+	case "spec.nodeName":
+		return pod.Spec.NodeName
+	case "status.podIP":
+		return pod.Status.PodIP
+	case "status.hostIP":
+		return pod.Status.HostIP
+	default:
+		return ""
 	}
 }
 
@@ -198,15 +273,19 @@ func events(line lineFunc, evs []v1.Event, now time.Time) {
 	line(1, "Type\tReason\tAge\tFrom\tMessage")
 	line(1, "----\t------\t----\t----\t-------")
 	for _, e := range evs {
-		age := since(e.LastTimestamp, now)
+		age := since(e.FirstTimestamp, now)
 		if e.Count > 1 {
-			age = fmt.Sprintf("%s (x%d over %s)", age, e.Count, since(e.FirstTimestamp, now))
+			age = fmt.Sprintf("%s (x%d over %s)", since(e.LastTimestamp, now), e.Count, age)
 		}
 		from := e.Source.Component
 		if from == "" {
 			from = e.ReportingController
 		}
-		line(1, "%v\t%v\t%s\t%v\t%v", e.Type, e.Reason, age, from, strings.TrimSpace(e.Message))
+		msg := strings.TrimSpace(e.Message)
+		if e.InvolvedObject.FieldPath != "" {
+			msg = e.InvolvedObject.FieldPath + ": " + msg
+		}
+		line(1, "%v\t%v\t%s\t%v\t%v", e.Type, e.Reason, age, from, msg)
 	}
 }
 
@@ -223,7 +302,9 @@ func list(line lineFunc, label string, items []string) {
 	}
 	line(2, "%s", label)
 	for _, it := range items {
-		line(3, "%s", it)
+		for _, l := range strings.Split(it, "\n") {
+			line(3, "%s", l)
+		}
 	}
 }
 
@@ -255,6 +336,44 @@ func labels(m map[string]string) string {
 	return b.String()
 }
 
+// maxAnnotationLen is kubectl describe's: a longer annotation (or one of several lines) is
+// printed beneath its key, each line cut at this length.
+const maxAnnotationLen = 140
+
+// annotations are kubectl describe's "key: value" lines, sorted, without kubectl apply's
+// last-applied-configuration.
+func annotations(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != v1.LastAppliedConfigAnnotation {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "<none>"
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("\n\t")
+		}
+		value := strings.TrimSuffix(m[k], "\n")
+		if len(value)+len(k)+2 <= maxAnnotationLen && !strings.Contains(value, "\n") {
+			b.WriteString(k + ": " + value)
+			continue
+		}
+		b.WriteString(k + ":")
+		for _, l := range strings.Split(value, "\n") {
+			if len(l) > maxAnnotationLen-2 {
+				l = l[:maxAnnotationLen-2] + "..."
+			}
+			b.WriteString("\n\t  " + l)
+		}
+	}
+	return b.String()
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "<none>"
@@ -262,17 +381,33 @@ func orNone(s string) string {
 	return s
 }
 
-// portList is kubectl's "8080/TCP, 9090/UDP".
-func portList(ports []v1.ContainerPort) string {
-	out := make([]string, 0, len(ports))
-	for _, p := range ports {
-		proto := p.Protocol
-		if proto == "" {
-			proto = v1.ProtocolTCP
+// ports prints kubectl describe's Port and Host Port lines: "8080/TCP (http)", several joined
+// with ", " under the plural label, and <none> when there are none.
+func ports(line lineFunc, ps []v1.ContainerPort) {
+	show := func(label string, port func(v1.ContainerPort) int32) {
+		out := make([]string, 0, len(ps))
+		for _, p := range ps {
+			proto := p.Protocol
+			if proto == "" {
+				proto = v1.ProtocolTCP
+			}
+			s := fmt.Sprintf("%d/%s", port(p), proto)
+			if p.Name != "" {
+				s += " (" + p.Name + ")"
+			}
+			out = append(out, s)
 		}
-		out = append(out, fmt.Sprintf("%d/%s", p.ContainerPort, proto))
+		switch len(out) {
+		case 0:
+			line(2, "%s:\t<none>", label)
+		case 1:
+			line(2, "%s:\t%s", label, out[0])
+		default:
+			line(2, "%ss:\t%s", label, strings.Join(out, ", "))
+		}
 	}
-	return strings.Join(out, ", ")
+	show("Port", func(p v1.ContainerPort) int32 { return p.ContainerPort })
+	show("Host Port", func(p v1.ContainerPort) int32 { return p.HostPort })
 }
 
 func boolText(b bool) string {

@@ -51,7 +51,7 @@ func TestFacts(t *testing.T) {
 
 	assert.Equal(t, "Startup", ps[0].Type)
 	assert.Equal(t, "spec.containers[0].startupProbe", ps[0].Field)
-	assert.Equal(t, "http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=30", ps[0].Spec)
+	assert.Equal(t, "http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=30", ps[0].Spec)
 	// Budget: 29 periods = 290 s at the earliest; 10 + 290 + 1 = 301 s at the latest.
 	assert.Equal(t, 290.0, ps[0].Facts[0].Earliest)
 	assert.Equal(t, 301.0, ps[0].Facts[0].Latest)
@@ -166,7 +166,7 @@ func TestPrint(t *testing.T) {
 	require.NoError(t, Print(&b, []Report{r, Pod(pod())}))
 	assert.Equal(t, `Pod default/web
   Container app
-    Liveness:  http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3
+    Liveness:  http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3
       after a failure begins, the container is killed and restarted: at the earliest 20s, at the latest 31s
       startup budget: a container that never becomes healthy is killed and restarted, after its start: at the earliest 20s, at the latest 31s
         (no startup probe: liveness probes from initialDelaySeconds on)

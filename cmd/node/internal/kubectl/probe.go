@@ -10,10 +10,10 @@ import (
 )
 
 // Probe prints a probe as `kubectl describe` does: the handler, then its timing —
-// "http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3",
+// "http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3",
 // "exec [cat /tmp/healthy] ...", "tcp-socket :6379 ...", "grpc <pod>:9000 svc ...".
 func Probe(p *v1.Probe) string {
-	attrs := fmt.Sprintf("delay=%ds timeout=%ds period=%ds #success=%d #failure=%d",
+	attrs := fmt.Sprintf("delay=%ds timeout=%ds period=%ds successThreshold=%d failureThreshold=%d",
 		p.InitialDelaySeconds, p.TimeoutSeconds, p.PeriodSeconds, p.SuccessThreshold, p.FailureThreshold)
 	switch {
 	case p.Exec != nil:

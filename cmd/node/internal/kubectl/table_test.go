@@ -190,19 +190,19 @@ func TestProbeAsKubectlDescribesIt(t *testing.T) {
 	}
 	svc := "health"
 	for want, p := range map[string]v1.Probe{
-		"http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080), Scheme: v1.URISchemeHTTP}}}),
-		"http-get https://10.0.0.1:web/ delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"http-get https://10.0.0.1:web/ delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			HTTPGet: &v1.HTTPGetAction{Host: "10.0.0.1", Path: "/", Port: intstr.FromString("web"), Scheme: v1.URISchemeHTTPS}}}),
-		"exec [cat /tmp/healthy] delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"exec [cat /tmp/healthy] delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/healthy"}}}}),
-		"tcp-socket :6379 delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"tcp-socket :6379 delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(6379)}}}),
-		"grpc <pod>:9000 health delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"grpc <pod>:9000 health delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			GRPC: &v1.GRPCAction{Port: 9000, Service: &svc}}}),
-		"grpc <pod>:9000  delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
+		"grpc <pod>:9000  delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{ProbeHandler: v1.ProbeHandler{
 			GRPC: &v1.GRPCAction{Port: 9000}}}),
-		"unknown delay=0s timeout=1s period=10s #success=1 #failure=3": attrs(v1.Probe{}),
+		"unknown delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3": attrs(v1.Probe{}),
 	} {
 		assert.Equal(t, want, Probe(&p))
 	}
