@@ -40,7 +40,7 @@ func fakeAPI(t *testing.T, fleet bool) *httptest.Server {
 			writeJSON(w, v1.PodList{Items: []v1.Pod{describedPod("n1"), {ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}}})
 		case "/events":
 			writeJSON(w, v1.EventList{Items: []v1.Event{{InvolvedObject: v1.ObjectReference{Namespace: "default", Name: "web"},
-				Type: "Normal", Reason: "Started", Message: "Started container app", Count: 1, LastTimestamp: metav1.NewTime(time.Now())}}})
+				Type: "Normal", Reason: "Started", Message: "Container started", Count: 1, LastTimestamp: metav1.NewTime(time.Now())}}})
 		case "/probes/default/web":
 			require.False(t, fleet, "an aggregator has no /probes")
 			writeJSON(w, describe.List{Items: []describe.Probe{{Container: "app", Type: "Liveness", Live: true, Published: "Success",
@@ -64,7 +64,7 @@ func TestDescribeFromANode(t *testing.T) {
 	require.Equal(t, 0, dispatch([]string{"describe", "pod", "web", "--server", srv.URL}, nil, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "Liveness:       http-get http://:8080/healthz delay=0s timeout=1s period=10s successThreshold=1 failureThreshold=3\n")
 	assert.Contains(t, out.String(), "failing 2/3, last Failure 0s ago; restarts in ≤ ")
-	assert.Contains(t, out.String(), "Started container app")
+	assert.Contains(t, out.String(), "Container started")
 
 	out.Reset()
 	require.Equal(t, 0, dispatch([]string{"describe", "pod", "web", "--server", srv.URL, "-o", "json"}, nil, &out, &errOut), errOut.String())

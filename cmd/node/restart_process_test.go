@@ -212,7 +212,8 @@ func TestARestartedNodeAdoptsItsContainers(t *testing.T) {
 		assert.True(t, was[name].State.Running.StartedAt.Equal(&is[name].State.Running.StartedAt), "%s: the same start time", name)
 	}
 	assert.True(t, alive(appPID) && alive(sidePID), "the same processes")
-	assert.NotContains(t, n.events(), "Started container", "no container was started again")
+	assert.NotContains(t, n.events(), "Container started", "no container was started again")
+	assert.NotContains(t, n.events(), "Container created", "nor created")
 	require.Eventually(t, func() bool {
 		after := n.logs("web", "side")
 		return strings.HasPrefix(after, logBefore) && len(after) > len(logBefore)

@@ -116,7 +116,7 @@ spec:
 		require.NoError(t, json.Unmarshal([]byte(l), &entry), "log line %q", l)
 		assert.Contains(t, entry, "@message")
 	}
-	assert.Contains(t, n.stdout.String(), "Started container talk")
+	assert.Contains(t, n.stdout.String(), "talk  Container started")
 	server := strings.TrimPrefix(n.base, "http://")
 	code, stdout, stderr := runNode(t, "", "get", "pods", "--server", server)
 	require.Equal(t, 0, code, stderr)
@@ -171,7 +171,7 @@ spec:
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "start pod default/second: pod log directory: mkdir ")
 	assert.Contains(t, stderr, "stopping the pods already started")
-	assert.Contains(t, stdout, "default/first  c  Started container c", "the first pod was started")
+	assert.Contains(t, stdout, "default/first  c  Container started", "the first pod was started")
 	assert.Contains(t, stdout, "default/first  c  Stopping container c", "and stopped again")
 	assert.NotContains(t, stdout, "default/second")
 	for _, pid := range readPIDs(filepath.Join(data["Dir"].(string), "first.pid")) {

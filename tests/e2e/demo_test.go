@@ -50,6 +50,7 @@ func TestEmbeddedDemo(t *testing.T) {
 	}, "the demo settles: both ready, api restarted once")
 	assert.Equal(t, v1.PodRunning, p.Status.Phase)
 	out := n.stdout.String()
-	assert.Contains(t, out, "Started container web")
+	assert.Contains(t, out, "web  Container created")
+	assert.Contains(t, out, "web  Container started")
 	assert.Contains(t, out, "api  Readiness probe failed: cat: ready: No such file or directory", "the exec readiness probe")
 }

@@ -60,8 +60,8 @@ func TestPrintLive(t *testing.T) {
 	}
 	evs := []v1.Event{
 		event("Warning", "Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500", "web", 2, 16*time.Second, 6*time.Second),
-		event("Normal", "Started", "Started container app", "web", 1, time.Hour, time.Hour),
-		event("Normal", "Started", "Started container x", "other", 1, time.Hour, time.Hour),
+		event("Normal", "Started", "Container started", "web", 1, time.Hour, time.Hour),
+		event("Normal", "Started", "Container started", "other", 1, time.Hour, time.Hour),
 	}
 	d := NewDocument("http://127.0.0.1:10255", testPod(), FromStates(states), evs, now)
 	var b bytes.Buffer
@@ -102,7 +102,7 @@ Conditions:
 Events:
   Type     Reason     Age               From     Message
   ----     ------     ----              ----     -------
-  Normal   Started    60m               kubelet  Started container app
+  Normal   Started    60m               kubelet  Container started
   Warning  Unhealthy  6s (x2 over 16s)  kubelet  Liveness probe failed: HTTP probe failed with statuscode: 500
 `, b.String())
 	require.Len(t, d.Next, 2)

@@ -173,7 +173,7 @@ func TestNoRestartAfterTheLeaseRanOut(t *testing.T) {
 	require.NotNil(t, cs.State.Waiting)
 	assert.Equal(t, ReasonFenced, cs.State.Waiting.Reason)
 	assert.Equal(t, first.ContainerID, cs.ContainerID, "no new instance")
-	assert.Equal(t, []string{"Started: Started container c"}, rec.reasons("c"))
+	assert.Equal(t, []string{"Created: Container created", "Started: Container started"}, rec.reasons("c"))
 
 	// A renewal does not start it: the member's sharder stops the pod and places it anew, and a
 	// renewal reaching the runtime before that stop must not start what may run elsewhere.
@@ -185,7 +185,7 @@ func TestNoRestartAfterTheLeaseRanOut(t *testing.T) {
 	require.NotNil(t, cs.State.Waiting)
 	assert.Equal(t, ReasonFenced, cs.State.Waiting.Reason)
 	assert.Equal(t, first.ContainerID, cs.ContainerID, "still no new instance after the renewal")
-	assert.Equal(t, []string{"Started: Started container c"}, rec.reasons("c"))
+	assert.Equal(t, []string{"Created: Container created", "Started: Container started"}, rec.reasons("c"))
 }
 
 // With a lease already run out, not even a first start happens (an init container here); a

@@ -133,7 +133,7 @@ func TestNextNodeAdoptsARunningContainer(t *testing.T) {
 	require.NotNil(t, cs.Started)
 	assert.True(t, *cs.Started, "started as the last node saw it (KEP-4781)")
 	assert.True(t, alive(pid), "the same process")
-	assert.NotContains(t, rec2.reasons("c"), "Started: Started container c", "no new process, no Started event")
+	assert.NotContains(t, rec2.reasons("c"), "Started: Container started", "no new process, no Started event")
 	mu.Lock()
 	assert.Equal(t, PodStarted, events[0])
 	mu.Unlock()
@@ -287,7 +287,7 @@ func TestChangedSpecIsReplaced(t *testing.T) {
 	assert.NotEqual(t, old.ContainerID, cs.ContainerID)
 	assert.Equal(t, int32(0), cs.RestartCount)
 	assert.Nil(t, cs.LastTerminationState.Terminated)
-	assert.Contains(t, rec2.reasons("c"), "Started: Started container c")
+	assert.Contains(t, rec2.reasons("c"), "Started: Container started")
 }
 
 // A recorded pod no Run claims is stopped by StopOrphans with its grace period (SIGTERM, then

@@ -37,7 +37,7 @@ const (
 	DefaultMaxBackoff     = 5 * time.Minute
 )
 
-// EventSink receives the runtime's events (Started, Killing, BackOff, Failed). It must not block.
+// EventSink receives the runtime's events (Created, Started, Killing, BackOff, Failed). It must not block.
 type EventSink interface{ Event(messages.Event) }
 
 // Options configure a Runtime.
@@ -683,7 +683,10 @@ func (pr *podRunner) start(name string) {
 	pr.state.started(name, id, now)
 	pr.track(name, id, proc, socket)
 	pr.log.Debug("container started", "container", name, "container_id", id, "pid", proc.pid)
-	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Started container "+name)
+	// kubelet 1.37's pair for a new container (kuberuntime's startContainer): a process is created
+	// and started in one step here, so both follow a successful start.
+	pr.event(c.kind, name, v1.EventTypeNormal, "Created", "Container created")
+	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Container started")
 }
 
 // shimGrace is the grace period a shim stops the container with on its own (the re-attach

@@ -146,7 +146,7 @@ func TestContainerRunsToCompletionWithItsLog(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "hello world from "+dir+"\noops\n", string(b))
-	assert.Contains(t, rec.reasons("c"), "Started: Started container c")
+	assert.Contains(t, rec.reasons("c"), "Started: Container started")
 }
 
 func TestStartErrorIsReported(t *testing.T) {
