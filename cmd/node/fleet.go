@@ -38,11 +38,12 @@ type fleetConfig struct {
 	certFile    string
 	keyFile     string
 	caFile      string
-	tls         *remotesec.TLS // loaded by validate
+	tls         *remotesec.TLS  // loaded by validate
+	given       map[string]bool // the flags given on the command line (flagsSet)
 }
 
 func addFleetFlags(fs *flag.FlagSet, c *fleetConfig) {
-	fs.StringVar(&c.nodeName, "node-name", "", "this node's name in the fleet and the cluster (a DNS subdomain); required with --fleet or --cluster")
+	fs.StringVar(&c.nodeName, "node-name", "", "this node's name (a DNS subdomain): every served pod's spec.nodeName; required with --fleet or --cluster, its name there")
 	fs.StringVar(&c.aggregator, "fleet", "", "host:port of a fleet aggregator's remote (`node fleet --remote-listen`) to report this node's pods and probe results to")
 	fs.StringVar(&c.listen, "fleet-listen", defaultFleetListen, "host:port of this node's remote endpoint for the aggregator's answers (port 0: ephemeral); a non-loopback address needs mutual TLS")
 	fs.DurationVar(&c.statusEvery, "node-status-update-frequency", defaultStatusUpdateFrequency, "idle time after which the node tells the aggregator it is alive (keep it well under the aggregator's --node-monitor-grace-period)")
@@ -54,6 +55,18 @@ func addFleetFlags(fs *flag.FlagSet, c *fleetConfig) {
 // validate checks the fleet flags (cluster: --cluster was given) and loads the TLS files; errors
 // name the flag.
 func (c *fleetConfig) validate(cluster bool) error {
+	if c.nodeName != "" { // standalone too: it is every served pod's spec.nodeName
+		if errs := validation.IsDNS1123Subdomain(c.nodeName); len(errs) > 0 {
+			return fmt.Errorf("--node-name %q: %s", c.nodeName, errs[0])
+		}
+	}
+	if c.aggregator == "" {
+		for _, f := range []string{"fleet-listen", "node-status-update-frequency"} {
+			if c.given[f] { // a setting that would silently do nothing
+				return fmt.Errorf("--%s: needs --fleet", f)
+			}
+		}
+	}
 	tlsGiven := c.certFile != "" || c.keyFile != "" || c.caFile != ""
 	if c.aggregator == "" && !cluster {
 		if tlsGiven {
@@ -63,9 +76,6 @@ func (c *fleetConfig) validate(cluster bool) error {
 	}
 	if c.nodeName == "" {
 		return errors.New("--node-name: required with --fleet and --cluster")
-	}
-	if errs := validation.IsDNS1123Subdomain(c.nodeName); len(errs) > 0 {
-		return fmt.Errorf("--node-name %q: %s", c.nodeName, errs[0])
 	}
 	if c.aggregator != "" {
 		if err := checkHostPort(c.aggregator, false); err != nil {

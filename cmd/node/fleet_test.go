@@ -26,6 +26,11 @@ func TestFleetFlagsAreValidatedAndNamed(t *testing.T) {
 		want    string // "" = valid
 	}{
 		{name: "no fleet: nothing to check", cfg: fleetConfig{listen: "127.0.0.1:0"}},
+		{name: "no fleet: a node name for spec.nodeName", cfg: fleetConfig{nodeName: "n1"}},
+		{name: "no fleet: the node name a DNS subdomain", cfg: fleetConfig{nodeName: "BAD NAME"}, want: `--node-name "BAD NAME"`},
+		{name: "fleet-listen without fleet", cfg: fleetConfig{given: map[string]bool{"fleet-listen": true}}, want: "--fleet-listen: needs --fleet"},
+		{name: "fleet-listen without fleet, with cluster", cfg: fleetConfig{nodeName: "n1", given: map[string]bool{"fleet-listen": true}}, cluster: true, want: "--fleet-listen: needs --fleet"},
+		{name: "status frequency without fleet", cfg: fleetConfig{given: map[string]bool{"node-status-update-frequency": true}}, want: "--node-status-update-frequency: needs --fleet"},
 		{name: "fleet on loopback", cfg: ok},
 		{name: "node name required", cfg: with(func(c *fleetConfig) { c.nodeName = "" }), want: "--node-name: required"},
 		{name: "node name a DNS subdomain", cfg: with(func(c *fleetConfig) { c.nodeName = "N_1" }), want: `--node-name "N_1"`},
@@ -65,6 +70,9 @@ func TestRunRefusesBadFleetFlags(t *testing.T) {
 		{[]string{"--fleet", "nowhere", "--node-name", "n1"}, `--fleet "nowhere": want host:port`},
 		{[]string{"--fleet", "127.0.0.1:10257", "--node-name", "n1", "--fleet-listen", "10.1.2.3:7000"}, "--fleet-listen 10.1.2.3:7000 is not a loopback address"},
 		{[]string{"--tls-cert-file", "x.pem"}, "need --fleet or --cluster"},
+		{[]string{"--node-name", "BAD NAME"}, `--node-name "BAD NAME": a lowercase RFC 1123 subdomain`},
+		{[]string{"--node-status-update-frequency", "-1s"}, "--node-status-update-frequency: needs --fleet"},
+		{[]string{"--fleet-listen", "127.0.0.1:7000"}, "--fleet-listen: needs --fleet"},
 	} {
 		var stderr bytes.Buffer
 		code := runCommand(append(tc.args, "--root-dir", t.TempDir()), nil, io.Discard, &stderr)

@@ -106,6 +106,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	cfg.fleet.given = set
 	if err := cfg.fleet.validate(cfg.cluster.enabled()); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
