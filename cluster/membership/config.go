@@ -154,7 +154,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("the heartbeat interval (%v) must be at least %v and the failure timeout (%v) positive", c.HeartbeatInterval, minHeartbeatInterval, c.FailureTimeout)
 	}
 	if c.FailureTimeout < 2*c.HeartbeatInterval {
-		return fmt.Errorf("the failure timeout (%v) must be at least twice the heartbeat interval (%v)", c.FailureTimeout, c.HeartbeatInterval)
+		return fmt.Errorf("--cluster-failure-timeout %v: must be at least twice the heartbeat interval (%v)", c.FailureTimeout, c.HeartbeatInterval)
 	}
 	if b := c.RestartBudget; b != (restartbudget.Budget{}) {
 		if err := b.Validate(); err != nil {

@@ -48,7 +48,9 @@ func TestStartNamesWhatIsWrong(t *testing.T) {
 		{"no address", func(c *Config) { c.Self = "" }, "--cluster-listen: this member's address must be a fixed host:port"},
 		{"a heartbeat interval too short", func(c *Config) { c.HeartbeatInterval = time.Millisecond }, "the heartbeat interval (1ms) must be at least 10ms"},
 		{"a failure timeout under two heartbeats", func(c *Config) { c.FailureTimeout, c.HeartbeatInterval = time.Second, 600*time.Millisecond },
-			"the failure timeout (1s) must be at least twice the heartbeat interval (600ms)"},
+			"--cluster-failure-timeout 1s: must be at least twice the heartbeat interval (600ms)"},
+		{"a failure timeout under two of the shortest heartbeats", func(c *Config) { c.FailureTimeout = time.Nanosecond },
+			"--cluster-failure-timeout 1ns: must be at least twice the heartbeat interval (10ms)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok()

@@ -46,6 +46,8 @@ type clusterConfig struct {
 	listen         string        // --cluster-listen
 	peers          string        // --cluster-peers
 	failureTimeout time.Duration // --cluster-failure-timeout
+	// failureTimeoutGiven: --cluster-failure-timeout was on the command line (flagsSet).
+	failureTimeoutGiven bool
 }
 
 func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
@@ -61,6 +63,9 @@ func (c *clusterConfig) enabled() bool { return c.name != "" || c.listen != "" |
 // errors name the flag. membership.New checks the peer list further (also naming the flags).
 func (c *clusterConfig) validate(files int, manifestPath string) error {
 	if !c.enabled() {
+		if c.failureTimeoutGiven { // a setting that would silently do nothing
+			return errors.New("--cluster-failure-timeout: needs --cluster")
+		}
 		return nil
 	}
 	switch {

@@ -39,6 +39,7 @@ func TestRunRefusesBadClusterFlags(t *testing.T) {
 		{append(ok, "--fleet", "127.0.0.1:10257", "--fleet-listen", "127.0.0.1:7000"), "--fleet-listen 127.0.0.1:7000: not used with --cluster"},
 		{append(ok[:2:2], ok[4:]...), "--node-name: required"},
 		{append(ok[:8:8], "--cluster-peers", "127.0.0.1:7101,127.0.0.1:7102"), "--cluster-peers: 2 members cannot fail over safely"},
+		{[]string{"-f", manifest, "--cluster-failure-timeout", "5s"}, "--cluster-failure-timeout: needs --cluster"},
 	} {
 		var stderr bytes.Buffer
 		code := runCommand(append(tc.args, "--root-dir", t.TempDir()), nil, io.Discard, &stderr)

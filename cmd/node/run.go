@@ -102,6 +102,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
 		return 2
 	}
+	cfg.cluster.failureTimeoutGiven = set["cluster-failure-timeout"]
 	if err := cfg.cluster.validate(len(cfg.files), cfg.manifestPath); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2

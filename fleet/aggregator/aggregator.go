@@ -65,6 +65,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s %q: %w", f.flag, f.addr, err)
 		}
 	}
+	if c.RemoteAdvertise != "" {
+		if host, _, err := net.SplitHostPort(c.RemoteAdvertise); err != nil || host == "" {
+			return fmt.Errorf("--remote-advertise %q: want host:port", c.RemoteAdvertise)
+		}
+	}
 	if c.GracePeriod <= 0 {
 		return fmt.Errorf("--node-monitor-grace-period %v: must be a positive duration (e.g. 40s)", c.GracePeriod)
 	}

@@ -37,6 +37,8 @@ func TestNewRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"listen", func(c *aggregator.Config) { c.Listen = "nonsense" }, `--listen "nonsense": address nonsense: missing port`},
 		{"remote listen", func(c *aggregator.Config) { c.RemoteListen = "" }, `--remote-listen "": missing port`},
 		{"grace period", func(c *aggregator.Config) { c.GracePeriod = 0 }, "--node-monitor-grace-period 0s: must be a positive duration"},
+		{"remote advertise", func(c *aggregator.Config) { c.RemoteAdvertise = "x" }, `--remote-advertise "x": want host:port`},
+		{"remote advertise without host", func(c *aggregator.Config) { c.RemoteAdvertise = ":7000" }, `--remote-advertise ":7000": want host:port`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
