@@ -209,9 +209,12 @@ func (t *Tree) StopLivenessAndStartup(pod *v1.Pod) {
 // SetPodStatus pushes the runtime's view of a pod (runtime → statusManager). The status is
 // deep-copied, here, once; statusManager keeps that copy (and derives the workers' views from it).
 // statusManager reads the pod's spec from the AddPod copy (kubelet's pod manager), so the pod is
-// copied only when AddPod has not given it yet.
+// copied only when AddPod has not given it yet. As kubelet 1.37's statusManager, it sets the status's
+// observedGeneration to the pod's generation; the ContainersReady and Ready conditions it derives
+// carry it too.
 func (t *Tree) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	st := status.DeepCopy()
+	st.ObservedGeneration = pod.Generation // kubelet 1.37's statusManager (PodObservedGenerationTracking, GA)
 	t.edge.Lock()
 	defer t.edge.Unlock()
 	var p *podrecord.Record

@@ -35,6 +35,9 @@ const (
 	ChangeContainerStatusOnKubeletRestart Feature = "ChangeContainerStatusOnKubeletRestart"
 	// ExecProbeTimeout: an exec probe's timeout is a Failure. GA and locked on.
 	ExecProbeTimeout Feature = "ExecProbeTimeout"
+	// PodObservedGenerationTracking: the pod status's observedGeneration and every condition's
+	// carry the pod's generation. GA and locked on.
+	PodObservedGenerationTracking Feature = "PodObservedGenerationTracking"
 	// NodeDeclaredFeatures: GA and locked on; the two gates above that kubelet makes depend on it
 	// are checked against it as kubelet does.
 	NodeDeclaredFeatures Feature = "NodeDeclaredFeatures"
@@ -82,6 +85,7 @@ var known = map[Feature]Spec{
 	ChangeContainerStatusOnKubeletRestart: {Default: false, Stage: Deprecated, Only: &off},
 	ExecProbeTimeout:                      {Default: true, Stage: GA, Locked: true},
 	NodeDeclaredFeatures:                  {Default: true, Stage: GA, Locked: true},
+	PodObservedGenerationTracking:         {Default: true, Stage: GA, Locked: true},
 }
 
 // Known returns every gate Parse accepts, sorted.

@@ -21,6 +21,7 @@ func TestDefaultsAreKubelet1372(t *testing.T) {
 		ChangeContainerStatusOnKubeletRestart: false,
 		ExecProbeTimeout:                      true,
 		NodeDeclaredFeatures:                  true,
+		PodObservedGenerationTracking:         true,
 	}
 	for f, v := range want {
 		assert.Equal(t, v, g.Enabled(f), "%s", f)
@@ -49,7 +50,7 @@ func TestParse(t *testing.T) {
 		{in: "Foo=true", fail: "unrecognized feature gate: Foo"},
 		{in: "AllAlpha=true", fail: "cannot set feature gate AllAlpha: probeactor implements only the gates it names (ChangeContainerStatusOnKubeletRestart, " +
 			"ContainerRestartRules, ExecProbeTimeout, GRPCContainerProbeTLS, H2CContainerProbe, KubeletCrashLoopBackOffMax, NodeDeclaredFeatures, " +
-			"ReduceDefaultCrashLoopBackOffDecay, RestartAllContainersOnContainerExits)"},
+			"PodObservedGenerationTracking, ReduceDefaultCrashLoopBackOffDecay, RestartAllContainersOnContainerExits)"},
 		{in: "h2ccontainerprobe=true", fail: "unrecognized feature gate: h2ccontainerprobe"},
 		{in: "H2CContainerProbe", fail: "missing bool value for H2CContainerProbe"},
 		{in: "H2CContainerProbe=yes", fail: `invalid value of H2CContainerProbe=yes, err: strconv.ParseBool: parsing "yes": invalid syntax`},

@@ -220,8 +220,12 @@ func SetCondition(status *v1.PodStatus, c v1.PodCondition, now metav1.Time) {
 }
 
 // SetProbeConditions recomputes the conditions probing drives — ContainersReady and Ready — in
-// status (the runtime owns Initialized and PodScheduled).
+// status (the runtime owns Initialized and PodScheduled). As kubelet 1.37's statusManager, the
+// status and both conditions observe the pod's generation (PodObservedGenerationTracking, GA).
 func SetProbeConditions(pod *v1.Pod, status *v1.PodStatus, now metav1.Time) {
-	SetCondition(status, ContainersReadyCondition(pod, status), now)
-	SetCondition(status, ReadyCondition(pod, status), now)
+	status.ObservedGeneration = pod.Generation
+	for _, c := range []v1.PodCondition{ContainersReadyCondition(pod, status), ReadyCondition(pod, status)} {
+		c.ObservedGeneration = pod.Generation
+		SetCondition(status, c, now)
+	}
 }

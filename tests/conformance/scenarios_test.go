@@ -220,6 +220,28 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		// kubelet 1.37 (PodObservedGenerationTracking, GA and locked since 1.35): the status and the
+		// conditions probing drives carry the generation of the pod they were computed for.
+		name: "status_and_probe_conditions_observe_the_pod_generation",
+		run: func(x *h) {
+			pod := Pod("p", Container("c", nil, Probe(R), nil))
+			pod.Generation = 3
+			x.start(pod)
+			x.at(s + s/2)
+			require.True(x.t, x.container("p", "c").Ready)
+			assert.Equal(x.t, int64(3), x.status("p").ObservedGeneration)
+			assert.Equal(x.t, int64(3), x.condition("p", v1.PodReady).ObservedGeneration)
+			assert.Equal(x.t, int64(3), x.condition("p", v1.ContainersReady).ObservedGeneration)
+			next := pod.DeepCopy()
+			next.Generation = 4
+			x.d.SetPodStatus(next, Running(next, x.t0, nil))
+			x.at(2*s + s/2)
+			assert.Equal(x.t, int64(4), x.status("p").ObservedGeneration)
+			assert.Equal(x.t, int64(4), x.condition("p", v1.PodReady).ObservedGeneration)
+			assert.Equal(x.t, int64(4), x.condition("p", v1.ContainersReady).ObservedGeneration)
+		},
+	},
+	{
 		name: "waiting_container_is_not_ready_and_not_probed",
 		run: func(x *h) {
 			pod := Pod("p", Container("c", Probe(L), Probe(R), nil))

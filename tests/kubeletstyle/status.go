@@ -53,6 +53,7 @@ func (s *statusManager) setPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	defer s.mu.Unlock()
 	s.pods[pod.UID] = pod
 	old := s.statuses[pod.UID]
+	status.ObservedGeneration = pod.Generation // updateStatusInternal (PodObservedGenerationTracking, GA in 1.35)
 	setReadyConditions(pod, &status, &old)
 	s.statuses[pod.UID] = status
 }
@@ -82,6 +83,7 @@ func (s *statusManager) SetContainerReadiness(uid types.UID, id messages.Contain
 		return // unknown container, or unchanged
 	}
 	cs.Ready = ready
+	st.ObservedGeneration = pod.Generation
 	setReadyConditions(pod, &st, &old)
 	s.statuses[uid] = st
 }
@@ -126,6 +128,7 @@ func setReadyConditions(pod *v1.Pod, st, old *v1.PodStatus) {
 	cr := containersReadyCondition(pod, st)
 	ready := podReadyCondition(pod, st, cr)
 	for _, c := range []v1.PodCondition{cr, ready} {
+		c.ObservedGeneration = pod.Generation // CalculatePodConditionObservedGeneration, its gate locked on
 		c.LastTransitionTime = metav1.NewTime(time.Now())
 		for _, o := range old.Conditions {
 			if o.Type == c.Type && o.Status == c.Status {

@@ -42,6 +42,8 @@ func TestFeatureGatesAreKubelets(t *testing.T) {
 		"ExecProbeTimeout=false",
 		"ExecProbeTimeout=true",
 		"NodeDeclaredFeatures=false",
+		"PodObservedGenerationTracking=false",
+		"PodObservedGenerationTracking=true",
 		"H2CContainerProbe",
 		"H2CContainerProbe=maybe",
 		"NoSuchGate=true",

@@ -444,6 +444,7 @@ func (b *Book) Status(uid types.UID) (v1.PodStatus, bool) {
 	conds := e.derive(st)
 	for i, c := range conds {
 		c.LastTransitionTime, c.LastProbeTime = e.transition[i], e.cond(i).probeTime()
+		c.ObservedGeneration = st.ObservedGeneration // the pod's generation (Tree.SetPodStatus)
 		if j := conditionIndex(st.Conditions, c.Type); j >= 0 {
 			st.Conditions[j] = c
 		} else {

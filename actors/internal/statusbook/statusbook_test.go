@@ -234,6 +234,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 	pod := testPod("u1", v1.Container{Name: "a", ReadinessProbe: execProbe(), StartupProbe: execProbe()},
 		v1.Container{Name: "b", ReadinessProbe: execProbe()}, v1.Container{Name: "plain"})
 	pod.Spec.InitContainers = []v1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always, ReadinessProbe: execProbe()}}
+	pod.Generation = 5
 	rec := podrecord.New(pod)
 	all := podrecord.Probes(rec)
 	for seed := range 200 {
@@ -249,6 +250,7 @@ func TestStatusBookMatchesFullRecompute(t *testing.T) {
 			case 0: // a runtime push
 				gen++
 				rt = randomStatus(rnd, gen)
+				rt.ObservedGeneration = pod.Generation // as Tree.SetPodStatus sets it
 				b.SetRuntime(rec.UID, rec, rt)
 			case 1: // a result
 				if rt == nil {

@@ -171,6 +171,7 @@ func conditions(pod *v1.Pod, st v1.PodStatus, started map[string]bool, since tim
 	}
 	for i := range conds {
 		conds[i].LastTransitionTime = t
+		conds[i].ObservedGeneration = pod.Generation // kubelet 1.37 (PodObservedGenerationTracking, GA)
 	}
 	return conds
 }

@@ -239,3 +239,18 @@ func TestRestartAllContainersWithRealProcesses(t *testing.T) {
 	rec.mu.Unlock()
 	assert.Equal(t, v1.ConditionFalse, c.Status, "done restarting")
 }
+
+// The runtime's status and each of its conditions carry the pod's generation, as kubelet 1.37's
+// (PodObservedGenerationTracking, GA).
+func TestStatusObservesThePodGeneration(t *testing.T) {
+	pod := testPod(v1.RestartPolicyAlways, nil, "app")
+	pod.Generation = 7
+	s := newSim(t, pod)
+	s.sync()
+	st := s.p.status()
+	assert.Equal(t, int64(7), st.ObservedGeneration)
+	require.NotEmpty(t, st.Conditions)
+	for _, c := range st.Conditions {
+		assert.Equal(t, int64(7), c.ObservedGeneration, c.Type)
+	}
+}
