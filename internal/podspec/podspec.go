@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/probes"
@@ -100,6 +101,11 @@ func Validate(pod *v1.Pod) field.ErrorList {
 			ep := path.Child("env").Index(i)
 			if e.Name == "" {
 				errs = append(errs, field.Required(ep.Child("name"), ""))
+			} else {
+				// RelaxedEnvironmentVariableValidation (GA, locked on since 1.34): printable ASCII but '='.
+				for _, msg := range validation.IsRelaxedEnvVarName(e.Name) {
+					errs = append(errs, field.Invalid(ep.Child("name"), e.Name, msg))
+				}
 			}
 			if e.ValueFrom != nil && e.Value != "" {
 				errs = append(errs, field.Invalid(ep.Child("valueFrom"), "", "may not be specified when `value` is not empty"))
