@@ -28,8 +28,9 @@ const (
 
 // SetDefaults applies the API server's defaults that matter for probing, in place: every probe of
 // every container, init container and ephemeral container (SetProbeDefaults), the pod's
-// restartPolicy (Always) and terminationGracePeriodSeconds (30), and container ports' protocol (TCP).
-// A nil pod is left alone.
+// restartPolicy (Always) and terminationGracePeriodSeconds (30; a negative one becomes 1, as the
+// API server's SetDefaults_Pod makes it), and container ports' protocol (TCP). A nil pod is left
+// alone.
 func SetDefaults(pod *v1.Pod) {
 	if pod == nil {
 		return
@@ -41,6 +42,9 @@ func SetDefaults(pod *v1.Pod) {
 	if spec.TerminationGracePeriodSeconds == nil {
 		g := DefaultTerminationGracePeriodSeconds
 		spec.TerminationGracePeriodSeconds = &g
+	} else if *spec.TerminationGracePeriodSeconds < 0 {
+		one := int64(1)
+		spec.TerminationGracePeriodSeconds = &one
 	}
 	setContainer := func(c *v1.Container) {
 		SetProbeDefaults(c.LivenessProbe)

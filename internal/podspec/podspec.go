@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -34,7 +35,7 @@ func Prepare(pod *v1.Pod) field.ErrorList {
 
 // Validate returns every rule of the API server's pod validation that a defaulted pod breaks among
 // those probing depends on, each once and naming its field path: a UID, name and namespace (DNS
-// subdomain and label), the restart policy, a non-negative grace period, at least one container,
+// subdomain and label), the restart policy, a non-negative grace period (SetDefaults makes a negative one 1, as the API server does), at least one container,
 // container names (DNS labels, unique across init and app containers), container restart policies
 // and restart rules (kubelet 1.37, KEP-5307 and KEP-5532: as the API server validates them with
 // ContainerRestartRules and RestartAllContainersOnContainerExits on), env entries (a name; value
@@ -53,7 +54,7 @@ func Validate(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, field.Required(meta.Child("uid"), "the pod's identity: every later call names the pod by it"))
 	}
 	if pod.Name == "" {
-		errs = append(errs, field.Required(meta.Child("name"), "a pod needs a name"))
+		errs = append(errs, field.Required(meta.Child("name"), "name or generateName is required"))
 	} else {
 		for _, msg := range dns1123Subdomain(pod.Name) {
 			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
@@ -75,9 +76,25 @@ func Validate(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
 	if len(pod.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(spec.Child("containers"), "a pod needs at least one container"))
+		errs = append(errs, field.Required(spec.Child("containers"), ""))
 	}
-	seen := map[string]bool{}
+	// Names are unique among the app containers, and an init container's among them all: the API
+	// server reports a clash on the init container (an empty name too, as it does).
+	appNames := map[string]bool{}
+	for i, c := range pod.Spec.Containers {
+		if appNames[c.Name] {
+			errs = append(errs, field.Duplicate(spec.Child("containers").Index(i).Child("name"), c.Name))
+		}
+		appNames[c.Name] = true
+	}
+	allNames := maps.Clone(appNames)
+	for i, c := range pod.Spec.InitContainers {
+		if allNames[c.Name] {
+			errs = append(errs, field.Duplicate(spec.Child("initContainers").Index(i).Child("name"), c.Name))
+		} else if c.Name != "" {
+			allNames[c.Name] = true
+		}
+	}
 	check := func(path *field.Path, c *v1.Container, init bool) {
 		if c.Name == "" {
 			errs = append(errs, field.Required(path.Child("name"), ""))
@@ -85,10 +102,6 @@ func Validate(pod *v1.Pod) field.ErrorList {
 			for _, msg := range dns1123Label(c.Name) {
 				errs = append(errs, field.Invalid(path.Child("name"), c.Name, msg))
 			}
-			if seen[c.Name] {
-				errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
-			}
-			seen[c.Name] = true
 		}
 		if init && c.RestartPolicy == nil {
 			if len(c.RestartPolicyRules) > 0 {

@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{"duplicate names", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
 			InitContainers: []v1.Container{{Name: "c"}},
 			Containers:     []v1.Container{{Name: "c"}, {}}}},
-			[]string{`spec.containers[0].name: Duplicate value: "c"`, "spec.containers[1].name: Required value"}},
+			[]string{`spec.initContainers[0].name: Duplicate value: "c"`, "spec.containers[1].name: Required value"}},
 		{"bad policies", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{RestartPolicy: "Sometimes", TerminationGracePeriodSeconds: &negative,
 			InitContainers: []v1.Container{{Name: "i", RestartPolicy: &sometimes}},
 			Containers:     []v1.Container{{Name: "C_", RestartPolicy: &sometimes}}}},
@@ -106,6 +106,12 @@ func TestSetDefaults(t *testing.T) {
 	SetDefaults(pod)
 	assert.Equal(t, before, pod, "idempotent")
 	SetDefaults(nil)
+
+	negative := int64(-5)
+	pod.Spec.TerminationGracePeriodSeconds = &negative
+	SetDefaults(pod)
+	assert.Equal(t, int64(1), *pod.Spec.TerminationGracePeriodSeconds, "a negative grace period is 1, as the API server's SetDefaults_Pod makes it")
+	assert.Equal(t, int64(-5), negative, "the caller's value is not written through")
 }
 
 func TestPrepareAndUnique(t *testing.T) {

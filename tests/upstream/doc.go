@@ -18,6 +18,9 @@
 // TestRestartRulesAreKubelets (internal/restartpolicy against upstream's ContainerShouldRestart,
 // FindMatchingContainerRestartRule, ShouldAllContainersRestart and AllContainersCouldRestart: what
 // decides node's restarts and a probe worker's keep-going after its container terminated).
+// TestValidationIsTheAPIServers compares internal/podspec (SetDefaults, then Validate) with the API
+// server's v1 defaults and ValidatePodCreate on random pods: on the fields podspec owns, the same
+// errors in the same words.
 //
 // What the comparison treats as equal: result, error text and number of tries exactly; output
 // exactly, after masking the probe's own ephemeral port in transport errors ("127.0.0.1:<ephemeral>->").
