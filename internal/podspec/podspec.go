@@ -35,11 +35,12 @@ func Prepare(pod *v1.Pod) field.ErrorList {
 
 // Validate returns every rule of the API server's pod validation that a defaulted pod breaks among
 // those probing depends on, each once and naming its field path: a UID, name and namespace (DNS
-// subdomain and label), the restart policy, a non-negative grace period (SetDefaults makes a negative one 1, as the API server does), at least one container,
-// container names (DNS labels, unique across init and app containers), container restart policies
-// and restart rules (kubelet 1.37, KEP-5307 and KEP-5532: as the API server validates them with
-// ContainerRestartRules and RestartAllContainersOnContainerExits on), env entries (a name; value
-// and valueFrom exclusive), and every probe (probes.ValidatePod, httpGet.protocol and grpc.mode
+// subdomain and label), the restart policy, a non-negative grace period (SetDefaults makes a
+// negative one 1, as the API server does), at least one container, container names (DNS labels,
+// unique across init and app containers), container restart policies and restart rules (kubelet
+// 1.37, KEP-5307 and KEP-5532: as the API server validates them with ContainerRestartRules and
+// RestartAllContainersOnContainerExits on), env entries (a name the API server accepts; value and
+// valueFrom exclusive), and every probe (probes.ValidatePod, httpGet.protocol and grpc.mode
 // included).
 //
 // Validate applies no feature gate: it accepts every field kubelet 1.37 knows, as the API server
