@@ -16,9 +16,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
 // serverURL turns --server (host:port or a URL) into a base URL.

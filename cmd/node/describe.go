@@ -10,9 +10,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/describe"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/internal/describe"
 )
 
 // describeCommand is `node describe pod NAME`: the pod in kubectl describe's layout with each

@@ -20,7 +20,10 @@
 // decides node's restarts and a probe worker's keep-going after its container terminated).
 // TestValidationIsTheAPIServers compares internal/podspec (SetDefaults, then Validate) with the API
 // server's v1 defaults and ValidatePodCreate on random pods: on the fields podspec owns, the same
-// errors in the same words.
+// errors in the same words. TestGetPodsIsKubectls, TestGetNodesStatusIsKubectls and
+// TestDescribeIsKubectls hold what node prints for operators (internal/kubectl, internal/describe)
+// to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
+// pkg/describe over a fake clientset) on random pods and nodes.
 //
 // What the comparison treats as equal: result, error text and number of tries exactly; output
 // exactly, after masking the probe's own ephemeral port in transport errors ("127.0.0.1:<ephemeral>->").

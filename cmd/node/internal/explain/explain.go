@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/kubectl"
+	"github.com/probeactor/probeactor/internal/kubectl"
 	"github.com/probeactor/probeactor/internal/probetiming"
 	"github.com/probeactor/probeactor/messages"
 )

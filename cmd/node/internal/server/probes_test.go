@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/describe"
+	"github.com/probeactor/probeactor/internal/describe"
 	"github.com/probeactor/probeactor/messages"
 )
 

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/probeactor/probeactor/cmd/node/internal/describe"
+	"github.com/probeactor/probeactor/internal/describe"
 	"github.com/probeactor/probeactor/messages"
 )
 

@@ -3,6 +3,7 @@ package kubectl
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,8 +39,7 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 		if cols.Namespace {
 			fmt.Fprintf(tw, "%s\t", p.Namespace)
 		}
-		r := podRow(p)
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s", p.Name, r.ready, r.total, r.status, r.restartsColumn(now), HumanDuration(now.Sub(p.CreationTimestamp.Time)))
+		fmt.Fprint(tw, strings.Join(PodCells(p, now), "\t"))
 		if cols.Node {
 			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
 		}
@@ -100,6 +100,14 @@ type row struct {
 	lastRestart  time.Time // the latest finish among the containers counted in restarts
 }
 
+// PodCells are a pod's NAME, READY, STATUS, RESTARTS and AGE at now, as kubectl get pods prints
+// them.
+func PodCells(p *v1.Pod, now time.Time) []string {
+	r := podRow(p)
+	return []string{p.Name, fmt.Sprintf("%d/%d", r.ready, r.total), r.status, r.restartsColumn(now),
+		HumanDuration(now.Sub(p.CreationTimestamp.Time))}
+}
+
 // Status is kubectl's STATUS column.
 func Status(p *v1.Pod) string { return podRow(p).status }
 
@@ -115,6 +123,9 @@ func podRow(p *v1.Pod) row {
 	r := row{total: len(p.Spec.Containers), status: string(p.Status.Phase)}
 	if p.Status.Reason != "" {
 		r.status = p.Status.Reason
+	}
+	if c := podstatus.FindCondition(p.Status.Conditions, v1.PodScheduled); c != nil && c.Reason == v1.PodReasonSchedulingGated {
+		r.status = v1.PodReasonSchedulingGated
 	}
 	sidecars := map[string]bool{}
 	for i := range p.Spec.InitContainers {

@@ -4,6 +4,12 @@
 // beats NotReady beside a completed one, a deleted pod of a terminal phase keeps its status),
 // RESTARTS (with "(12s ago)"; while initializing the init containers', after it the sidecars' and
 // app containers') and AGE in kubectl's short human form, optionally with NAMESPACE (-A) and NODE (a
-// fleet aggregator's pods); and nodes as `kubectl get nodes` does (NAME, STATUS, AGE). It is pure:
-// the current time is a parameter.
+// fleet aggregator's pods); and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or
+// VERSION, which a fleet's nodes do not report). It is pure: the current time is a parameter.
+//
+// tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
+// pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells with printPod's cells on
+// 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with printNode's STATUS. Beyond
+// kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
+// STATUS.
 package kubectl

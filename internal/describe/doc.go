@@ -9,8 +9,8 @@
 // streak, so the description then shows the result with the node that published it (Live false).
 //
 // Everything else is kubectl 1.37's describePod, line for line, for the fields a node's pod can
-// carry (checked against k8s.io/kubectl v0.37.2's PodDescriber on the pod of
-// TestPrintAsKubectlDescribe137): node/hostIP, annotations as "key: value", Terminating (lasts …)
+// carry (tests/upstream TestDescribeIsKubectls holds it to k8s.io/kubectl v0.37.2's PodDescriber
+// on 2,000 random pods with their events): node/hostIP, annotations as "key: value", Terminating (lasts …)
 // only before the phase is terminal, IPs, ports and host ports with their names, image IDs, no
 // state lines for a container with no status yet, events with their object's field path and
 // first time. Deliberate deviations: no Mounts, Volumes, QoS Class, Node-Selectors or Tolerations
