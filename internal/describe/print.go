@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/internal/kubectl"
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/internal/podstatus"
 	"github.com/probeactor/probeactor/messages"
 )
@@ -176,29 +177,8 @@ func env(line lineFunc, pod *v1.Pod, vars []v1.EnvVar) {
 			}
 		case e.ValueFrom.FieldRef != nil:
 			f := e.ValueFrom.FieldRef
-			line(3, "%s:\t%s (%s:%s)", e.Name, fieldRefValue(pod, f.FieldPath), f.APIVersion, f.FieldPath)
+			line(3, "%s:\t%s (%s:%s)", e.Name, podapi.FieldRefValue(pod, f.FieldPath), f.APIVersion, f.FieldPath)
 		}
-	}
-}
-
-// fieldRefValue is the value of a downward-API field in the pod as served (kubectl describe reads
-// it from the pod object; node's runtime refuses every other field).
-func fieldRefValue(pod *v1.Pod, path string) string {
-	switch path {
-	case "metadata.name":
-		return pod.Name
-	case "metadata.namespace":
-		return pod.Namespace
-	case "metadata.uid":
-		return string(pod.UID)
-	case "spec.nodeName":
-		return pod.Spec.NodeName
-	case "status.podIP":
-		return pod.Status.PodIP
-	case "status.hostIP":
-		return pod.Status.HostIP
-	default:
-		return ""
 	}
 }
 

@@ -116,3 +116,25 @@ func FieldPathContainer(fieldPath string) string {
 	}
 	return fieldPath[open+1 : len(fieldPath)-1]
 }
+
+// FieldRefValue is the value of a downward-API fieldRef path read from the pod object: the
+// fields node supports (metadata.name, .namespace, .uid, spec.nodeName, status.podIP,
+// status.hostIP); "" for any other.
+func FieldRefValue(pod *v1.Pod, path string) string {
+	switch path {
+	case "metadata.name":
+		return pod.Name
+	case "metadata.namespace":
+		return pod.Namespace
+	case "metadata.uid":
+		return string(pod.UID)
+	case "spec.nodeName":
+		return pod.Spec.NodeName
+	case "status.podIP":
+		return pod.Status.PodIP
+	case "status.hostIP":
+		return pod.Status.HostIP
+	default:
+		return ""
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probeactor/probeactor/messages"
 )
@@ -103,4 +104,13 @@ func TestStatusByName(t *testing.T) {
 	assert.True(t, list[1].Ready, "in place")
 	_, ok = StatusByName(nil, "a")
 	assert.False(t, ok)
+}
+
+func TestFieldRefValue(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod", UID: "u1"}, Spec: v1.PodSpec{NodeName: "n1"},
+		Status: v1.PodStatus{PodIP: "10.0.0.2", HostIP: "10.0.0.1"}}
+	for path, want := range map[string]string{"metadata.name": "web", "metadata.namespace": "prod", "metadata.uid": "u1",
+		"spec.nodeName": "n1", "status.podIP": "10.0.0.2", "status.hostIP": "10.0.0.1", "spec.serviceAccountName": ""} {
+		assert.Equal(t, want, FieldRefValue(pod, path), path)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/probeactor/probeactor/internal/podapi"
 	"github.com/probeactor/probeactor/probes"
 )
 
@@ -54,14 +55,10 @@ func resolvedEnv(pod *v1.Pod, c *v1.Container) []v1.EnvVar {
 // SupportedFieldRefs are the downward-API fields node can fill in.
 var SupportedFieldRefs = []string{"metadata.name", "metadata.namespace", "metadata.uid", "status.podIP", "status.hostIP", "spec.nodeName"}
 
+// fieldValue is a fieldRef's value for a container about to start, before the pod has a status:
+// its IPs are node's, and without --node-name its node is the host's name.
 func fieldValue(pod *v1.Pod, path string) string {
 	switch path {
-	case "metadata.name":
-		return pod.Name
-	case "metadata.namespace":
-		return pod.Namespace
-	case "metadata.uid":
-		return string(pod.UID)
 	case "status.podIP", "status.hostIP":
 		return PodIP
 	case "spec.nodeName":
@@ -71,7 +68,7 @@ func fieldValue(pod *v1.Pod, path string) string {
 		host, _ := os.Hostname()
 		return host
 	default:
-		return ""
+		return podapi.FieldRefValue(pod, path)
 	}
 }
 
