@@ -35,6 +35,7 @@ var notNodes = regexp.MustCompile(`^(Mounts|Volumes|QoS Class|Node-Selectors|Tol
 // kind, every container state, last states and missing statuses, conditions; and events, counted
 // and not, with and without a container's field path.
 func TestDescribeIsKubectls(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(59, 61))
 	for i := range 2000 {
 		now := time.Now().Truncate(time.Second).Add(500 * time.Millisecond)

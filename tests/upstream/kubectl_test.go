@@ -24,6 +24,7 @@ import (
 // deletion), `node get pods`' NAME, READY, STATUS, RESTARTS and AGE (package internal/kubectl) are
 // kubectl 1.37's own table printer's (k8s.io/kubernetes pkg/printers/internalversion, printPod).
 func TestGetPodsIsKubectls(t *testing.T) {
+	t.Parallel()
 	gen := printers.NewTableGenerator().With(printersinternal.AddHandlers)
 	r := rand.New(rand.NewPCG(41, 43))
 	for i := range 20000 {
@@ -127,6 +128,7 @@ func describeStatus(p *v1.Pod) string {
 // printNode's on nodes with and without a Ready condition (True, False, Unknown), cordoned or not.
 // (node adds ",<reason>" for a cluster member whose ClusterQuorum is False; no node here has one.)
 func TestGetNodesStatusIsKubectls(t *testing.T) {
+	t.Parallel()
 	gen := printers.NewTableGenerator().With(printersinternal.AddHandlers)
 	r := rand.New(rand.NewPCG(47, 53))
 	for i := range 2000 {
