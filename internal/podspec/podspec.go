@@ -54,9 +54,12 @@ func Validate(pod *v1.Pod) field.ErrorList {
 	if pod.UID == "" {
 		errs = append(errs, field.Required(meta.Child("uid"), "the pod's identity: every later call names the pod by it"))
 	}
-	if pod.Name == "" {
+	switch {
+	case pod.Name == "" && pod.GenerateName != "": // the API server would have made the name by now
+		errs = append(errs, field.Required(meta.Child("name"), "generateName is not supported here: give the pod its name"))
+	case pod.Name == "":
 		errs = append(errs, field.Required(meta.Child("name"), "name or generateName is required"))
-	} else {
+	default:
 		for _, msg := range dns1123Subdomain(pod.Name) {
 			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
 		}

@@ -24,7 +24,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}},
 			InitContainers: []v1.Container{{Name: "side", RestartPolicy: &always}}}}, nil},
-		{"no identity, no containers", v1.Pod{}, []string{"metadata.uid: Required value", "metadata.name: Required value", "spec.containers: Required value"}},
+		{"no identity, no containers", v1.Pod{}, []string{"metadata.uid: Required value", "metadata.name: Required value: name or generateName is required", "spec.containers: Required value"}},
+		{"generateName", v1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", UID: "u"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
+			[]string{"metadata.name: Required value: generateName is not supported here: give the pod its name"}},
 		{"bad names", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "P!", Namespace: "N_", UID: "u"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
 			[]string{`metadata.name: Invalid value: "P!"`, `metadata.namespace: Invalid value: "N_"`}},
 		{"duplicate names", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
