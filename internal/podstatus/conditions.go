@@ -41,7 +41,7 @@ func ProbeConditionStatuses(spec *Spec, status *v1.PodStatus) (cr, ready v1.Cond
 // containersReady is ContainersReadyCondition; without describe, names are not collected and the
 // message is left empty (the status and reason are the same).
 func containersReady(spec *Spec, status *v1.PodStatus, describe bool) v1.PodCondition {
-	if status.InitContainerStatuses == nil && status.ContainerStatuses == nil {
+	if noStatuses(status) {
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
 	}
 	var unknown, unready []string
@@ -140,14 +140,16 @@ func readyFrom(spec *Spec, status *v1.PodStatus, cr v1.PodCondition, describe bo
 // InitializedCondition is kubelet's GeneratePodInitializedCondition: regular init containers need
 // Ready, sidecars need Started; true once any regular container has started or terminated.
 func InitializedCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
-	statuses := status.InitContainerStatuses
-	if statuses == nil && len(pod.Spec.InitContainers) > 0 {
+	if noStatuses(status) && len(pod.Spec.InitContainers) > 0 {
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
 	}
 	var unknown, incomplete []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cs, ok := podapi.StatusByName(statuses, c.Name)
+		cs, ok := podapi.StatusByName(status.InitContainerStatuses, c.Name) // kubelet: init statuses, then app ones
+		if !ok {
+			cs, ok = podapi.StatusByName(status.ContainerStatuses, c.Name)
+		}
 		if !ok {
 			unknown = append(unknown, c.Name)
 			continue
@@ -180,6 +182,12 @@ func InitializedCondition(pod *v1.Pod, status *v1.PodStatus) v1.PodCondition {
 			Message: strings.Join(msgs, ", ")}
 	}
 	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+}
+
+// noStatuses is kubelet's "containerStatuses == nil" on append(InitContainerStatuses,
+// ContainerStatuses...): no init list and no app status.
+func noStatuses(status *v1.PodStatus) bool {
+	return status.InitContainerStatuses == nil && len(status.ContainerStatuses) == 0
 }
 
 func anyRegularStarted(pod *v1.Pod, status *v1.PodStatus) bool {

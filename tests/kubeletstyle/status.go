@@ -154,7 +154,7 @@ func isRestartable(c *v1.Container) bool {
 
 func containersReadyCondition(pod *v1.Pod, st *v1.PodStatus) v1.PodCondition {
 	cond := v1.PodCondition{Type: v1.ContainersReady}
-	if st.ContainerStatuses == nil {
+	if st.InitContainerStatuses == nil && len(st.ContainerStatuses) == 0 { // kubelet's append(init, app...) == nil
 		cond.Status, cond.Reason = v1.ConditionFalse, "UnknownContainerStatuses"
 		return cond
 	}

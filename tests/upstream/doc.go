@@ -23,7 +23,9 @@
 // errors in the same words. TestGetPodsIsKubectls, TestGetNodesStatusIsKubectls and
 // TestDescribeIsKubectls hold what node prints for operators (internal/kubectl, internal/describe)
 // to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
-// pkg/describe over a fake clientset) on random pods and nodes.
+// pkg/describe over a fake clientset) on random pods and nodes. TestConditionsAreKubelets holds
+// internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
+// (pkg/kubelet/status).
 //
 // What the comparison treats as equal: result, error text and number of tries exactly; output
 // exactly, after masking the probe's own ephemeral port in transport errors ("127.0.0.1:<ephemeral>->").
