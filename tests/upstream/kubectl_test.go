@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/printers"
@@ -147,5 +148,22 @@ func TestGetNodesStatusIsKubectls(t *testing.T) {
 		if !assert.Equal(t, fmt.Sprint(table.Rows[0].Cells[1]), kubectl.NodeStatus(node), "node %d: %+v %+v", i, node.Spec, node.Status.Conditions) {
 			t.FailNow()
 		}
+	}
+}
+
+// TestHumanDurationIsKubectls: AGE and "(… ago)" read as apimachinery's duration.HumanDuration,
+// which kubectl uses, from -2 s to over 8 years, at every second up to 3 hours, then sparser.
+func TestHumanDurationIsKubectls(t *testing.T) {
+	t.Parallel()
+	check := func(d time.Duration) {
+		if !assert.Equal(t, duration.HumanDuration(d), kubectl.HumanDuration(d), "%v", d) {
+			t.FailNow()
+		}
+	}
+	for d := -2 * time.Second; d < 3*time.Hour; d += 500 * time.Millisecond {
+		check(d)
+	}
+	for d := 3 * time.Hour; d < 9*365*24*time.Hour; d += 17*time.Minute + 13*time.Second {
+		check(d)
 	}
 }
