@@ -73,11 +73,11 @@ func printWarnings(h http.Header, stderr io.Writer) {
 }
 
 func getCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("get", "get pods|nodes [--server ADDR] [-n NAMESPACE | -A] [-o json]", stderr)
+	fs := newFlagSet("get", "get pods|nodes [--server ADDR] [-n NAMESPACE | -A] [-o json|wide]", stderr)
 	srv := fs.String("server", server.DefaultListen, "address of a running node's (or, for nodes, a fleet aggregator's) HTTP API")
 	ns := fs.String("n", "", "only pods in this namespace (default: all)")
 	all := fs.Bool("A", false, "show the NAMESPACE column (and NODE, from a fleet aggregator)")
-	output := fs.String("o", "", "output format: json prints the v1.PodList (v1.NodeList)")
+	output := fs.String("o", "", "output format: json prints the v1.PodList (v1.NodeList); wide adds kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns to pods")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -95,8 +95,12 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: only `node get pods` and `node get nodes` are supported")
 		return 2
 	}
-	if *output != "" && *output != "json" {
-		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
+	switch {
+	case *output == "wide" && resource == "nodes":
+		fmt.Fprintln(stderr, `error: -o "wide": only for pods (nodes: json)`)
+		return 2
+	case *output != "" && *output != "json" && *output != "wide":
+		fmt.Fprintf(stderr, "error: -o %q: use json or wide\n", *output)
 		return 2
 	}
 	if resource == "nodes" && !flagSet(fs, "server") {
@@ -136,7 +140,8 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "No resources found")
 		return 0
 	}
-	cols := kubectl.Columns{Namespace: *all, Node: *all && resp.Header.Get(aggregator.ServerHeader) == aggregator.ServerName}
+	cols := kubectl.Columns{Namespace: *all, Node: *all && resp.Header.Get(aggregator.ServerHeader) == aggregator.ServerName,
+		Wide: *output == "wide"}
 	if err := kubectl.PrintPodColumns(stdout, pods, time.Now(), cols); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1

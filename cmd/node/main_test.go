@@ -285,7 +285,8 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"logs", "a", "b"}, "expected exactly one pod name"},
 		{[]string{"logs", "a", "--tail", "-5"}, "--tail -5: use a number of lines, or -1 for all"},
 		{[]string{"logs", "a", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"get", "pods", "-o", "yaml", "--server", "127.0.0.1:1"}, `-o "yaml": only json is supported`},
+		{[]string{"get", "pods", "-o", "yaml", "--server", "127.0.0.1:1"}, `-o "yaml": use json or wide`},
+		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json)`},
 		{[]string{"get", "deployments"}, "only `node get pods` and `node get nodes` are supported"},
 	} {
 		var out, errOut bytes.Buffer

@@ -81,6 +81,9 @@ func Print(out io.Writer, d Document, now time.Time) error {
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		line(0, "Controlled By:\t%s/%s", ref.Kind, ref.Name)
 	}
+	if p.Status.NominatedNodeName != "" {
+		line(0, "NominatedNodeName:\t%s", p.Status.NominatedNodeName)
+	}
 	if len(p.Spec.InitContainers) > 0 {
 		line(0, "Init Containers:")
 		containers(line, &d, p.Spec.InitContainers, p.Status.InitContainerStatuses, now)

@@ -1,15 +1,17 @@
 // Package kubectl prints pods the way `kubectl get pods` does: NAME, READY, STATUS (kubectl 1.37's
-// printPod reasoning: Init:N/M, CrashLoopBackOff, Completed, Error, NotReady, Terminating, ...;
-// the app containers decide once the Initialized condition is True, a failed container's error
-// beats NotReady beside a completed one, a deleted pod of a terminal phase keeps its status),
-// RESTARTS (with "(12s ago)"; while initializing the init containers', after it the sidecars' and
-// app containers') and AGE in kubectl's short human form, optionally with NAMESPACE (-A) and NODE (a
-// fleet aggregator's pods); and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or
-// VERSION, which a fleet's nodes do not report). It is pure: the current time is a parameter.
+// printPod reasoning: Init:N/M, CrashLoopBackOff, Completed, Error, NotReady, Terminating,
+// SchedulingGated, ...; the app containers decide once the Initialized condition is True, a failed
+// container's error beats NotReady beside a completed one, a deleted pod of a terminal phase keeps
+// its status), RESTARTS (with "(12s ago)"; while initializing the init containers', after it the
+// sidecars' and app containers') and AGE in kubectl's short human form, optionally with NAMESPACE
+// (-A), NODE (a fleet aggregator's pods) and -o wide's IP, NODE, NOMINATED NODE and READINESS
+// GATES; and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or VERSION, which a
+// fleet's nodes do not report). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
-// pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells with printPod's cells on
-// 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with printNode's STATUS. Beyond
+// pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
+// printPod's wide cells on 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with
+// printNode's STATUS, TestHumanDurationIsKubectls HumanDuration with apimachinery's. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
 // STATUS.
 package kubectl

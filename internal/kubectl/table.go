@@ -21,6 +21,9 @@ func PrintPods(w io.Writer, pods []v1.Pod, now time.Time, withNamespace bool) er
 type Columns struct {
 	Namespace bool // NAMESPACE first (-A)
 	Node      bool // NODE last: spec.nodeName, as kubectl's wide output (a fleet aggregator's pods)
+	// Wide adds kubectl's -o wide columns: IP, NODE, NOMINATED NODE and READINESS GATES (NODE
+	// once, with or without Node).
+	Wide bool
 }
 
 // PrintPodColumns writes the table with the optional columns.
@@ -30,7 +33,10 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 		fmt.Fprint(tw, "NAMESPACE\t")
 	}
 	fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
-	if cols.Node {
+	switch {
+	case cols.Wide:
+		fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
+	case cols.Node:
 		fmt.Fprint(tw, "\tNODE")
 	}
 	fmt.Fprintln(tw)
@@ -40,7 +46,10 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 			fmt.Fprintf(tw, "%s\t", p.Namespace)
 		}
 		fmt.Fprint(tw, strings.Join(PodCells(p, now), "\t"))
-		if cols.Node {
+		switch {
+		case cols.Wide:
+			fmt.Fprint(tw, "\t"+strings.Join(PodWideCells(p), "\t"))
+		case cols.Node:
 			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
 		}
 		fmt.Fprintln(tw)
@@ -106,6 +115,27 @@ func PodCells(p *v1.Pod, now time.Time) []string {
 	r := podRow(p)
 	return []string{p.Name, fmt.Sprintf("%d/%d", r.ready, r.total), r.status, r.restartsColumn(now),
 		HumanDuration(now.Sub(p.CreationTimestamp.Time))}
+}
+
+// PodWideCells are the columns kubectl get pods -o wide adds: IP (the first of status.podIPs), NODE,
+// NOMINATED NODE and READINESS GATES (how many of the pod's gates have a True condition, of how
+// many), each <none> when empty.
+func PodWideCells(p *v1.Pod) []string {
+	ip := ""
+	if len(p.Status.PodIPs) > 0 {
+		ip = p.Status.PodIPs[0].IP
+	}
+	gates := "<none>"
+	if n := len(p.Spec.ReadinessGates); n > 0 {
+		passed := 0
+		for _, g := range p.Spec.ReadinessGates {
+			if conditionTrue(&p.Status, g.ConditionType) {
+				passed++
+			}
+		}
+		gates = fmt.Sprintf("%d/%d", passed, n)
+	}
+	return []string{orNone(ip), orNone(p.Spec.NodeName), orNone(p.Status.NominatedNodeName), gates}
 }
 
 // Status is kubectl's STATUS column.

@@ -156,6 +156,24 @@ func TestPrintPodsWithNodeColumn(t *testing.T) {
 		"default     api    1/1     Running   0          60s   <none>\n", b.String())
 }
 
+// -o wide: kubectl's four columns, NODE once even from an aggregator (-A).
+func TestPrintPodsWide(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	web := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+		Spec: v1.PodSpec{NodeName: "n1", Containers: []v1.Container{{Name: "a"}},
+			ReadinessGates: []v1.PodReadinessGate{{ConditionType: "example.com/lb"}, {ConditionType: "example.com/dns"}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIPs: []v1.PodIP{{IP: "127.0.0.1"}, {IP: "::1"}},
+			Conditions:        []v1.PodCondition{{Type: "example.com/lb", Status: v1.ConditionTrue}, {Type: "example.com/dns", Status: v1.ConditionFalse}},
+			ContainerStatuses: []v1.ContainerStatus{{Name: "a", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
+	api := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}}}, Status: v1.PodStatus{Phase: v1.PodPending}}
+	var b bytes.Buffer
+	assert.NoError(t, PrintPodColumns(&b, []v1.Pod{web, api}, now, Columns{Namespace: true, Node: true, Wide: true}))
+	assert.Equal(t, "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE   IP          NODE     NOMINATED NODE   READINESS GATES\n"+
+		"default     web    1/1     Running   0          60s   127.0.0.1   n1       <none>           1/2\n"+
+		"default     api    0/1     Pending   0          60s   <none>      <none>   <none>           <none>\n", b.String())
+}
+
 func TestPrintNodes(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	node := func(name string, st v1.ConditionStatus, age time.Duration) v1.Node {

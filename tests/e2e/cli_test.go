@@ -124,6 +124,12 @@ spec:
 	require.Len(t, lines, 2)
 	assert.Regexp(t, `^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`, lines[0])
 	assert.Regexp(t, `^talker\s+1/1\s+Running\s+0\s+\d+s$`, lines[1])
+	code, stdout, stderr = runNode(t, "", "get", "pods", "-o", "wide", "--server", server)
+	require.Equal(t, 0, code, stderr)
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	assert.Regexp(t, `^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$`, lines[0])
+	assert.Regexp(t, `^talker\s+1/1\s+Running\s+0\s+\d+s\s+127\.0\.0\.1\s+<none>\s+<none>\s+<none>$`, lines[1])
 
 	code, stdout, stderr = runNode(t, "", "logs", "talker", "--server", server)
 	require.Equal(t, 0, code, stderr)

@@ -22,8 +22,9 @@ import (
 // TestGetPodsIsKubectls: on 20,000 random pods (init containers and sidecars, every container
 // state with and without reasons, signals and exit codes, readiness, restarts with their last
 // termination, the phase, the pod's reason, its Initialized, Ready and PodScheduled conditions,
-// deletion), `node get pods`' NAME, READY, STATUS, RESTARTS and AGE (package internal/kubectl) are
-// kubectl 1.37's own table printer's (k8s.io/kubernetes pkg/printers/internalversion, printPod).
+// deletion, IPs, node, nominated node, readiness gates), `node get pods -o wide`'s columns (package
+// internal/kubectl) are kubectl 1.37's own table printer's (k8s.io/kubernetes
+// pkg/printers/internalversion, printPod).
 func TestGetPodsIsKubectls(t *testing.T) {
 	t.Parallel()
 	gen := printers.NewTableGenerator().With(printersinternal.AddHandlers)
@@ -35,14 +36,14 @@ func TestGetPodsIsKubectls(t *testing.T) {
 		pod := randomPrintedPod(r, now)
 		var internal core.Pod
 		require.NoError(t, legacyscheme.Scheme.Convert(pod, &internal, nil))
-		table, err := gen.GenerateTable(&internal, printers.GenerateOptions{})
+		table, err := gen.GenerateTable(&internal, printers.GenerateOptions{Wide: true})
 		require.NoError(t, err)
 		require.Len(t, table.Rows, 1)
 		var theirs []string
-		for _, c := range table.Rows[0].Cells[:5] {
+		for _, c := range table.Rows[0].Cells {
 			theirs = append(theirs, fmt.Sprint(c))
 		}
-		ours := kubectl.PodCells(pod, time.Now())
+		ours := append(kubectl.PodCells(pod, time.Now()), kubectl.PodWideCells(pod)...)
 		if !assert.Equal(t, theirs, ours, "pod %d:\n%s", i, describeStatus(pod)) {
 			t.FailNow()
 		}
@@ -107,6 +108,17 @@ func randomPrintedPod(r *rand.Rand, now time.Time) *v1.Pod {
 	if r.IntN(5) == 0 {
 		t := ago()
 		pod.DeletionTimestamp = &t
+	}
+	if r.IntN(2) == 0 {
+		st.PodIPs = []v1.PodIP{{IP: "127.0.0.1"}}
+	}
+	pod.Spec.NodeName = pickOf(r, "", "n1")
+	st.NominatedNodeName = pickOf(r, "", "", "n2")
+	if r.IntN(3) == 0 {
+		pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "example.com/lb"}, {ConditionType: v1.PodScheduled}}
+		if r.IntN(2) == 0 {
+			st.Conditions = append(st.Conditions, v1.PodCondition{Type: "example.com/lb", Status: pickOf(r, v1.ConditionTrue, v1.ConditionFalse)})
+		}
 	}
 	return pod
 }
