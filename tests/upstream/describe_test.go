@@ -38,7 +38,7 @@ func TestDescribeIsKubectls(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(59, 61))
 	for i := range 2000 {
-		now := time.Now().Truncate(time.Second).Add(500 * time.Millisecond)
+		now := time.Now()
 		pod := randomPrintedPod(r, now)
 		decorate(r, pod, now)
 		events := randomEvents(r, pod, now)
@@ -48,10 +48,14 @@ func TestDescribeIsKubectls(t *testing.T) {
 			objs = append(objs, &events[i])
 		}
 		d := kubectldescribe.PodDescriber{Interface: fake.NewClientset(objs...)}
-		theirs, err := d.Describe(pod.Namespace, pod.Name, kubectldescribe.DescriberSettings{ShowEvents: true, ChunkSize: 500})
-		require.NoError(t, err)
+		var theirs string
+		at := clockOf(t, now, func() {
+			var err error
+			theirs, err = d.Describe(pod.Namespace, pod.Name, kubectldescribe.DescriberSettings{ShowEvents: true, ChunkSize: 500})
+			require.NoError(t, err)
+		})
 		var ours bytes.Buffer
-		require.NoError(t, describe.Print(&ours, describe.NewDocument("x", *pod, nil, events, time.Now()), time.Now()))
+		require.NoError(t, describe.Print(&ours, describe.NewDocument("x", *pod, nil, events, at), at))
 		if !assert.Equal(t, describeLines(theirs, true), describeLines(ours.String(), false), "pod %d", i) {
 			t.FailNow()
 		}
