@@ -134,6 +134,7 @@ func TestNextNodeAdoptsARunningContainer(t *testing.T) {
 	assert.True(t, *cs.Started, "started as the last node saw it (KEP-4781)")
 	assert.True(t, alive(pid), "the same process")
 	assert.NotContains(t, rec2.reasons("c"), "Started: Container started", "no new process, no Started event")
+	assert.NotContains(t, rec2.reasons("c"), "Created: Container created", "nor a Created one")
 	mu.Lock()
 	assert.Equal(t, PodStarted, events[0])
 	mu.Unlock()
