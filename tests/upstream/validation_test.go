@@ -22,6 +22,7 @@ import (
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/features"
 
+	probeactorfeatures "github.com/probeactor/probeactor/features"
 	"github.com/probeactor/probeactor/internal/podspec"
 )
 
@@ -259,4 +260,40 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestDefaultsAreTheAPIServers: on the same random pods, what internal/podspec fills in
+// (SetDefaults, then SetGatedDefaults with H2CContainerProbe and GRPCContainerProbeTLS on) is what
+// the API server's v1 defaults fill in, for what podspec owns: the restart policy, the grace period,
+// ports' protocols and every field of every probe.
+func TestDefaultsAreTheAPIServers(t *testing.T) {
+	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+		features.H2CContainerProbe: true, features.GRPCContainerProbeTLS: true})
+	gates, err := probeactorfeatures.Parse("H2CContainerProbe=true,GRPCContainerProbeTLS=true")
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(7, 79))
+	for i := range 4000 {
+		pod := validPod()
+		for range 1 + r.IntN(3) {
+			mutations[r.IntN(len(mutations))].apply(pod, r)
+		}
+		ours, theirs := pod.DeepCopy(), pod.DeepCopy()
+		podspec.SetDefaults(ours)
+		podspec.SetGatedDefaults(ours, gates)
+		legacyscheme.Scheme.Default(theirs)
+		if !assert.Equal(t, defaultedFields(theirs), defaultedFields(ours), "pod %d:\n%s", i, describePod(pod)) {
+			t.FailNow()
+		}
+	}
+}
+
+// defaultedFields are the fields of a defaulted pod that podspec's defaults own.
+func defaultedFields(p *v1.Pod) []any {
+	out := []any{p.Spec.RestartPolicy, deref(p.Spec.TerminationGracePeriodSeconds)}
+	for _, set := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range set {
+			out = append(out, c.Ports, c.LivenessProbe, c.ReadinessProbe, c.StartupProbe)
+		}
+	}
+	return out
 }
