@@ -10,13 +10,14 @@
 //
 // Everything else is kubectl 1.37's describePod, line for line, for the fields a node's pod can
 // carry (tests/upstream TestDescribeIsKubectls holds it to k8s.io/kubectl v0.37.2's PodDescriber
-// on 2,000 random pods with their events): node/hostIP, annotations as "key: value", Terminating (lasts …)
-// only before the phase is terminal, IPs, ports and host ports with their names, image IDs, no
-// state lines for a container with no status yet, events with their object's field path and
-// first time. Deliberate deviations: no Mounts, Volumes, QoS Class, Node-Selectors or Tolerations
-// (node has none of them to show); a fieldRef shows its value for every field node fills in
-// (kubectl's scheme resolves only metadata.name and metadata.namespace and prints the others
-// empty); a gRPC probe without a service prints an empty one (kubectl dereferences it).
+// on 2,000 random pods with their events): node/hostIP, annotations as "key: value", Terminating
+// (lasts …) only before the phase is terminal, IPs, controller and nominated node, ports and host
+// ports with their names, image IDs, no state lines for a container with no status yet, events
+// with their object's field path and first time. Deliberate deviations: no Mounts, Volumes, QoS
+// Class, Node-Selectors or Tolerations (node has none of them to show); a fieldRef shows its value
+// for every field node fills in (kubectl's scheme resolves only metadata.name and
+// metadata.namespace and prints the others empty); a gRPC probe without a service prints an empty
+// one (kubectl dereferences it).
 //
 // Invariants: pure (the present is a parameter; no I/O besides the writer Print is given); the
 // kubelet texts it shows (events, probe lines) are printed as received, never reworded.

@@ -4,9 +4,10 @@
 // 1.37's container restart rules, grace period, container names, env entries, every probe), each
 // problem naming its field path in the API server's words
 // ("spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal
-// to 1"; tests/upstream TestValidationIsTheAPIServers holds both to the API server's v1 defaults and
-// ValidatePodCreate). Both the probe tree's AddPod and node's manifests (node validate, node run, static pods)
-// use it, so a pod is accepted or refused the same way everywhere.
+// to 1"; tests/upstream TestValidationIsTheAPIServers and TestDefaultsAreTheAPIServers hold both to
+// the API server's v1 defaults and ValidatePodCreate). Both the probe tree's AddPod and node's
+// manifests (node validate, node run, static pods) use it, so a pod is accepted or refused the same
+// way everywhere.
 //
 // Feature gates: Validate accepts every field kubelet 1.37 knows (the API server with every gate on);
 // ValidateGates refuses the fields whose gate is off (features.Gates), and SetGatedDefaults fills
