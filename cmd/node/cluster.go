@@ -42,12 +42,11 @@ import (
 
 // clusterConfig is the cluster flags of `node run`.
 type clusterConfig struct {
-	name           string        // --cluster
-	listen         string        // --cluster-listen
-	peers          string        // --cluster-peers
-	failureTimeout time.Duration // --cluster-failure-timeout
-	// failureTimeoutGiven: --cluster-failure-timeout was on the command line (flagsSet).
-	failureTimeoutGiven bool
+	name           string          // --cluster
+	listen         string          // --cluster-listen
+	peers          string          // --cluster-peers
+	failureTimeout time.Duration   // --cluster-failure-timeout
+	given          map[string]bool // the flags given on the command line (flagsSet)
 }
 
 func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
@@ -63,7 +62,7 @@ func (c *clusterConfig) enabled() bool { return c.name != "" || c.listen != "" |
 // errors name the flag. membership.New checks the peer list further (also naming the flags).
 func (c *clusterConfig) validate(files int, manifestPath string) error {
 	if !c.enabled() {
-		if c.failureTimeoutGiven { // a setting that would silently do nothing
+		if c.given["cluster-failure-timeout"] { // a setting that would silently do nothing
 			return errors.New("--cluster-failure-timeout: needs --cluster")
 		}
 		return nil

@@ -102,12 +102,11 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
 		return 2
 	}
-	cfg.cluster.failureTimeoutGiven = set["cluster-failure-timeout"]
+	cfg.cluster.given, cfg.fleet.given = set, set
 	if err := cfg.cluster.validate(len(cfg.files), cfg.manifestPath); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	cfg.fleet.given = set
 	if err := cfg.fleet.validate(cfg.cluster.enabled()); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2

@@ -3,7 +3,8 @@ package describe
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -304,19 +305,11 @@ func labels(m map[string]string) string {
 	if len(m) == 0 {
 		return "<none>"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		lines = append(lines, k+"="+m[k])
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString("\n\t") // kubectl's multi-line labels: one per line, aligned
-		}
-		b.WriteString(k + "=" + m[k])
-	}
-	return b.String()
+	return strings.Join(lines, "\n\t") // kubectl's multi-line labels: one per line, aligned
 }
 
 // maxAnnotationLen is kubectl describe's: a longer annotation (or one of several lines) is
@@ -326,35 +319,28 @@ const maxAnnotationLen = 140
 // annotations are kubectl describe's "key: value" lines, sorted, without kubectl apply's
 // last-applied-configuration.
 func annotations(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if k != v1.LastAppliedConfigAnnotation {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return "<none>"
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString("\n\t")
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if k == v1.LastAppliedConfigAnnotation {
+			continue
 		}
 		value := strings.TrimSuffix(m[k], "\n")
 		if len(value)+len(k)+2 <= maxAnnotationLen && !strings.Contains(value, "\n") {
-			b.WriteString(k + ": " + value)
+			lines = append(lines, k+": "+value)
 			continue
 		}
-		b.WriteString(k + ":")
+		lines = append(lines, k+":")
 		for _, l := range strings.Split(value, "\n") {
 			if len(l) > maxAnnotationLen-2 {
 				l = l[:maxAnnotationLen-2] + "..."
 			}
-			b.WriteString("\n\t  " + l)
+			lines = append(lines, "  "+l)
 		}
 	}
-	return b.String()
+	if len(lines) == 0 {
+		return "<none>"
+	}
+	return strings.Join(lines, "\n\t")
 }
 
 func orNone(s string) string {
