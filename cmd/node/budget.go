@@ -27,7 +27,7 @@ func (f *budgetFlag) Set(s string) error {
 }
 
 // budgetUsage is --restart-budget's help.
-const budgetUsage = "cap the kills liveness and startup failures cause on this node to N per sliding DURATION (e.g. 3/10m; " +
+const budgetUsage = "cap the kills liveness and startup failures cause on this node to `N/DURATION`, N per sliding DURATION (e.g. 3/10m; " +
 	"with --cluster: across the cluster's members, each given the same budget); a kill beyond it waits, the container running " +
 	"and reported not ready, and happens when the budget allows if the probe still fails; crashes are never held back. " +
 	"Off by default (kubelet kills at once)"

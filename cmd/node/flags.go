@@ -50,7 +50,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // addFeatureGatesFlag adds kubelet's --feature-gates to fs (repeatable, merged as kubelet merges
 // it); a bad value is a usage error naming the gate (exit 2). purpose ends the help text.
 func addFeatureGatesFlag(fs *flag.FlagSet, g *features.Gates, purpose string) {
-	fs.Var(g, "feature-gates", "kubelet's feature gates, NAME=BOOL,... (default: kubelet 1.37.2's); "+purpose+". Gates:\n"+
+	fs.Var(g, "feature-gates", "kubelet's feature gates, `NAME=BOOL,...` (default: kubelet 1.37.2's); "+purpose+". Gates:\n"+
 		strings.TrimRight(features.Describe(), "\n"))
 }
 

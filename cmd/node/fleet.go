@@ -44,7 +44,7 @@ type fleetConfig struct {
 
 func addFleetFlags(fs *flag.FlagSet, c *fleetConfig) {
 	fs.StringVar(&c.nodeName, "node-name", "", "this node's name (a DNS subdomain): every served pod's spec.nodeName; required with --fleet or --cluster, its name there")
-	fs.StringVar(&c.aggregator, "fleet", "", "host:port of a fleet aggregator's remote (`node fleet --remote-listen`) to report this node's pods and probe results to")
+	fs.StringVar(&c.aggregator, "fleet", "", "`host:port` of a fleet aggregator's remote (node fleet --remote-listen) to report this node's pods and probe results to")
 	fs.StringVar(&c.listen, "fleet-listen", defaultFleetListen, "host:port of this node's remote endpoint for the aggregator's answers (port 0: ephemeral); a non-loopback address needs mutual TLS")
 	fs.DurationVar(&c.statusEvery, "node-status-update-frequency", defaultStatusUpdateFrequency, "idle time after which the node tells the aggregator it is alive (keep it well under the aggregator's --node-monitor-grace-period)")
 	fs.StringVar(&c.certFile, "tls-cert-file", "", "PEM certificate of this node (Common Name system:node:<node name>, serverAuth and clientAuth); enables mutual TLS on --fleet-listen and --cluster-listen")
