@@ -263,6 +263,13 @@ func newPolicy(cfg Config, self func() string) *policy {
 	return p
 }
 
+// CheckListen refuses a listen address Start would refuse for its form: no port, or a port
+// that is not a number from 0 to 65535 (protoactor remote takes no service name).
+func CheckListen(listen string) error {
+	_, _, err := splitListen(listen)
+	return err
+}
+
 func splitListen(listen string) (string, int, error) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {

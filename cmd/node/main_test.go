@@ -205,6 +205,9 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"listen unparseable", []string{"-f", good, "--listen", "nonsense"}, 2, `--listen "nonsense": address nonsense: missing port`},
+		{"listen port unknown", []string{"-f", good, "--listen", "127.0.0.1:http-ish"}, 2, `--listen "127.0.0.1:http-ish": lookup tcp/http-ish`},
+		{"listen port out of range", []string{"-f", good, "--listen", "127.0.0.1:70000"}, 2, `--listen "127.0.0.1:70000": address 70000: invalid port`},
+		{"root dir empty", []string{"-f", good, "--root-dir", ""}, 2, "--root-dir is empty"},
 		{"listen in use", []string{"-f", good, "--listen", busy.Addr().String(), "--root-dir", root}, 1, "--listen " + busy.Addr().String() + ": listen tcp"},
 		{"reattach timeout negative", []string{"-f", good, "--reattach-timeout", "-1s"}, 2, "--reattach-timeout -1s: must be 0 (containers die with node) or a positive duration"},
 		{"reattach timeout unparseable", []string{"-f", good, "--reattach-timeout", "soon"}, 2, `invalid value "soon" for flag -reattach-timeout`},

@@ -90,8 +90,12 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	if _, _, err := net.SplitHostPort(cfg.listen); err != nil {
+	if err := checkListen(cfg.listen); err != nil {
 		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
+		return 2
+	}
+	if cfg.rootDir == "" {
+		fmt.Fprintln(stderr, "error: --root-dir is empty: name the directory for container logs (default "+defaultRootDir()+")")
 		return 2
 	}
 	if cfg.reattach < 0 {
@@ -155,6 +159,19 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkListen refuses an address net.Listen would refuse for its form: no port, or a port that
+// is neither a number nor a service name. Taken or unreachable addresses fail at start.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return err
+	}
+	return nil
 }
 
 // claimRootDir makes this node the one owner of dir for as long as it runs (rootlock: a second

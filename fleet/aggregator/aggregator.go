@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,20 +61,35 @@ type Aggregator struct {
 // Validate checks the addresses and the grace period (not TLS: LoadTLS checked it); a bad field is
 // an error naming its `node fleet` flag.
 func (c Config) Validate() error {
-	for _, f := range []struct{ flag, addr string }{{"--listen", c.Listen}, {"--remote-listen", c.RemoteListen}} {
-		if _, _, err := net.SplitHostPort(f.addr); err != nil {
-			return fmt.Errorf("%s %q: %w", f.flag, f.addr, err)
-		}
+	_, port, err := net.SplitHostPort(c.Listen)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port) // a number or a service name, as net.Listen takes it
+	}
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", c.Listen, err)
+	}
+	if err := remotesec.CheckListen(c.RemoteListen); err != nil {
+		return fmt.Errorf("--remote-listen: %w", err)
 	}
 	if c.RemoteAdvertise != "" {
-		if host, _, err := net.SplitHostPort(c.RemoteAdvertise); err != nil || host == "" {
+		host, port, err := net.SplitHostPort(c.RemoteAdvertise)
+		if err != nil || host == "" {
 			return fmt.Errorf("--remote-advertise %q: want host:port", c.RemoteAdvertise)
+		}
+		if p, ok := numericPort(port); !ok || p == 0 {
+			return fmt.Errorf("--remote-advertise %q: port %q: want 1-65535", c.RemoteAdvertise, port)
 		}
 	}
 	if c.GracePeriod <= 0 {
 		return fmt.Errorf("--node-monitor-grace-period %v: must be a positive duration (e.g. 40s)", c.GracePeriod)
 	}
 	return nil
+}
+
+// numericPort parses a decimal port, 0-65535.
+func numericPort(s string) (uint16, bool) {
+	p, err := strconv.ParseUint(s, 10, 16)
+	return uint16(p), err == nil
 }
 
 // New validates cfg (Validate) and returns an aggregator that has not started: it binds nothing

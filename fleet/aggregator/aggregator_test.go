@@ -35,7 +35,12 @@ func TestNewRejectsBadInputNamingTheFlag(t *testing.T) {
 		want string
 	}{
 		{"listen", func(c *aggregator.Config) { c.Listen = "nonsense" }, `--listen "nonsense": address nonsense: missing port`},
-		{"remote listen", func(c *aggregator.Config) { c.RemoteListen = "" }, `--remote-listen "": missing port`},
+		{"remote listen", func(c *aggregator.Config) { c.RemoteListen = "" }, `--remote-listen: remote listen address "": missing port`},
+		{"listen port unknown", func(c *aggregator.Config) { c.Listen = "127.0.0.1:abc" }, `--listen "127.0.0.1:abc": lookup tcp/abc`},
+		{"remote listen port a name", func(c *aggregator.Config) { c.RemoteListen = "127.0.0.1:http" }, `--remote-listen: remote listen address "127.0.0.1:http": port "http" is not a number from 0 to 65535`},
+		{"remote listen port out of range", func(c *aggregator.Config) { c.RemoteListen = "127.0.0.1:99999" }, `--remote-listen: remote listen address "127.0.0.1:99999": port "99999" is not a number from 0 to 65535`},
+		{"remote advertise port zero", func(c *aggregator.Config) { c.RemoteAdvertise = "agg.example:0" }, `--remote-advertise "agg.example:0": port "0": want 1-65535`},
+		{"remote advertise port a name", func(c *aggregator.Config) { c.RemoteAdvertise = "agg.example:x" }, `--remote-advertise "agg.example:x": port "x": want 1-65535`},
 		{"grace period", func(c *aggregator.Config) { c.GracePeriod = 0 }, "--node-monitor-grace-period 0s: must be a positive duration"},
 		{"remote advertise", func(c *aggregator.Config) { c.RemoteAdvertise = "x" }, `--remote-advertise "x": want host:port`},
 		{"remote advertise without host", func(c *aggregator.Config) { c.RemoteAdvertise = ":7000" }, `--remote-advertise ":7000": want host:port`},
