@@ -557,3 +557,34 @@ func TestHTTP2Hygiene(t *testing.T) {
 	assert.Equal(t, ReasonProtocol, out.Reason, out.Output)
 	assert.Less(t, len(out.Output), 1024)
 }
+
+// TestMaxResponseHeaderBytes: the response header cap is DefaultMaxResponseHeaderBytes unless
+// WithMaxResponseHeaderBytes sets another (a non-positive n keeps the default); a header over the
+// cap fails the probe as a protocol error, over HTTP/1.1 as over HTTP/2.
+func TestMaxResponseHeaderBytes(t *testing.T) {
+	header := strings.Repeat("h", 8<<10) // under the default cap, over a 4 KiB one
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Big", header) })
+	h1 := newServer(t, h)
+	h2, _ := newH2Server(t, h)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want Result
+	}{
+		{"default", nil, Success},
+		{"4 KiB", []Option{WithMaxResponseHeaderBytes(4 << 10)}, Failure},
+		{"64 KiB set explicitly", []Option{WithMaxResponseHeaderBytes(64 << 10)}, Success},
+		{"zero keeps the default", []Option{WithMaxResponseHeaderBytes(0)}, Success},
+	} {
+		for _, s := range []*httptest.Server{h1, h2} {
+			t.Run(tc.name+"/"+map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[s == h2], func(t *testing.T) {
+				out, err := New(nil, tc.opts...).Probe(context.Background(), httpProbe(t, s.URL, "/", 10), Target{})
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, out.Result, out.Output)
+				if tc.want == Failure {
+					assert.Equal(t, ReasonProtocol, out.Reason, out.Output)
+				}
+			})
+		}
+	}
+}
