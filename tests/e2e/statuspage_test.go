@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/probeactor/probeactor/internal/logtest"
 )
@@ -86,6 +87,9 @@ func TestStatusPageInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate("about:blank")), "start Chromium")
 
 	n := startNode(t, "") // no manifest: the embedded demo
+	// startNode returns once the HTTP API answers, which node starts before its pods: a page
+	// loaded then lists none (seen under coverage instrumentation).
+	n.eventually("demo", func(v1.Pod) bool { return true }, "the demo pod is served")
 	url := n.base + "/"
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(url)), "load %s", url)
 	read := func() (pageState, error) { return chromedp.Run(bctx, chromedp.Evaluate[pageState](readPage)) }
