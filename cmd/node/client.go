@@ -8,8 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -178,80 +176,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-func logsCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("logs", "logs POD [-c CONTAINER] [-n NAMESPACE] [--previous] [--tail N] [-f] [--server ADDR]", stderr)
-	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
-	ns := fs.String("n", "default", "the pod's namespace")
-	container := fs.String("c", "", "container name (may be omitted when the pod has one container)")
-	previous := fs.Bool("previous", false, "the log of the container's previous run")
-	tail := fs.Int("tail", -1, "only the last N lines")
-	follow := fs.Bool("f", false, "keep streaming new output")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "error: expected exactly one pod name")
-		fs.Usage()
-		return 2
-	}
-	if *tail < -1 {
-		fmt.Fprintf(stderr, "error: --tail %d: use a number of lines, or -1 for all\n", *tail)
-		return 2
-	}
-	pod := rest[0]
-	base := serverURL(*srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if *container == "" {
-		resp, err := apiGet(ctx, base, "/pods/"+url.PathEscape(*ns)+"/"+url.PathEscape(pod))
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 1
-		}
-		var p v1.Pod
-		err = json.NewDecoder(resp.Body).Decode(&p)
-		resp.Body.Close()
-		if err != nil {
-			fmt.Fprintf(stderr, "error: decode pod: %v\n", err)
-			return 1
-		}
-		if len(p.Spec.Containers) != 1 || len(p.Spec.InitContainers) > 0 {
-			var names []string
-			for _, c := range append(append([]v1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-				names = append(names, c.Name)
-			}
-			fmt.Fprintf(stderr, "error: a container name must be specified for pod %s, choose one of: [%s]\n", pod, strings.Join(names, " "))
-			return 1
-		}
-		*container = p.Spec.Containers[0].Name
-	}
-	q := url.Values{}
-	if *previous {
-		q.Set("previous", "true")
-	}
-	if *tail >= 0 {
-		q.Set("tailLines", strconv.Itoa(*tail))
-	}
-	if *follow {
-		q.Set("follow", "true")
-	}
-	path := "/containerLogs/" + url.PathEscape(*ns) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(*container)
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	resp, err := apiGet(ctx, base, path)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(stdout, resp.Body); err != nil && !*follow {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
-	}
-	_ = os.Stdout.Sync()
-	return 0
 }

@@ -19,7 +19,8 @@
 //	node explain -f FILE... [-o json]
 //	node describe pod NAME [-n NS] [--server ADDR] [-o json]
 //	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
-//	node logs POD [-c CONTAINER] [-n NS] [--previous] [--tail N] [-f] [--server ADDR]
+//	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
+//	          [--limit-bytes N] [-f] [--prefix] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
 //	node get nodes [--server ADDR]
 //	node version
@@ -43,7 +44,7 @@ Usage:
   node describe pod NAME          a pod as kubectl describe shows it, with each probe's live state
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
-  node logs POD [-c CONTAINER]    print a container's log from a running node
+  node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information
 

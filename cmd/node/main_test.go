@@ -284,9 +284,15 @@ func TestClientUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"logs"}, "expected exactly one pod name"},
-		{[]string{"logs", "a", "b"}, "expected exactly one pod name"},
+		{[]string{"logs"}, "expected POD [CONTAINER], got 0 arguments"},
+		{[]string{"logs", "a", "b", "c"}, "expected POD [CONTAINER], got 3 arguments"},
+		{[]string{"logs", "a", "b", "-c", "b"}, "only one of -c or an inline [CONTAINER] arg is allowed"},
+		{[]string{"logs", "a", "--all-containers", "-c", "b"}, "--all-containers=true should not be specified with container name b"},
 		{[]string{"logs", "a", "--tail", "-5"}, "--tail -5: use a number of lines, or -1 for all"},
+		{[]string{"logs", "a", "--limit-bytes", "-1"}, "--limit-bytes -1: must be greater than 0"},
+		{[]string{"logs", "a", "--since", "-1s"}, "--since -1s: must be greater than 0"},
+		{[]string{"logs", "a", "--since", "1m", "--since-time", "2026-01-02T15:04:05Z"}, "at most one of --since-time or --since may be given"},
+		{[]string{"logs", "a", "--since-time", "yesterday"}, `--since-time "yesterday": want an RFC 3339 time`},
 		{[]string{"logs", "a", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"get", "pods", "-o", "yaml", "--server", "127.0.0.1:1"}, `-o "yaml": use json or wide`},
 		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json)`},

@@ -6,12 +6,17 @@
 // sidecars' and app containers') and AGE in kubectl's short human form, optionally with NAMESPACE
 // (-A), NODE (a fleet aggregator's pods) and -o wide's IP, NODE, NOMINATED NODE and READINESS
 // GATES; and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or VERSION, which a
-// fleet's nodes do not report). It is pure: the current time is a parameter.
+// fleet's nodes do not report); and it chooses the container `kubectl logs POD` reads
+// (LogsContainer: -c, else the kubectl.kubernetes.io/default-container annotation, else the first
+// container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
+// then ephemeral containers; kubectl reads them in its map's random order). It is pure: the
+// current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
 // printPod's wide cells on 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with
-// printNode's STATUS, TestHumanDurationIsKubectls HumanDuration with apimachinery's. Beyond
+// printNode's STATUS, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
+// TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
 // STATUS.
 package kubectl

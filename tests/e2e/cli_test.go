@@ -136,7 +136,7 @@ spec:
 	assert.Equal(t, "hello from talker\n", stdout)
 	code, _, stderr = runNode(t, "", "logs", "talker", "-c", "nope", "--server", server)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `container "nope" is not valid for pod default/talker`)
+	assert.Contains(t, stderr, "container nope is not valid for pod talker out of: talk")
 	code, _, stderr = runNode(t, "", "logs", "nope", "--server", server)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "404 Not Found: pod default/nope not found")

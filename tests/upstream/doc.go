@@ -24,7 +24,8 @@
 // TestGetPodsIsKubectls, TestGetNodesStatusIsKubectls, TestHumanDurationIsKubectls and
 // TestDescribeIsKubectls hold what node prints for operators (internal/kubectl, internal/describe)
 // to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
-// pkg/describe over a fake clientset) on random pods and nodes. TestConditionsAreKubelets holds
+// pkg/describe over a fake clientset) on random pods and nodes; TestLogsContainerIsKubectls holds
+// `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn. TestConditionsAreKubelets holds
 // internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
 // (pkg/kubelet/status).
 //

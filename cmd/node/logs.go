@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/internal/kubectl"
+)
+
+const logsSynopsis = "logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NAMESPACE] [-p] [--tail N] [--since D | --since-time T] [--limit-bytes N] [-f] [--prefix] [--server ADDR]"
+
+// logsCommand is `kubectl logs POD` against a running node: kubectl 1.37's flags and its choice
+// of container (internal/kubectl.LogsContainer), each request one GET of kubelet's
+// /containerLogs with v1.PodLogOptions' query parameters.
+func logsCommand(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("logs", logsSynopsis, stderr)
+	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
+	ns := fs.String("n", "default", "the pod's `NAMESPACE`")
+	container := fs.String("c", "", "the `CONTAINER`; omitted: the pod's kubectl.kubernetes.io/default-container annotation's, else its first container")
+	all := fs.Bool("all-containers", false, "every container's log in turn: init containers, then app containers")
+	previous := fs.Bool("previous", false, "the log of the container's previous run")
+	fs.BoolVar(previous, "p", false, "short for --previous")
+	tail := fs.Int64("tail", -1, "only the last `N` lines (-1: all)")
+	since := fs.Duration("since", 0, "only the runs that wrote within this `duration` (e.g. 5m; rounded up to seconds; node's logs carry no per-line times)")
+	sinceTime := fs.String("since-time", "", "only the runs that wrote since this RFC 3339 `time`")
+	limitBytes := fs.Int64("limit-bytes", 0, "at most `N` bytes of log (0: no limit)")
+	follow := fs.Bool("f", false, "keep streaming new output")
+	fs.BoolVar(follow, "follow", false, "same as -f")
+	prefix := fs.Bool("prefix", false, "begin each line with its source, [pod/NAME/CONTAINER]")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	q, err := logsQuery(*previous, *follow, *tail, *since, *sinceTime, *limitBytes)
+	if err == nil {
+		err = logsArgs(rest, container, *all, flagSet(fs, "c"))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		if len(rest) == 0 || len(rest) > 2 {
+			fs.Usage()
+		}
+		return 2
+	}
+	pod := rest[0]
+	base := serverURL(*srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// kubectl reads the pod first to choose the container; so does node logs, even with -c, so that
+	// a wrong name lists the pod's containers.
+	resp, err := apiGet(ctx, base, "/pods/"+url.PathEscape(*ns)+"/"+url.PathEscape(pod))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	var p v1.Pod
+	err = json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "error: decode pod: %v\n", err)
+		return 1
+	}
+	containers := kubectl.LogsContainers(&p)
+	if !*all {
+		name, notes, err := kubectl.LogsContainer(&p, *container)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, n)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+		containers = []string{name}
+	}
+	out := &lineWriter{w: stdout}
+	stream := func(c string) error {
+		path := "/containerLogs/" + url.PathEscape(*ns) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(c)
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		resp, err := apiGet(ctx, base, path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var linePrefix string
+		if *prefix {
+			linePrefix = "[pod/" + p.Name + "/" + c + "] "
+		}
+		if err := out.copyLines(resp.Body, linePrefix); err != nil && !*follow {
+			return err
+		}
+		return nil
+	}
+	if *follow && len(containers) > 1 { // every stream at once, as kubectl follows them; whole lines
+		errs := make([]error, len(containers))
+		var wg sync.WaitGroup
+		for i, c := range containers {
+			wg.Go(func() { errs[i] = stream(c) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				fmt.Fprintf(stderr, "error: %v\n", err)
+				return 1
+			}
+		}
+		return 0
+	}
+	for _, c := range containers { // one after the other, in LogsContainers' order
+		if err := stream(c); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+	}
+	_ = os.Stdout.Sync()
+	return 0
+}
+
+// logsArgs checks POD [CONTAINER] against -c and --all-containers, as kubectl does, and takes an
+// inline CONTAINER into container.
+func logsArgs(rest []string, container *string, all, cGiven bool) error {
+	switch {
+	case len(rest) == 0 || len(rest) > 2:
+		return fmt.Errorf("expected POD [CONTAINER], got %d arguments", len(rest))
+	case len(rest) == 2 && cGiven:
+		return fmt.Errorf("only one of -c or an inline [CONTAINER] arg is allowed")
+	case len(rest) == 2:
+		*container = rest[1]
+	}
+	if all && *container != "" {
+		return fmt.Errorf("--all-containers=true should not be specified with container name %s", *container)
+	}
+	return nil
+}
+
+// logsQuery is the v1.PodLogOptions query of the flags, refused as kubectl's Validate refuses them.
+func logsQuery(previous, follow bool, tail int64, since time.Duration, sinceTime string, limitBytes int64) (url.Values, error) {
+	q := url.Values{}
+	if previous {
+		q.Set("previous", "true")
+	}
+	if follow {
+		q.Set("follow", "true")
+	}
+	switch {
+	case tail < -1:
+		return nil, fmt.Errorf("--tail %d: use a number of lines, or -1 for all", tail)
+	case tail >= 0:
+		q.Set("tailLines", strconv.FormatInt(tail, 10))
+	}
+	switch {
+	case limitBytes < 0:
+		return nil, fmt.Errorf("--limit-bytes %d: must be greater than 0 (0: no limit)", limitBytes)
+	case limitBytes > 0:
+		q.Set("limitBytes", strconv.FormatInt(limitBytes, 10))
+	}
+	switch {
+	case since != 0 && sinceTime != "":
+		return nil, fmt.Errorf("at most one of --since-time or --since may be given")
+	case since < 0:
+		return nil, fmt.Errorf("--since %v: must be greater than 0", since)
+	case since > 0:
+		secs := int64(math.Ceil(since.Seconds())) // a whole second at least: sinceSeconds=0 is invalid
+		q.Set("sinceSeconds", strconv.FormatInt(secs, 10))
+	case sinceTime != "":
+		t, err := parseRFC3339(sinceTime)
+		if err != nil {
+			return nil, fmt.Errorf("--since-time %q: want an RFC 3339 time such as 2006-01-02T15:04:05Z", sinceTime)
+		}
+		q.Set("sinceTime", t.UTC().Format(time.RFC3339))
+	}
+	return q, nil
+}
+
+// parseRFC3339 accepts what kubectl's util.ParseRFC3339 does: RFC 3339 with or without fractions
+// of a second.
+func parseRFC3339(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// lineWriter writes whole lines, so that streams followed at once never interleave within a line.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// copyLines copies r to the writer line by line, each line after prefix (kubectl's
+// DefaultConsumeRequest and prefixingWriter).
+func (lw *lineWriter) copyLines(r io.Reader, prefix string) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			lw.mu.Lock()
+			_, werr := lw.w.Write(append([]byte(prefix), line...))
+			lw.mu.Unlock()
+			if werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
