@@ -18,11 +18,12 @@
 //	node validate -f FILE...
 //	node explain -f FILE... [-o json]
 //	node describe pod NAME [-n NS] [--server ADDR] [-o json]
-//	node get pods [--server ADDR] [-n NS | -A] (NODE column from a fleet aggregator with -A)
+//	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [-o json|yaml|name|wide] [--show-labels]
+//	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
 //	          [--limit-bytes N] [-f] [--prefix] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
-//	node get nodes [--server ADDR]
+//	node get nodes [NAME...] [--server ADDR] [-l SELECTOR] [-o json|yaml|name] [--show-labels]
 //	node version
 package main
 

@@ -294,9 +294,14 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"logs", "a", "--since", "1m", "--since-time", "2026-01-02T15:04:05Z"}, "at most one of --since-time or --since may be given"},
 		{[]string{"logs", "a", "--since-time", "yesterday"}, `--since-time "yesterday": want an RFC 3339 time`},
 		{[]string{"logs", "a", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"get", "pods", "-o", "yaml", "--server", "127.0.0.1:1"}, `-o "yaml": use json or wide`},
-		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json)`},
-		{[]string{"get", "deployments"}, "only `node get pods` and `node get nodes` are supported"},
+		{[]string{"get", "pods", "-o", "xml", "--server", "127.0.0.1:1"}, `-o "xml": use json, yaml, name or wide`},
+		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json, yaml or name)`},
+		{[]string{"get", "deployments"}, "only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported"},
+		{[]string{"get"}, "only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported"},
+		{[]string{"get", "pods", "-l", "app in (a", "--server", "127.0.0.1:1"}, `-l "app in (a": `},
+		{[]string{"get", "pods", "web", "-l", "app=web"}, "selectors and the all flag cannot be used when passing resource/name arguments"},
+		{[]string{"get", "pods", "web", "-A"}, "a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"get", "pods", "-o", "name", "--show-labels"}, "--show-labels: only for the table (-o wide or no -o), not -o name"},
 	} {
 		var out, errOut bytes.Buffer
 		code := dispatch(tc.args, nil, &out, &errOut)

@@ -9,8 +9,9 @@
 // fleet's nodes do not report); and it chooses the container `kubectl logs POD` reads
 // (LogsContainer: -c, else the kubectl.kubernetes.io/default-container annotation, else the first
 // container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
-// then ephemeral containers; kubectl reads them in its map's random order). It is pure: the
-// current time is a parameter.
+// then ephemeral containers; kubectl reads them in its map's random order); Select picks what
+// `kubectl get KIND [NAME...] [-l SELECTOR]` asks for, and --show-labels adds kubectl's LABELS
+// column (Columns.Labels). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with

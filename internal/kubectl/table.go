@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/probeactor/probeactor/internal/podstatus"
 )
@@ -24,6 +25,8 @@ type Columns struct {
 	// Wide adds kubectl's -o wide columns: IP, NODE, NOMINATED NODE and READINESS GATES (NODE
 	// once, with or without Node).
 	Wide bool
+	// Labels adds kubectl's --show-labels column, LABELS, last.
+	Labels bool
 }
 
 // PrintPodColumns writes the table with the optional columns.
@@ -39,6 +42,9 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 	case cols.Node:
 		fmt.Fprint(tw, "\tNODE")
 	}
+	if cols.Labels {
+		fmt.Fprint(tw, "\tLABELS")
+	}
 	fmt.Fprintln(tw)
 	for i := range pods {
 		p := &pods[i]
@@ -52,6 +58,9 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 		case cols.Node:
 			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
 		}
+		if cols.Labels {
+			fmt.Fprintf(tw, "\t%s", labels.FormatLabels(p.Labels))
+		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
@@ -61,13 +70,21 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 // Ready when the Ready condition is True, NotReady when it is False or Unknown, Unknown without a
 // Ready condition, with ",SchedulingDisabled" for a cordoned node; beyond kubectl, a cluster
 // member whose ClusterQuorum condition is False gets ",<its reason>" (",QuorumLost": it runs no
-// pods).
-func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time) error {
+// pods). showLabels adds kubectl's --show-labels column, LABELS.
+func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time, showLabels bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tAGE")
+	fmt.Fprint(tw, "NAME\tSTATUS\tAGE")
+	if showLabels {
+		fmt.Fprint(tw, "\tLABELS")
+	}
+	fmt.Fprintln(tw)
 	for i := range nodes {
 		n := &nodes[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time)))
+		fmt.Fprintf(tw, "%s\t%s\t%s", n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time)))
+		if showLabels {
+			fmt.Fprintf(tw, "\t%s", labels.FormatLabels(n.Labels))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

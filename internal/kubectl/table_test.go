@@ -191,7 +191,7 @@ func TestPrintNodes(t *testing.T) {
 	quorate.Status.Conditions = append(quorate.Status.Conditions, v1.NodeCondition{Type: "ClusterQuorum", Status: v1.ConditionTrue, Reason: "QuorumHeld"})
 	var b bytes.Buffer
 	assert.NoError(t, PrintNodes(&b, []v1.Node{node("n1", v1.ConditionTrue, 5*time.Minute), node("n2", v1.ConditionUnknown, 30*time.Second),
-		node("n3", "", 3*24*time.Hour), cordoned, minority, quorate}, now))
+		node("n3", "", 3*24*time.Hour), cordoned, minority, quorate}, now, false))
 	assert.Equal(t, "NAME   STATUS                     AGE\n"+
 		"n1     Ready                      5m\n"+
 		"n2     NotReady                   30s\n"+

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// fakeLister serves /pods (four pods in two namespaces) and /nodes (two nodes) as node and a
+// fleet aggregator do.
+func fakeLister(t *testing.T) string {
+	created := metav1.NewTime(time.Now().Add(-time.Minute))
+	pod := func(ns, name string, l map[string]string) v1.Pod {
+		return v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l, CreationTimestamp: created},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}, Status: v1.PodStatus{Phase: v1.PodRunning}}
+	}
+	pods := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{
+		pod("default", "web", map[string]string{"app": "web"}),
+		pod("default", "db", map[string]string{"app": "db"}),
+		pod("prod", "web", map[string]string{"app": "web", "tier": "front"}),
+		pod("prod", "cache", nil),
+	}}
+	nodes := v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: []v1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a"}, CreationTimestamp: created}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n2", Labels: map[string]string{"zone": "b"}, CreationTimestamp: created}},
+	}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /pods", func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(pods) })
+	mux.HandleFunc("GET /nodes", func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(nodes) })
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return strings.TrimPrefix(ts.URL, "http://")
+}
+
+func runGet(t *testing.T, srv string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := dispatch(append(append([]string{"get"}, args...), "--server", srv), nil, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// rows are a table's lines, each collapsed to single spaces, without the header.
+func rows(table string) []string {
+	var out []string
+	for i, l := range strings.Split(strings.TrimSpace(table), "\n") {
+		if i > 0 {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return out
+}
+
+// `node get` selects by name, namespace and label selector, and prints kubectl's formats.
+func TestGetIsKubectlGet(t *testing.T) {
+	srv := fakeLister(t)
+
+	code, out, errOut := runGet(t, srv, "pods")
+	require.Equal(t, 0, code, errOut)
+	assert.Len(t, rows(out), 4, "no -n: every namespace")
+
+	code, out, errOut = runGet(t, srv, "pods", "web")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"web 0/1 Running 0 60s"}, rows(out), "a name: in the default namespace")
+
+	code, out, errOut = runGet(t, srv, "pod", "web", "nope", "-n", "prod")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, []string{"web 0/1 Running 0 60s"}, rows(out))
+	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
+
+	code, out, errOut = runGet(t, srv, "pods", "-l", "app=web", "-A", "--show-labels")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"default web 0/1 Running 0 60s app=web", "prod web 0/1 Running 0 60s app=web,tier=front"}, rows(out))
+	assert.Regexp(t, `^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+LABELS\n`, out)
+
+	code, out, errOut = runGet(t, srv, "pods", "--selector", "!app")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"cache 0/1 Running 0 60s"}, rows(out))
+
+	code, out, errOut = runGet(t, srv, "pods", "-n", "prod", "-l", "app=nope")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "No resources found in prod namespace.\n", errOut)
+
+	code, out, errOut = runGet(t, srv, "pods", "-o", "name", "-n", "prod")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "pod/web\npod/cache\n", out)
+
+	code, out, errOut = runGet(t, srv, "pods", "web", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var one v1.Pod
+	require.NoError(t, json.Unmarshal([]byte(out), &one))
+	assert.Equal(t, "Pod", one.Kind, "one name: the object itself, typed")
+	assert.Equal(t, "v1", one.APIVersion)
+	assert.Equal(t, "default", one.Namespace)
+
+	code, out, errOut = runGet(t, srv, "pods", "-o", "yaml", "-l", "app")
+	require.Equal(t, 0, code, errOut)
+	var list v1.PodList
+	require.NoError(t, yaml.UnmarshalStrict([]byte(out), &list))
+	assert.Equal(t, "PodList", list.Kind)
+	assert.Len(t, list.Items, 3)
+
+	code, out, errOut = runGet(t, srv, "nodes", "n2", "-o", "name")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "node/n2\n", out)
+
+	code, out, errOut = runGet(t, srv, "nodes", "-l", "zone=a", "--show-labels")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"n1 Unknown 60s zone=a"}, rows(out))
+
+	code, _, errOut = runGet(t, srv, "nodes", "n3")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "Error from server (NotFound): nodes \"n3\" not found\n", errOut)
+}
