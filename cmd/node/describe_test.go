@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,10 +38,16 @@ func fakeAPI(t *testing.T, fleet bool) *httptest.Server {
 		}
 		switch r.URL.Path {
 		case "/pods":
-			writeJSON(w, v1.PodList{Items: []v1.Pod{describedPod("n1"), {ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}}})
+			writeJSON(w, v1.PodList{Items: []v1.Pod{describedPod("n1"),
+				{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default", Labels: map[string]string{"app": "other"}}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "webhook", Namespace: "default"}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod"}}}})
 		case "/events":
 			writeJSON(w, v1.EventList{Items: []v1.Event{{InvolvedObject: v1.ObjectReference{Namespace: "default", Name: "web"},
 				Type: "Normal", Reason: "Started", Message: "Container started", Count: 1, LastTimestamp: metav1.NewTime(time.Now())}}})
+		case "/probes/default/other", "/probes/default/webhook", "/probes/prod/web":
+			require.False(t, fleet, "an aggregator has no /probes")
+			writeJSON(w, describe.List{})
 		case "/probes/default/web":
 			require.False(t, fleet, "an aggregator has no /probes")
 			writeJSON(w, describe.List{Items: []describe.Probe{{Container: "app", Type: "Liveness", Live: true, Published: "Success",
@@ -94,11 +101,16 @@ func TestDescribeErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"describe"}, 2, "only `node describe pod NAME` is supported"},
-		{[]string{"describe", "deployment", "web"}, 2, "only `node describe pod NAME` is supported"},
+		{[]string{"describe"}, 2, "only pods can be described: `node describe pod[s] [NAME...]` or `node describe pod/NAME...`"},
+		{[]string{"describe", "deployment", "web"}, 2, "only pods can be described"},
+		{[]string{"describe", "pod/web", "deployment/web"}, 2, `"deployment/web": only pods can be described`},
 		{[]string{"describe", "pod", "web", "-o", "yaml"}, 2, `-o "yaml": only json is supported`},
-		{[]string{"describe", "pod", "nope", "--server", srv.URL}, 1, "pod default/nope not found at " + srv.URL},
-		{[]string{"describe", "pod", "web", "-n", "prod", "--server", srv.URL}, 1, "pod prod/web not found"},
+		{[]string{"describe", "pod", "web", "-l", "app=web"}, 2, "selectors and the all flag cannot be used when passing resource/name arguments"},
+		{[]string{"describe", "pod", "web", "-A"}, 2, "a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"describe", "pods", "-l", "app in (", "--server", srv.URL}, 2, `-l "app in (": `},
+		{[]string{"describe", "pod", "nope", "--server", srv.URL}, 1, `Error from server (NotFound): pods "nope" not found`},
+		{[]string{"describe", "pod", "other", "web", "nope", "-n", "prod", "--server", srv.URL}, 1, `Error from server (NotFound): pods "other" not found` + "\n" +
+			`Error from server (NotFound): pods "nope" not found`},
 		{[]string{"describe", "pod", "web", "--server", "127.0.0.1:1"}, 1, "cannot reach node at http://127.0.0.1:1"},
 	} {
 		var out, errOut bytes.Buffer
@@ -106,4 +118,58 @@ func TestDescribeErrors(t *testing.T) {
 		assert.Contains(t, errOut.String(), tc.want, "%v", tc.args)
 		_, _ = io.Copy(io.Discard, &out)
 	}
+}
+
+// kubectl describe's ways to name pods: none (every pod in the namespace, or -A), -l, pod/NAME,
+// several names, and one name that matches no pod standing for the pods whose names begin with
+// it. Several pods are described without their events unless --show-events is given.
+func TestDescribeSelectsAsKubectl(t *testing.T) {
+	srv := fakeAPI(t, false)
+	describeNames := func(args ...string) (int, []string, string) {
+		var out, errOut bytes.Buffer
+		code := dispatch(append(append([]string{"describe"}, args...), "--server", srv.URL), nil, &out, &errOut)
+		var names []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if name, ok := strings.CutPrefix(l, "Name:"); ok {
+				names = append(names, strings.TrimSpace(name))
+			}
+		}
+		return code, names, out.String() + errOut.String()
+	}
+	code, names, out := describeNames("pods")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"web", "other", "webhook"}, names, "every pod of the default namespace")
+	assert.NotContains(t, out, "Events:", "several pods: no events")
+	assert.Contains(t, out, "\n\n\nName:", "kubectl's separator")
+
+	code, names, out = describeNames("pods", "--show-events")
+	assert.Equal(t, 0, code, out)
+	assert.Len(t, names, 3)
+	assert.Contains(t, out, "Container started", "--show-events given: events for each")
+
+	code, names, out = describeNames("pods", "-A")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"web", "other", "webhook", "web"}, names)
+
+	code, names, out = describeNames("po", "-l", "app=other")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"other"}, names)
+	assert.Contains(t, out, "Events:", "one pod: its events")
+
+	code, names, out = describeNames("pod/other", "pod/web")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"other", "web"}, names, "in the order given")
+
+	code, names, out = describeNames("pod", "webh")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"webhook"}, names, "no pod is named webh: the pods whose names begin with it")
+
+	code, names, out = describeNames("pod", "we")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, []string{"web", "webhook"}, names)
+
+	code, names, out = describeNames("pods", "-n", "empty")
+	assert.Equal(t, 0, code, out)
+	assert.Empty(t, names)
+	assert.Equal(t, "No resources found in empty namespace.\n", out)
 }

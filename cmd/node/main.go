@@ -17,7 +17,7 @@
 //	         [--node-name NAME --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C [--cluster-failure-timeout D]]
 //	node validate -f FILE...
 //	node explain -f FILE... [-o json]
-//	node describe pod NAME [-n NS] [--server ADDR] [-o json]
+//	node describe pod[s] [NAME...] | pod/NAME... [-n NS | -A] [-l SELECTOR] [--show-events] [--server ADDR] [-o json]
 //	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [-o json|yaml|name|wide] [--show-labels]
 //	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
@@ -42,7 +42,7 @@ Usage:
   node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f, no --pod-manifest-path: the embedded demo)
   node validate -f FILE...        check manifests without running anything
   node explain -f FILE...         what each probe's numbers mean in time, and the classic mistakes
-  node describe pod NAME          a pod as kubectl describe shows it, with each probe's live state
+  node describe pod [NAME...]     pods as kubectl describe shows them, with each probe's live state
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
   node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)

@@ -13,7 +13,9 @@
 // on 2,000 random pods with their events): node/hostIP, annotations as "key: value", Terminating
 // (lasts …) only before the phase is terminal, IPs, controller and nominated node, ports and host
 // ports with their names, image IDs, no state lines for a container with no status yet, events
-// with their object's field path and first time. Deliberate deviations: no Mounts, Volumes, QoS
+// with their object's field path and first time; PrintWith's Settings.ShowEvents leaves the
+// events out as kubectl's DescriberSettings does (several pods described at once). Deliberate
+// deviations: no Mounts, Volumes, QoS
 // Class, Node-Selectors or Tolerations (node has none of them to show); a fieldRef shows its value
 // for every field node fills in (kubectl's scheme resolves only metadata.name and
 // metadata.namespace and prints the others empty); a gRPC probe without a service prints an empty

@@ -27,6 +27,18 @@ var probeOrder = []messages.ProbeType{messages.Liveness, messages.Readiness, mes
 // Print writes a pod's description in kubectl describe's layout (the fields node knows: no
 // volumes, QoS or tolerations), each probe followed by its live state, then the pod's events.
 func Print(out io.Writer, d Document, now time.Time) error {
+	return PrintWith(out, d, now, Settings{ShowEvents: true})
+}
+
+// Settings are kubectl's DescriberSettings that node has.
+type Settings struct {
+	// ShowEvents prints the Events section (kubectl describe --show-events, on by default; off when
+	// several objects are described and the flag was not given).
+	ShowEvents bool
+}
+
+// PrintWith is Print with kubectl's describer settings.
+func PrintWith(out io.Writer, d Document, now time.Time, settings Settings) error {
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	p := &d.Pod
 	line := func(indent int, format string, args ...any) {
@@ -113,7 +125,9 @@ func Print(out io.Writer, d Document, now time.Time) error {
 			line(1, "%v \t%v ", c.Type, c.Status)
 		}
 	}
-	events(line, d.Events, now)
+	if settings.ShowEvents {
+		events(line, d.Events, now)
+	}
 	return w.Flush()
 }
 

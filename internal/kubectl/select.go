@@ -7,7 +7,8 @@ import (
 
 // Selection is what `kubectl get KIND [NAME...]` asks for: the named objects (in the order given)
 // in Namespace, or, without names, every object in Namespace ("" for all, and for nodes, which
-// have none) whose labels Selector matches (nil: all).
+// have none) whose labels Selector matches (nil: all). A name matches every object of that name
+// in Namespace: a fleet aggregator lists a pod once per node that runs it.
 type Selection struct {
 	Names     []string
 	Namespace string
@@ -28,7 +29,6 @@ func Select[T any, PT interface {
 			for i := range items {
 				if o := PT(&items[i]); o.GetName() == name && inNamespace(o) {
 					chosen, found = append(chosen, items[i]), true
-					break
 				}
 			}
 			if !found {

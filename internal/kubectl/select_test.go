@@ -47,6 +47,7 @@ func TestSelect(t *testing.T) {
 		{"an existence selector", Selection{Selector: sel("!app")}, []string{"prod/cache"}, nil},
 		{"names in the order given", Selection{Names: []string{"db", "web"}, Namespace: "default"}, []string{"default/db", "default/web"}, nil},
 		{"a name in another namespace is missing", Selection{Names: []string{"cache", "web"}, Namespace: "default"}, []string{"default/web"}, []string{"cache"}},
+		{"a name in every namespace", Selection{Names: []string{"web"}}, []string{"default/web", "prod/web"}, nil},
 		{"nothing matches", Selection{Selector: sel("app=nope")}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

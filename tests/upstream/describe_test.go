@@ -33,7 +33,7 @@ var notNodes = regexp.MustCompile(`^(Mounts|Volumes|QoS Class|Node-Selectors|Tol
 // readiness gates, init containers, sidecars and app containers with ports, multi-line commands
 // and args, env values (multi-line) and the downward API fields kubectl resolves, probes of every
 // kind, every container state, last states and missing statuses, conditions; and events, counted
-// and not, with and without a container's field path.
+// and not, with and without a container's field path; with kubectl's ShowEvents on and off.
 func TestDescribeIsKubectls(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(59, 61))
@@ -42,6 +42,7 @@ func TestDescribeIsKubectls(t *testing.T) {
 		pod := randomPrintedPod(r, now)
 		decorate(r, pod, now)
 		events := randomEvents(r, pod, now)
+		showEvents := r.IntN(8) != 0 // --show-events=false, or several pods described at once
 
 		objs := []runtime.Object{pod}
 		for i := range events {
@@ -51,11 +52,11 @@ func TestDescribeIsKubectls(t *testing.T) {
 		var theirs string
 		at := clockOf(t, now, func() {
 			var err error
-			theirs, err = d.Describe(pod.Namespace, pod.Name, kubectldescribe.DescriberSettings{ShowEvents: true, ChunkSize: 500})
+			theirs, err = d.Describe(pod.Namespace, pod.Name, kubectldescribe.DescriberSettings{ShowEvents: showEvents, ChunkSize: 500})
 			require.NoError(t, err)
 		})
 		var ours bytes.Buffer
-		require.NoError(t, describe.Print(&ours, describe.NewDocument("x", *pod, nil, events, at), at))
+		require.NoError(t, describe.PrintWith(&ours, describe.NewDocument("x", *pod, nil, events, at), at, describe.Settings{ShowEvents: showEvents}))
 		if !assert.Equal(t, describeLines(theirs, true), describeLines(ours.String(), false), "pod %d", i) {
 			t.FailNow()
 		}
