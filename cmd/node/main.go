@@ -22,6 +22,7 @@
 //	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
 //	          [--limit-bytes N] [-f] [--prefix] [--server ADDR]
+//	node events [--for pod/NAME|node/NAME] [--types T,...] [-n NS | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
 //	node get nodes [NAME...] [--server ADDR] [-l SELECTOR] [-o json|yaml|name] [--show-labels]
 //	node version
@@ -46,6 +47,7 @@ Usage:
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
   node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)
+  node events [--for pod/NAME]    the events of a running node or fleet aggregator, as kubectl events prints them
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information
 
@@ -81,6 +83,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return getCommand(args[1:], stdout, stderr)
 	case "logs":
 		return logsCommand(args[1:], stdout, stderr)
+	case "events":
+		return eventsCommand(args[1:], stdout, stderr)
 	case "fleet":
 		return fleetCommand(args[1:], stdout, stderr)
 	case "version", "--version":

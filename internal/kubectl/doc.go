@@ -11,13 +11,17 @@
 // container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
 // then ephemeral containers; kubectl reads them in its map's random order); Select picks what
 // `kubectl get KIND [NAME...] [-l SELECTOR]` asks for, and --show-labels adds kubectl's LABELS
-// column (Columns.Labels). It is pure: the current time is a parameter.
+// column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
+// PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
+// watch). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
 // printPod's wide cells on 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with
 // printNode's STATUS, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
-// TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn. Beyond
+// TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn,
+// TestEventsIsKubectls the events table with kubectl events' own sort, printer and tabwriter,
+// byte for byte. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
 // STATUS.
 package kubectl

@@ -322,6 +322,21 @@ func readPIDs(path string) []int {
 	return pids
 }
 
+// describePIDs is /proc's view of each live process among pids: its stat line (state, parent,
+// process group, session) and command line, for a failure message.
+func describePIDs(pids []int) string {
+	var b strings.Builder
+	for _, p := range pids {
+		if !alive(p) {
+			continue
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		fmt.Fprintf(&b, "  %s\n    cmdline %q\n", strings.TrimSpace(string(stat)), strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return b.String()
+}
+
 // alive reports whether a process exists and is not a zombie.
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

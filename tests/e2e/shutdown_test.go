@@ -69,14 +69,16 @@ func TestSIGKILLOfNodeTakesItsContainersDown(t *testing.T) {
 	n.stop(syscall.SIGKILL)
 	// The shims see their connection close and kill everything; the exec probe command dies by
 	// Pdeathsig and the child it forked by the exec-probe guard, which sees its pipe close too.
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		for _, p := range pids {
 			if alive(p) {
 				return false
 			}
 		}
 		return true
-	}, timeout, tick, "container or exec probe processes outlived a SIGKILLed node")
+	}, timeout, tick, "container or exec probe processes outlived a SIGKILLed node") {
+		t.Logf("the survivors (polite's 3 pids, stubborn's 2, the probe's 2: %v):\n%s", pids, describePIDs(pids))
+	}
 }
 
 // TestSIGKILLOfNodeLeavesItsContainersButNotItsProbes: with a re-attach window (issue 20) a

@@ -25,7 +25,8 @@
 // TestDescribeIsKubectls hold what node prints for operators (internal/kubectl, internal/describe)
 // to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
 // pkg/describe over a fake clientset) on random pods and nodes; TestLogsContainerIsKubectls holds
-// `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn. TestConditionsAreKubelets holds
+// `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn;
+// TestEventsIsKubectls holds `node events`' table to kubectl events' own, byte for byte. TestConditionsAreKubelets holds
 // internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
 // (pkg/kubelet/status).
 //
