@@ -51,27 +51,28 @@ func runEvents(t *testing.T, srv string, args ...string) (int, string, string) {
 // `node events` selects and prints as kubectl events: oldest first, by namespace, object and type.
 func TestEventsIsKubectlEvents(t *testing.T) {
 	list := []v1.Event{
-		testEvent("default", "a", "Pod", "web", "Warning", "Unhealthy", 3, 10*time.Second),
-		testEvent("default", "b", "Pod", "web", "Normal", "Started", 1, time.Minute),
-		testEvent("prod", "c", "Pod", "db", "Normal", "Created", 1, 2*time.Minute),
-		testEvent("default", "d", "Node", "n1", "Normal", "NodeReady", 1, time.Hour),
+		// ages in whole hours: kubectl's human durations of them hold for an hour, however slow the run
+		testEvent("default", "a", "Pod", "web", "Warning", "Unhealthy", 3, 20*time.Hour),
+		testEvent("default", "b", "Pod", "web", "Normal", "Started", 1, 30*time.Hour),
+		testEvent("prod", "c", "Pod", "db", "Normal", "Created", 1, 40*time.Hour),
+		testEvent("default", "d", "Node", "n1", "Normal", "NodeReady", 1, 47*time.Hour),
 	}
 	srv := fakeEvents(t, list, list, list, list, list)
 
 	code, out, errOut := runEvents(t, srv)
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"60m Normal NodeReady Node/n1 NodeReady message", "60s Normal Started Pod/web Started message",
-		"10s (x3 over 10s) Warning Unhealthy Pod/web Unhealthy message"}, rows(out), "the default namespace, oldest first")
+	assert.Equal(t, []string{"47h Normal NodeReady Node/n1 NodeReady message", "30h Normal Started Pod/web Started message",
+		"20h (x3 over 20h) Warning Unhealthy Pod/web Unhealthy message"}, rows(out), "the default namespace, oldest first")
 	assert.Regexp(t, `^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n`, out)
 
 	code, out, errOut = runEvents(t, srv, "-A", "--types", "normal", "--no-headers")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"default 60m Normal NodeReady Node/n1 NodeReady message", "prod 2m Normal Created Pod/db Created message",
-		"default 60s Normal Started Pod/web Started message"}, append([]string{strings.Join(strings.Fields(strings.Split(out, "\n")[0]), " ")}, rows(out)...))
+	assert.Equal(t, []string{"default 47h Normal NodeReady Node/n1 NodeReady message", "prod 40h Normal Created Pod/db Created message",
+		"default 30h Normal Started Pod/web Started message"}, append([]string{strings.Join(strings.Fields(strings.Split(out, "\n")[0]), " ")}, rows(out)...))
 
 	code, out, errOut = runEvents(t, srv, "--for", "pod/web", "--types", "Warning")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"10s (x3 over 10s) Warning Unhealthy Pod/web Unhealthy message"}, rows(out))
+	assert.Equal(t, []string{"20h (x3 over 20h) Warning Unhealthy Pod/web Unhealthy message"}, rows(out))
 
 	code, out, errOut = runEvents(t, srv, "--for", "po/db", "-n", "prod", "-o", "json")
 	require.Equal(t, 0, code, errOut)
@@ -109,11 +110,11 @@ func TestEventsWatch(t *testing.T) {
 	saved := eventsPollInterval
 	eventsPollInterval = time.Millisecond
 	defer func() { eventsPollInterval = saved }()
-	first := testEvent("default", "a", "Pod", "web", "Normal", "Started", 1, time.Minute)
-	second := testEvent("default", "b", "Pod", "web", "Warning", "Unhealthy", 1, 5*time.Second)
+	first := testEvent("default", "a", "Pod", "web", "Normal", "Started", 1, 30*time.Hour)
+	second := testEvent("default", "b", "Pod", "web", "Warning", "Unhealthy", 1, 25*time.Hour)
 	repeated := second
-	repeated.Count, repeated.LastTimestamp = 2, metav1.NewTime(time.Now())
-	other := testEvent("prod", "c", "Pod", "db", "Normal", "Created", 1, time.Second)
+	repeated.Count, repeated.LastTimestamp = 2, metav1.NewTime(time.Now().Add(-20*time.Hour))
+	other := testEvent("prod", "c", "Pod", "db", "Normal", "Created", 1, 21*time.Hour)
 	srv := fakeEvents(t, []v1.Event{first}, []v1.Event{first}, []v1.Event{first, second, other}, []v1.Event{first, repeated, other})
 	code, out, errOut := runEvents(t, srv, "-w")
 	assert.Equal(t, 1, code)
@@ -121,8 +122,8 @@ func TestEventsWatch(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	require.Len(t, lines, 4, out)
 	assert.Regexp(t, `^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`, lines[0])
-	assert.Regexp(t, `^60s\s+Normal\s+Started\s+Pod/web\s+Started message$`, lines[1])
-	assert.Regexp(t, `^5s\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[2], "new: printed once")
-	assert.Regexp(t, `^0s \(x2 over 5s\)\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[3], "repeated: printed again")
+	assert.Regexp(t, `^30h\s+Normal\s+Started\s+Pod/web\s+Started message$`, lines[1])
+	assert.Regexp(t, `^25h\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[2], "new: printed once")
+	assert.Regexp(t, `^20h \(x2 over 25h\)\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[3], "repeated: printed again")
 	assert.NotContains(t, out, "Created", "another namespace's event")
 }

@@ -19,7 +19,7 @@ import (
 // fakeLister serves /pods (four pods in two namespaces) and /nodes (two nodes) as node and a
 // fleet aggregator do.
 func fakeLister(t *testing.T) string {
-	created := metav1.NewTime(time.Now().Add(-time.Minute))
+	created := metav1.NewTime(time.Now().Add(-30 * time.Hour)) // "30h" for an hour, however slow the run
 	pod := func(ns, name string, l map[string]string) v1.Pod {
 		return v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l, CreationTimestamp: created},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}, Status: v1.PodStatus{Phase: v1.PodRunning}}
@@ -70,21 +70,21 @@ func TestGetIsKubectlGet(t *testing.T) {
 
 	code, out, errOut = runGet(t, srv, "pods", "web")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"web 0/1 Running 0 60s"}, rows(out), "a name: in the default namespace")
+	assert.Equal(t, []string{"web 0/1 Running 0 30h"}, rows(out), "a name: in the default namespace")
 
 	code, out, errOut = runGet(t, srv, "pod", "web", "nope", "-n", "prod")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, []string{"web 0/1 Running 0 60s"}, rows(out))
+	assert.Equal(t, []string{"web 0/1 Running 0 30h"}, rows(out))
 	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
 
 	code, out, errOut = runGet(t, srv, "pods", "-l", "app=web", "-A", "--show-labels")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"default web 0/1 Running 0 60s app=web", "prod web 0/1 Running 0 60s app=web,tier=front"}, rows(out))
+	assert.Equal(t, []string{"default web 0/1 Running 0 30h app=web", "prod web 0/1 Running 0 30h app=web,tier=front"}, rows(out))
 	assert.Regexp(t, `^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+LABELS\n`, out)
 
 	code, out, errOut = runGet(t, srv, "pods", "--selector", "!app")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"cache 0/1 Running 0 60s"}, rows(out))
+	assert.Equal(t, []string{"cache 0/1 Running 0 30h"}, rows(out))
 
 	code, out, errOut = runGet(t, srv, "pods", "-n", "prod", "-l", "app=nope")
 	assert.Equal(t, 0, code)
@@ -116,7 +116,7 @@ func TestGetIsKubectlGet(t *testing.T) {
 
 	code, out, errOut = runGet(t, srv, "nodes", "-l", "zone=a", "--show-labels")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, []string{"n1 Unknown 60s zone=a"}, rows(out))
+	assert.Equal(t, []string{"n1 Unknown 30h zone=a"}, rows(out))
 
 	code, _, errOut = runGet(t, srv, "nodes", "n3")
 	assert.Equal(t, 1, code)
