@@ -15,9 +15,6 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-// eventsPollInterval is how often `node events -w` reads /events again (node has no watch).
-var eventsPollInterval = time.Second
-
 const eventsSynopsis = "events [--for pod/NAME|node/NAME] [--types Normal,Warning] [-n NAMESPACE | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]"
 
 // eventsCommand is `kubectl events` against a running node or a fleet aggregator: the events of a
@@ -97,7 +94,7 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 		seen[eventKey(&e)] = eventVersion(&e)
 	}
 	for {
-		time.Sleep(eventsPollInterval)
+		time.Sleep(watchPollInterval)
 		events, err := fetch()
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)

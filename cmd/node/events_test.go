@@ -107,9 +107,9 @@ func TestEventsIsKubectlEvents(t *testing.T) {
 // `node events -w` prints the list, then each event that is new or has repeated since, in
 // kubectl's remembered column widths, and ends with an error when the node goes away.
 func TestEventsWatch(t *testing.T) {
-	saved := eventsPollInterval
-	eventsPollInterval = time.Millisecond
-	defer func() { eventsPollInterval = saved }()
+	saved := watchPollInterval
+	watchPollInterval = time.Millisecond
+	defer func() { watchPollInterval = saved }()
 	first := testEvent("default", "a", "Pod", "web", "Normal", "Started", 1, 30*time.Hour)
 	second := testEvent("default", "b", "Pod", "web", "Warning", "Unhealthy", 1, 25*time.Hour)
 	repeated := second

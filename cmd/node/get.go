@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -17,11 +19,12 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels]"
+const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [-w]"
 
 // getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
 // names, label selectors and kubectl's output formats, chosen client-side
-// (internal/kubectl.Select), so the same command reads a node and an aggregator.
+// (internal/kubectl.Select), so the same command reads a node and an aggregator; -w reads the
+// list every second (node has no watch API) and prints a row for each object that changed or went.
 func getCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("get", getSynopsis, stderr)
 	srv := fs.String("server", server.DefaultListen, "address of a running node's (or, for nodes, a fleet aggregator's) HTTP API")
@@ -31,11 +34,16 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
 	output := fs.String("o", "", "output `FORMAT`: json or yaml (the v1.PodList or v1.NodeList; one NAME: the object), name (pod/NAME), wide (kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns for pods)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
+	watch := fs.Bool("w", false, "after the list, print a row for each object that changes or goes, until interrupted")
+	fs.BoolVar(watch, "watch", false, "same as -w")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
 	kind, sel, err := getArgs(rest, *ns, *all, *selector, *output, *showLabels)
+	if err == nil && *watch && (*output == "json" || *output == "yaml") {
+		err = fmt.Errorf("-w prints rows (the table, -o wide or -o name), not -o %s", *output)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -43,38 +51,131 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	if kind == "node" && !flagSet(fs, "server") {
 		*srv = aggregator.DefaultListen // nodes are what a fleet aggregator knows
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := apiGet(ctx, serverURL(*srv), "/"+kind+"s")
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
+	base := serverURL(*srv)
+	fleet := false
+	fetch := func(list any) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var err error
+		fleet, err = getJSON(ctx, base, "/"+kind+"s", list, stderr)
+		return err
 	}
-	defer resp.Body.Close()
-	printWarnings(resp.Header, stderr)
 	g := getter{output: *output, names: len(sel.Names), stdout: stdout, stderr: stderr}
 	if kind == "node" {
 		var list v1.NodeList
-		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-			fmt.Fprintf(stderr, "error: decode node list: %v\n", err)
+		if err := fetch(&list); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 1
 		}
 		var missing []string
 		list.Items, missing = kubectl.Select(list.Items, sel)
-		return g.print(&list, len(list.Items), missing, "", func(i int) runtime.Object { return &list.Items[i] },
-			func() error { return kubectl.PrintNodes(stdout, list.Items, time.Now(), *showLabels) })
+		table := kubectl.NewNodeTable(stdout, *showLabels)
+		printRows := func(nodes []v1.Node) error { return table.Print(nodes, time.Now()) }
+		if code := g.print(&list, len(list.Items), missing, "", func(i int) runtime.Object { return &list.Items[i] },
+			func() error { return printRows(list.Items) }); code != 0 || !*watch {
+			return code
+		}
+		return watchRows(list.Items, func() ([]v1.Node, error) {
+			var list v1.NodeList
+			err := fetch(&list)
+			nodes, _ := kubectl.Select(list.Items, sel)
+			return nodes, err
+		}, func(n *v1.Node) string { return n.Name }, nodeVersion, watchPrinter(g, kind, printRows), stderr)
 	}
 	var list v1.PodList
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		fmt.Fprintf(stderr, "error: decode pod list: %v\n", err)
+	if err := fetch(&list); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 	var missing []string
 	list.Items, missing = kubectl.Select(list.Items, sel)
-	cols := kubectl.Columns{Namespace: *all, Node: *all && resp.Header.Get(aggregator.ServerHeader) == aggregator.ServerName,
-		Wide: *output == "wide", Labels: *showLabels}
-	return g.print(&list, len(list.Items), missing, sel.Namespace, func(i int) runtime.Object { return &list.Items[i] },
-		func() error { return kubectl.PrintPodColumns(stdout, list.Items, time.Now(), cols) })
+	cols := kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: *output == "wide", Labels: *showLabels}
+	table := kubectl.NewPodTable(stdout, cols)
+	printRows := func(pods []v1.Pod) error { return table.Print(pods, time.Now()) }
+	if code := g.print(&list, len(list.Items), missing, sel.Namespace, func(i int) runtime.Object { return &list.Items[i] },
+		func() error { return printRows(list.Items) }); code != 0 || !*watch {
+		return code
+	}
+	return watchRows(list.Items, func() ([]v1.Pod, error) {
+		var list v1.PodList
+		err := fetch(&list)
+		pods, _ := kubectl.Select(list.Items, sel)
+		return pods, err
+	}, func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion, watchPrinter(g, kind, printRows), stderr)
+}
+
+// watchPollInterval is how often `node get -w` and `node events -w` read the list again.
+var watchPollInterval = time.Second
+
+// watchRows is `kubectl get -w` over a list read every watchPollInterval: after first (already
+// printed), it prints each object whose version changed or that is new, then each one that went
+// (its last row, as kubectl prints a deletion), until a read fails.
+func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T) string, print func([]T) error, stderr io.Writer) int {
+	seen := map[string]T{}
+	versions := map[string]string{}
+	for i := range first {
+		k := key(&first[i])
+		seen[k], versions[k] = first[i], version(&first[i])
+	}
+	for {
+		time.Sleep(watchPollInterval)
+		items, err := fetch()
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+		var rows []T
+		present := map[string]bool{}
+		for i := range items {
+			k, v := key(&items[i]), version(&items[i])
+			present[k] = true
+			if versions[k] != v {
+				rows = append(rows, items[i])
+			}
+			seen[k], versions[k] = items[i], v
+		}
+		var gone []string
+		for k := range seen {
+			if !present[k] {
+				gone = append(gone, k)
+			}
+		}
+		slices.Sort(gone)
+		for _, k := range gone {
+			rows = append(rows, seen[k])
+			delete(seen, k)
+			delete(versions, k)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if err := print(rows); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+	}
+}
+
+// podVersion changes when anything `node get pods` shows of a pod may have: its status (as a
+// status write to the API server would wake kubectl's watch), labels, deletion or node.
+func podVersion(p *v1.Pod) string {
+	b, _ := json.Marshal(struct {
+		Labels   map[string]string
+		Deleted  *metav1.Time
+		NodeName string
+		Status   *v1.PodStatus
+	}{p.Labels, p.DeletionTimestamp, p.Spec.NodeName, &p.Status})
+	return string(b)
+}
+
+// nodeVersion changes when a node's STATUS or labels do (not with each heartbeat, which would
+// print a row every few seconds for nothing a reader can see).
+func nodeVersion(n *v1.Node) string {
+	b, _ := json.Marshal(struct {
+		Status string
+		Labels map[string]string
+	}{kubectl.NodeStatus(n), n.Labels})
+	return string(b)
 }
 
 // getArgs checks `node get`'s arguments and flags as kubectl does, and returns the kind ("pod"
@@ -135,6 +236,23 @@ type getter struct {
 	output         string
 	names          int
 	stdout, stderr io.Writer
+}
+
+// watchPrinter is how a watch prints the objects that changed: table rows, or kind/NAME lines
+// for -o name.
+func watchPrinter[T any, PT interface {
+	*T
+	GetName() string
+}](g getter, kind string, table func([]T) error) func([]T) error {
+	if g.output != "name" {
+		return table
+	}
+	return func(items []T) error {
+		for i := range items {
+			fmt.Fprintf(g.stdout, "%s/%s\n", kind, PT(&items[i]).GetName())
+		}
+		return nil
+	}
 }
 
 // print writes the list (n items; item(i) is one) as json, yaml, names or a table (table), then

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,4 +122,71 @@ func TestGetIsKubectlGet(t *testing.T) {
 	code, _, errOut = runGet(t, srv, "nodes", "n3")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "Error from server (NotFound): nodes \"n3\" not found\n", errOut)
+}
+
+// fakeSequence serves path from bodies, one per request, then 503s: what a node that stops
+// looks like to a watch.
+func fakeSequence(t *testing.T, path string, bodies ...any) string {
+	var mu sync.Mutex
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(bodies) == 0 {
+			http.Error(w, "node is stopping", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(bodies[0])
+		bodies = bodies[1:]
+	}))
+	t.Cleanup(ts.Close)
+	return strings.TrimPrefix(ts.URL, "http://")
+}
+
+// `node get pods -w` prints the list, then a row for each pod whose status changed or that
+// appeared, then the last row of each that went, in the first rows' column widths; a read that
+// fails ends it.
+func TestGetWatch(t *testing.T) {
+	saved := watchPollInterval
+	watchPollInterval = time.Millisecond
+	defer func() { watchPollInterval = saved }()
+	created := metav1.NewTime(time.Now().Add(-30 * time.Hour))
+	pod := func(name string, ready bool) v1.Pod {
+		p := v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, CreationTimestamp: created},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: ready,
+				State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
+		if ready {
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}
+		}
+		return p
+	}
+	list := func(pods ...v1.Pod) v1.PodList { return v1.PodList{Items: pods} }
+	lists := []any{
+		list(pod("web", false)),
+		list(pod("web", false)), // nothing changed: no row
+		list(pod("web", true), pod("a-much-longer-pod-name", false)), // web ready, a new pod
+		list(pod("web", true), pod("other", false)),                  // the long one went; other came
+	}
+	code, out, errOut := runGet(t, fakeSequence(t, "/pods", lists...), "pods", "-w", "-l", "!skip")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "503 Service Unavailable: node is stopping")
+	assert.Equal(t, ""+ // columns widen for a longer name in the same read, and stay wide, as kubectl's do
+		"NAME   READY   STATUS    RESTARTS   AGE\n"+
+		"web    0/1     Running   0          30h\n"+
+		"web                      1/1     Running   0          30h\n"+
+		"a-much-longer-pod-name   0/1     Running   0          30h\n"+
+		"other                    0/1     Running   0          30h\n"+
+		"a-much-longer-pod-name   0/1     Running   0          30h\n", out)
+
+	code, out, _ = runGet(t, fakeSequence(t, "/pods", lists...), "pods", "-w", "-o", "name")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "pod/web\npod/web\npod/a-much-longer-pod-name\npod/other\npod/a-much-longer-pod-name\n", out)
+
+	code, _, errOut = runGet(t, "127.0.0.1:1", "pods", "-w", "-o", "json")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-w prints rows (the table, -o wide or -o name), not -o json")
 }

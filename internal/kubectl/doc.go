@@ -6,7 +6,8 @@
 // sidecars' and app containers') and AGE in kubectl's short human form, optionally with NAMESPACE
 // (-A), NODE (a fleet aggregator's pods) and -o wide's IP, NODE, NOMINATED NODE and READINESS
 // GATES; and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or VERSION, which a
-// fleet's nodes do not report); and it chooses the container `kubectl logs POD` reads
+// fleet's nodes do not report), through kubectl's own tabwriter (PodTable, NodeTable: a watch's
+// later rows keep the columns' widths); and it chooses the container `kubectl logs POD` reads
 // (LogsContainer: -c, else the kubectl.kubernetes.io/default-container annotation, else the first
 // container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
 // then ephemeral containers; kubectl reads them in its map's random order); Select picks what
@@ -18,7 +19,8 @@
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
 // printPod's wide cells on 20,000 random pods, TestGetNodesStatusIsKubectls NodeStatus with
-// printNode's STATUS, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
+// printNode's STATUS, TestGetPodsTableIsKubectls the whole table with kubectl's table printer,
+// byte for byte, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
 // TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn,
 // TestEventsIsKubectls the events table with kubectl events' own sort, printer and tabwriter,
 // byte for byte. Beyond

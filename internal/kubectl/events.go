@@ -93,7 +93,7 @@ func since(t time.Time, now time.Time) string {
 // text cannot drive the terminal.
 var escapeTerminal = strings.NewReplacer("\x1b", "^[", "\r", "\\r").Replace
 
-// NewEventWriter is the tabwriter `kubectl events` prints through (cli-runtime's
+// NewEventWriter is the tabwriter kubectl prints its tables through (cli-runtime's
 // GetNewTabWriter): its columns keep their widths across flushes, so a watch's rows stay aligned.
 func NewEventWriter(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 6, 4, 3, ' ', tabwriter.RememberWidths)

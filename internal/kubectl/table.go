@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/liggitt/tabwriter"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -31,21 +31,42 @@ type Columns struct {
 
 // PrintPodColumns writes the table with the optional columns.
 func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	if cols.Namespace {
-		fmt.Fprint(tw, "NAMESPACE\t")
+	return NewPodTable(w, cols).Print(pods, now)
+}
+
+// PodTable prints pod rows through one of kubectl's tabwriters (cli-runtime's GetNewTabWriter),
+// whose columns keep their widths across flushes: a watch's later rows line up under the first.
+type PodTable struct {
+	tw      *tabwriter.Writer
+	cols    Columns
+	started bool
+}
+
+// NewPodTable returns a table that prints its header before its first rows.
+func NewPodTable(w io.Writer, cols Columns) *PodTable {
+	return &PodTable{tw: NewEventWriter(w), cols: cols}
+}
+
+// Print writes the pods' rows at now (after the header, the first time) and flushes.
+func (t *PodTable) Print(pods []v1.Pod, now time.Time) error {
+	tw, cols := t.tw, t.cols
+	if !t.started {
+		t.started = true
+		if cols.Namespace {
+			fmt.Fprint(tw, "NAMESPACE\t")
+		}
+		fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+		switch {
+		case cols.Wide:
+			fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
+		case cols.Node:
+			fmt.Fprint(tw, "\tNODE")
+		}
+		if cols.Labels {
+			fmt.Fprint(tw, "\tLABELS")
+		}
+		fmt.Fprintln(tw)
 	}
-	fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
-	switch {
-	case cols.Wide:
-		fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
-	case cols.Node:
-		fmt.Fprint(tw, "\tNODE")
-	}
-	if cols.Labels {
-		fmt.Fprint(tw, "\tLABELS")
-	}
-	fmt.Fprintln(tw)
 	for i := range pods {
 		p := &pods[i]
 		if cols.Namespace {
@@ -72,16 +93,36 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 // member whose ClusterQuorum condition is False gets ",<its reason>" (",QuorumLost": it runs no
 // pods). showLabels adds kubectl's --show-labels column, LABELS.
 func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time, showLabels bool) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprint(tw, "NAME\tSTATUS\tAGE")
-	if showLabels {
-		fmt.Fprint(tw, "\tLABELS")
+	return NewNodeTable(w, showLabels).Print(nodes, now)
+}
+
+// NodeTable is PodTable for nodes.
+type NodeTable struct {
+	tw         *tabwriter.Writer
+	showLabels bool
+	started    bool
+}
+
+// NewNodeTable returns a table that prints its header before its first rows.
+func NewNodeTable(w io.Writer, showLabels bool) *NodeTable {
+	return &NodeTable{tw: NewEventWriter(w), showLabels: showLabels}
+}
+
+// Print writes the nodes' rows at now (after the header, the first time) and flushes.
+func (t *NodeTable) Print(nodes []v1.Node, now time.Time) error {
+	tw := t.tw
+	if !t.started {
+		t.started = true
+		fmt.Fprint(tw, "NAME\tSTATUS\tAGE")
+		if t.showLabels {
+			fmt.Fprint(tw, "\tLABELS")
+		}
+		fmt.Fprintln(tw)
 	}
-	fmt.Fprintln(tw)
 	for i := range nodes {
 		n := &nodes[i]
 		fmt.Fprintf(tw, "%s\t%s\t%s", n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time)))
-		if showLabels {
+		if t.showLabels {
 			fmt.Fprintf(tw, "\t%s", labels.FormatLabels(n.Labels))
 		}
 		fmt.Fprintln(tw)

@@ -21,7 +21,7 @@
 // TestValidationIsTheAPIServers compares internal/podspec (SetDefaults, then Validate) with the API
 // server's v1 defaults and ValidatePodCreate on random pods: on the fields podspec owns, the same
 // errors in the same words; TestDefaultsAreTheAPIServers compares the defaults it fills in.
-// TestGetPodsIsKubectls, TestGetNodesStatusIsKubectls, TestHumanDurationIsKubectls and
+// TestGetPodsIsKubectls, TestGetPodsTableIsKubectls, TestGetNodesStatusIsKubectls, TestHumanDurationIsKubectls and
 // TestDescribeIsKubectls hold what node prints for operators (internal/kubectl, internal/describe)
 // to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
 // pkg/describe over a fake clientset) on random pods and nodes; TestLogsContainerIsKubectls holds
