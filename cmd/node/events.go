@@ -71,8 +71,6 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	tw := kubectl.NewEventWriter(stdout)
-	header := !*noHeaders
 	if len(events) == 0 && !*watch {
 		if *all {
 			fmt.Fprintln(stderr, "No events found.")
@@ -81,42 +79,26 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := kubectl.PrintEvents(tw, events, time.Now(), *all, header); err != nil {
+	tw := kubectl.NewEventWriter(stdout)
+	header := !*noHeaders
+	printRows := func(events []v1.Event) error {
+		if len(events) == 0 {
+			return nil // a watch of no events yet: the header comes with the first
+		}
+		err := kubectl.PrintEvents(tw, events, time.Now(), *all, header)
+		header = false
+		return err
+	}
+	if err := printRows(events); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 	if !*watch {
 		return 0
 	}
-	header = header && len(events) == 0
-	seen := map[string]string{}
-	for _, e := range events {
-		seen[eventKey(&e)] = eventVersion(&e)
-	}
-	for {
-		time.Sleep(watchPollInterval)
-		events, err := fetch()
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 1
-		}
-		var changed []v1.Event
-		for _, e := range events {
-			k, ver := eventKey(&e), eventVersion(&e)
-			if seen[k] != ver {
-				seen[k] = ver
-				changed = append(changed, e)
-			}
-		}
-		if len(changed) == 0 {
-			continue
-		}
-		if err := kubectl.PrintEvents(tw, changed, time.Now(), *all, header); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 1
-		}
-		header = false
-	}
+	// An event that went was evicted (node keeps the newest MaxEvents): not printed, as kubectl
+	// events -w does not print deletions.
+	return watchRows(events, fetch, eventKey, eventVersion, printRows, false, stderr)
 }
 
 var eventListType = metav1.TypeMeta{Kind: "EventList", APIVersion: "v1"}

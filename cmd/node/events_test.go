@@ -126,4 +126,15 @@ func TestEventsWatch(t *testing.T) {
 	assert.Regexp(t, `^25h\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[2], "new: printed once")
 	assert.Regexp(t, `^20h \(x2 over 25h\)\s+Warning\s+Unhealthy\s+Pod/web\s+Unhealthy message$`, lines[3], "repeated: printed again")
 	assert.NotContains(t, out, "Created", "another namespace's event")
+
+	// A watch that starts with no events prints the header with the first one, once; an event
+	// that went (evicted) is not printed, as kubectl events -w prints no deletions.
+	srv = fakeEvents(t, nil, []v1.Event{first}, []v1.Event{first, second}, []v1.Event{second})
+	code, out, _ = runEvents(t, srv, "-w")
+	assert.Equal(t, 1, code)
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 3, out)
+	assert.Regexp(t, `^LAST SEEN\s+TYPE`, lines[0])
+	assert.Regexp(t, `^30h\s+Normal\s+Started`, lines[1])
+	assert.Regexp(t, `^25h\s+Warning\s+Unhealthy`, lines[2])
 }

@@ -80,7 +80,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 			err := fetch(&list)
 			nodes, _ := kubectl.Select(list.Items, sel)
 			return nodes, err
-		}, func(n *v1.Node) string { return n.Name }, nodeVersion, watchPrinter(g, kind, printRows), stderr)
+		}, func(n *v1.Node) string { return n.Name }, nodeVersion, watchPrinter(g, kind, printRows), true, stderr)
 	}
 	var list v1.PodList
 	if err := fetch(&list); err != nil {
@@ -101,16 +101,16 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		err := fetch(&list)
 		pods, _ := kubectl.Select(list.Items, sel)
 		return pods, err
-	}, func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion, watchPrinter(g, kind, printRows), stderr)
+	}, func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion, watchPrinter(g, kind, printRows), true, stderr)
 }
 
 // watchPollInterval is how often `node get -w` and `node events -w` read the list again.
 var watchPollInterval = time.Second
 
 // watchRows is `kubectl get -w` over a list read every watchPollInterval: after first (already
-// printed), it prints each object whose version changed or that is new, then each one that went
-// (its last row, as kubectl prints a deletion), until a read fails.
-func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T) string, print func([]T) error, stderr io.Writer) int {
+// printed), it prints each object whose version changed or that is new, then, with printGone,
+// each one that went (its last row, as kubectl prints a deletion), until a read fails.
+func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T) string, print func([]T) error, printGone bool, stderr io.Writer) int {
 	seen := map[string]T{}
 	versions := map[string]string{}
 	for i := range first {
@@ -142,7 +142,9 @@ func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T
 		}
 		slices.Sort(gone)
 		for _, k := range gone {
-			rows = append(rows, seen[k])
+			if printGone {
+				rows = append(rows, seen[k])
+			}
 			delete(seen, k)
 			delete(versions, k)
 		}
