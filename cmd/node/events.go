@@ -65,7 +65,7 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if *output != "" {
 		g := getter{output: *output, stdout: stdout, stderr: stderr}
-		if err := g.encode(&v1.EventList{TypeMeta: eventListType, Items: nonNilEvents(events)}); err != nil {
+		if err := g.encode(&v1.EventList{TypeMeta: eventListType, Items: orEmpty(events)}); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 1
 		}
@@ -102,13 +102,6 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 var eventListType = metav1.TypeMeta{Kind: "EventList", APIVersion: "v1"}
-
-func nonNilEvents(e []v1.Event) []v1.Event {
-	if e == nil {
-		return []v1.Event{}
-	}
-	return e
-}
 
 // eventKey names an event across reads; eventVersion changes when it repeats.
 func eventKey(e *v1.Event) string { return e.Namespace + "/" + e.Name + "/" + string(e.UID) }

@@ -62,46 +62,67 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	g := getter{output: *output, names: len(sel.Names), stdout: stdout, stderr: stderr}
 	if kind == "node" {
-		var list v1.NodeList
-		if err := fetch(&list); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 1
-		}
-		var missing []string
-		list.Items, missing = kubectl.Select(list.Items, sel)
-		table := kubectl.NewNodeTable(stdout, *showLabels)
-		printRows := func(nodes []v1.Node) error { return table.Print(nodes, time.Now()) }
-		if code := g.print(&list, len(list.Items), missing, "", func(i int) runtime.Object { return &list.Items[i] },
-			func() error { return printRows(list.Items) }); code != 0 || !*watch {
-			return code
-		}
-		return watchRows(list.Items, func() ([]v1.Node, error) {
-			var list v1.NodeList
-			err := fetch(&list)
-			nodes, _ := kubectl.Select(list.Items, sel)
-			return nodes, err
-		}, func(n *v1.Node) string { return n.Name }, nodeVersion, watchPrinter(g, kind, printRows), true, stderr)
+		return listAndWatch(g, kind, sel, *watch,
+			func() ([]v1.Node, error) { var l v1.NodeList; err := fetch(&l); return l.Items, err },
+			func(items []v1.Node) runtime.Object {
+				return &v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: orEmpty(items)}
+			},
+			func() func([]v1.Node) error {
+				table := kubectl.NewNodeTable(stdout, *showLabels)
+				return func(nodes []v1.Node) error { return table.Print(nodes, time.Now()) }
+			},
+			func(n *v1.Node) string { return n.Name }, nodeVersion)
 	}
-	var list v1.PodList
-	if err := fetch(&list); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+	return listAndWatch(g, kind, sel, *watch,
+		func() ([]v1.Pod, error) { var l v1.PodList; err := fetch(&l); return l.Items, err },
+		func(items []v1.Pod) runtime.Object {
+			return &v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: orEmpty(items)}
+		},
+		func() func([]v1.Pod) error { // after the first read: whether a fleet aggregator answered
+			table := kubectl.NewPodTable(stdout, kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: *output == "wide", Labels: *showLabels})
+			return func(pods []v1.Pod) error { return table.Print(pods, time.Now()) }
+		},
+		func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion)
+}
+
+// listAndWatch reads the list (fetch), prints what sel selects of it in g's output (asList for
+// json and yaml, the table made by table after the first read) and, with watch, goes on with
+// watchRows: `node get` for one kind.
+func listAndWatch[T any, PT interface {
+	*T
+	runtime.Object
+	GetName() string
+	GetNamespace() string
+	GetLabels() map[string]string
+}](g getter, kind string, sel kubectl.Selection, watch bool, fetch func() ([]T, error), asList func([]T) runtime.Object,
+	table func() func([]T) error, key, version func(*T) string) int {
+	read := func() ([]T, []string, error) {
+		items, err := fetch()
+		chosen, missing := kubectl.Select[T, PT](items, sel)
+		return chosen, missing, err
+	}
+	items, missing, err := read()
+	if err != nil {
+		fmt.Fprintf(g.stderr, "error: %v\n", err)
 		return 1
 	}
-	var missing []string
-	list.Items, missing = kubectl.Select(list.Items, sel)
-	cols := kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: *output == "wide", Labels: *showLabels}
-	table := kubectl.NewPodTable(stdout, cols)
-	printRows := func(pods []v1.Pod) error { return table.Print(pods, time.Now()) }
-	if code := g.print(&list, len(list.Items), missing, sel.Namespace, func(i int) runtime.Object { return &list.Items[i] },
-		func() error { return printRows(list.Items) }); code != 0 || !*watch {
+	printRows := table()
+	if code := g.print(asList(items), len(items), missing, sel.Namespace, func(i int) runtime.Object { return PT(&items[i]) },
+		func() error { return printRows(items) }); code != 0 || !watch {
 		return code
 	}
-	return watchRows(list.Items, func() ([]v1.Pod, error) {
-		var list v1.PodList
-		err := fetch(&list)
-		pods, _ := kubectl.Select(list.Items, sel)
-		return pods, err
-	}, func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion, watchPrinter(g, kind, printRows), true, stderr)
+	return watchRows(items, func() ([]T, error) {
+		items, _, err := read()
+		return items, err
+	}, key, version, watchPrinter[T, PT](g, kind, printRows), true, g.stderr)
+}
+
+// orEmpty makes a nil list an empty one, so that JSON says "items": [] as the API server does.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // watchPollInterval is how often `node get -w` and `node events -w` read the list again.

@@ -111,6 +111,10 @@ func TestGetIsKubectlGet(t *testing.T) {
 	assert.Equal(t, "PodList", list.Kind)
 	assert.Len(t, list.Items, 3)
 
+	code, out, errOut = runGet(t, srv, "pods", "-l", "app=nope", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	assert.JSONEq(t, `{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}`, out, "an empty list, as the API server gives")
+
 	code, out, errOut = runGet(t, srv, "nodes", "n2", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "node/n2\n", out)
