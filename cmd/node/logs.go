@@ -105,18 +105,23 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	if *follow && len(containers) > 1 { // every stream at once, as kubectl follows them; whole lines
-		errs := make([]error, len(containers))
+	if *follow && len(containers) > 1 {
+		// Every stream at once, whole lines, as kubectl follows them; the first error ends them
+		// all, as it ends kubectl's (a container that has not run yet has no log to follow).
+		var first error
+		var once sync.Once
 		var wg sync.WaitGroup
-		for i, c := range containers {
-			wg.Go(func() { errs[i] = stream(c) })
+		for _, c := range containers {
+			wg.Go(func() {
+				if err := stream(c); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			})
 		}
 		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				fmt.Fprintf(stderr, "error: %v\n", err)
-				return 1
-			}
+		if first != nil {
+			fmt.Fprintf(stderr, "error: %v\n", first)
+			return 1
 		}
 		return 0
 	}

@@ -165,3 +165,25 @@ func (b *barrier) arrive(point int) {
 		b.cond.Wait()
 	}
 }
+
+// `node logs --all-containers -f` ends every stream at the first error, as kubectl does, rather
+// than following the others with the error unsaid.
+func TestLogsFollowEndsAtTheFirstError(t *testing.T) {
+	node := &fakeLogsNode{queries: map[string]string{}}
+	mux := http.NewServeMux()
+	mux.Handle("/pods/", node)
+	mux.HandleFunc("/containerLogs/default/web/{c}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("c") == "side" {
+			http.Error(w, `no log for container "side" yet`, http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, "%s line\n", r.PathValue("c"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // a follow that never ends by itself
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	code, _, errOut := runLogs(t, strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "error: 404 Not Found: no log for container \"side\" yet\n", errOut)
+}
