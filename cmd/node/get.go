@@ -19,7 +19,7 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [-w]"
+const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [-w]"
 
 // getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
 // names, label selectors and kubectl's output formats, chosen client-side
@@ -32,6 +32,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("A", false, "show the NAMESPACE column (and NODE, from a fleet aggregator)")
 	selector := fs.String("l", "", "only objects whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
+	fieldSelector := fs.String("field-selector", "", "only objects whose fields match this `SELECTOR` (the API server's: status.phase!=Running, spec.nodeName=n1, status.podIP=10.0.0.7; nodes: metadata.name, spec.unschedulable)")
 	output := fs.String("o", "", "output `FORMAT`: json or yaml (the v1.PodList or v1.NodeList; one NAME: the object), name (pod/NAME), wide (kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns for pods)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
 	watch := fs.Bool("w", false, "after the list, print a row for each object that changes or goes, until interrupted")
@@ -40,7 +41,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	kind, sel, err := getArgs(rest, *ns, *all, *selector, *output, *showLabels)
+	kind, sel, err := getArgs(rest, *ns, *all, *selector, *fieldSelector, *output, *showLabels)
 	if err == nil && *watch && (*output == "json" || *output == "yaml") {
 		err = fmt.Errorf("-w prints rows (the table, -o wide or -o name), not -o %s", *output)
 	}
@@ -203,7 +204,7 @@ func nodeVersion(n *v1.Node) string {
 
 // getArgs checks `node get`'s arguments and flags as kubectl does, and returns the kind ("pod"
 // or "node") and the selection.
-func getArgs(rest []string, ns string, all bool, selector, output string, showLabels bool) (string, kubectl.Selection, error) {
+func getArgs(rest []string, ns string, all bool, selector, fieldSelector, output string, showLabels bool) (string, kubectl.Selection, error) {
 	var sel kubectl.Selection
 	kind := ""
 	if len(rest) > 0 {
@@ -231,7 +232,7 @@ func getArgs(rest []string, ns string, all bool, selector, output string, showLa
 		return "", sel, fmt.Errorf("--show-labels: only for the table (-o wide or no -o), not -o %s", output)
 	}
 	if len(sel.Names) > 0 {
-		if selector != "" {
+		if selector != "" || fieldSelector != "" {
 			return "", sel, fmt.Errorf("selectors and the all flag cannot be used when passing resource/name arguments")
 		}
 		if all && kind == "pod" {
@@ -244,6 +245,13 @@ func getArgs(rest []string, ns string, all bool, selector, output string, showLa
 			return "", sel, fmt.Errorf("-l %q: %v", selector, err)
 		}
 		sel.Selector = s
+	}
+	if fieldSelector != "" {
+		f, err := kubectl.ParseFieldSelector(kind, fieldSelector)
+		if err != nil {
+			return "", sel, fmt.Errorf("--field-selector %q: %v", fieldSelector, err)
+		}
+		sel.Fields = f
 	}
 	if kind == "pod" && !all {
 		sel.Namespace = ns

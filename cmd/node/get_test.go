@@ -92,6 +92,19 @@ func TestGetIsKubectlGet(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Equal(t, "No resources found in prod namespace.\n", errOut)
 
+	code, out, errOut = runGet(t, srv, "pods", "--field-selector", "metadata.namespace=prod,metadata.name!=web")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"cache 0/1 Running 0 30h"}, rows(out))
+
+	code, out, errOut = runGet(t, srv, "pods", "--field-selector", "status.phase!=Running")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "No resources found\n", errOut)
+
+	code, out, errOut = runGet(t, srv, "nodes", "--field-selector", "metadata.name=n2", "-o", "name")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "node/n2\n", out)
+
 	code, out, errOut = runGet(t, srv, "pods", "-o", "name", "-n", "prod")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "pod/web\npod/cache\n", out)

@@ -18,7 +18,8 @@
 //	node validate -f FILE...
 //	node explain -f FILE... [-o json]
 //	node describe pod[s] [NAME...] | pod/NAME... [-n NS | -A] [-l SELECTOR] [--show-events] [--server ADDR] [-o json]
-//	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [-o json|yaml|name|wide] [--show-labels] [-w]
+//	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR]
+//	              [-o json|yaml|name|wide] [--show-labels] [-w]
 //	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
 //	          [--limit-bytes N] [-f] [--prefix] [--server ADDR]

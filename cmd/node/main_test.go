@@ -301,6 +301,10 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"get", "pods", "-l", "app in (a", "--server", "127.0.0.1:1"}, `-l "app in (a": `},
 		{[]string{"get", "pods", "web", "-l", "app=web"}, "selectors and the all flag cannot be used when passing resource/name arguments"},
 		{[]string{"get", "pods", "web", "-A"}, "a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"get", "pods", "web", "--field-selector", "status.phase=Running"}, "selectors and the all flag cannot be used when passing resource/name arguments"},
+		{[]string{"get", "pods", "--field-selector", "status.hostIP=1.2.3.4"}, `--field-selector "status.hostIP=1.2.3.4": field label not supported: status.hostIP`},
+		{[]string{"get", "nodes", "--field-selector", "status.phase=Running"}, `--field-selector "status.phase=Running": field label not supported: status.phase`},
+		{[]string{"get", "pods", "--field-selector", "status.phase"}, `--field-selector "status.phase": invalid selector: 'status.phase'; can't understand 'status.phase'`},
 		{[]string{"get", "pods", "-o", "name", "--show-labels"}, "--show-labels: only for the table (-o wide or no -o), not -o name"},
 	} {
 		var out, errOut bytes.Buffer

@@ -11,7 +11,9 @@
 // (LogsContainer: -c, else the kubectl.kubernetes.io/default-container annotation, else the first
 // container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
 // then ephemeral containers; kubectl reads them in its map's random order); Select picks what
-// `kubectl get KIND [NAME...] [-l SELECTOR]` asks for, and --show-labels adds kubectl's LABELS
+// `kubectl get KIND [NAME...] [-l SELECTOR] [--field-selector SELECTOR]` asks for (the field
+// selectors as the API server parses and matches them: ParseFieldSelector, PodFields,
+// NodeFields), and --show-labels adds kubectl's LABELS
 // column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
 // PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
 // watch). It is pure: the current time is a parameter.
@@ -23,7 +25,8 @@
 // byte for byte, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
 // TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn,
 // TestEventsIsKubectls the events table with kubectl events' own sort, printer and tabwriter,
-// byte for byte. Beyond
+// byte for byte, TestFieldSelectorsAreTheAPIServers the field selectors with the API server's
+// parsing, field label conversion and pod and node registries. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
 // STATUS.
 package kubectl

@@ -2,6 +2,7 @@ package kubectl
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -13,6 +14,8 @@ type Selection struct {
 	Names     []string
 	Namespace string
 	Selector  labels.Selector
+	// Fields, when set, must match too (ParseFieldSelector; PodFields or NodeFields of each object).
+	Fields fields.Selector
 }
 
 // Select returns the objects s asks for, and the names it asks for that items lack.
@@ -39,14 +42,20 @@ func Select[T any, PT interface {
 	}
 	for i := range items {
 		o := PT(&items[i])
-		if inNamespace(o) && (s.Selector == nil || s.Selector.Matches(labels.Set(o.GetLabels()))) {
+		if inNamespace(o) && (s.Selector == nil || s.Selector.Matches(labels.Set(o.GetLabels()))) &&
+			(s.Fields == nil || s.Fields.Matches(fieldsOf(o))) {
 			chosen = append(chosen, items[i])
 		}
 	}
 	return chosen, nil
 }
 
-var (
-	_ = Select[v1.Pod]
-	_ = Select[v1.Node]
-)
+func fieldsOf(o any) fields.Set {
+	switch o := o.(type) {
+	case *v1.Pod:
+		return PodFields(o)
+	case *v1.Node:
+		return NodeFields(o)
+	}
+	return fields.Set{}
+}

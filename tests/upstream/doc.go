@@ -26,7 +26,9 @@
 // to kubectl 1.37's own printers (k8s.io/kubernetes pkg/printers/internalversion, k8s.io/kubectl
 // pkg/describe over a fake clientset) on random pods and nodes; TestLogsContainerIsKubectls holds
 // `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn;
-// TestEventsIsKubectls holds `node events`' table to kubectl events' own, byte for byte. TestConditionsAreKubelets holds
+// TestEventsIsKubectls holds `node events`' table to kubectl events' own, byte for byte;
+// TestFieldSelectorsAreTheAPIServers `node get --field-selector` to the API server's parsing,
+// field label conversion and pod and node registries' selectable fields. TestConditionsAreKubelets holds
 // internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
 // (pkg/kubelet/status).
 //
