@@ -32,7 +32,7 @@ func describeCommand(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("A", false, "pods in every namespace")
 	selector := fs.String("l", "", "only pods whose labels match this `SELECTOR` (kubectl's)")
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
-	showEvents := fs.Bool("show-events", true, "print each pod's events (default: when one pod is described)")
+	showEvents := fs.Bool("show-events", true, "print each pod's events; not given, only when one pod is described, as kubectl")
 	output := fs.String("o", "", "output format: json prints the description (pod, probe states, next actions, events)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {

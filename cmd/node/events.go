@@ -25,7 +25,7 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 	srv := fs.String("server", server.DefaultListen, "address of a running node's (or a fleet aggregator's) HTTP API")
 	ns := fs.String("n", "default", "only events in this `NAMESPACE`")
 	all := fs.Bool("A", false, "events in every namespace (a NAMESPACE column)")
-	forObject := fs.String("for", "", "only the events of this object: pod/`NAME` or node/NAME")
+	forObject := fs.String("for", "", "only the events of this object, `KIND/NAME`: pod/NAME or node/NAME")
 	types := fs.String("types", "", "only events of these `TYPES`, comma-separated: Normal, Warning")
 	watch := fs.Bool("w", false, "after the list, print each event that is new or repeated, until interrupted")
 	fs.BoolVar(watch, "watch", false, "same as -w")
