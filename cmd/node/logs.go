@@ -3,13 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,21 +61,35 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 
 	// kubectl reads the pod first to choose the container; so does node logs, even with -c, so that
 	// a wrong name lists the pod's containers.
-	resp, err := apiGet(ctx, base, "/pods/"+url.PathEscape(*ns)+"/"+url.PathEscape(pod))
+	var list v1.PodList
+	fleet, err := getJSON(ctx, base, "/pods", &list, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
-	var p v1.Pod
-	err = json.NewDecoder(resp.Body).Decode(&p)
-	resp.Body.Close()
-	if err != nil {
-		fmt.Fprintf(stderr, "error: decode pod: %v\n", err)
+	var p *v1.Pod
+	var nodes []string
+	for i := range list.Items {
+		if it := &list.Items[i]; it.Namespace == *ns && it.Name == pod {
+			p, nodes = it, append(nodes, it.Spec.NodeName)
+		}
+	}
+	switch {
+	case fleet:
+		where := ""
+		if len(nodes) > 0 {
+			where = fmt.Sprintf(" (%s/%s runs on %s)", *ns, pod, strings.Join(nodes, ", "))
+		}
+		fmt.Fprintf(stderr, "error: %s is a fleet aggregator, which keeps no container logs: ask the node that runs the pod%s, "+
+			"node logs %s --server <that node's --listen>\n", base, where, pod)
+		return 1
+	case p == nil:
+		fmt.Fprintf(stderr, "Error from server (NotFound): pods %q not found\n", pod)
 		return 1
 	}
-	containers := kubectl.LogsContainers(&p)
+	containers := kubectl.LogsContainers(p)
 	if !*all {
-		name, notes, err := kubectl.LogsContainer(&p, *container)
+		name, notes, err := kubectl.LogsContainer(p, *container)
 		for _, n := range notes {
 			fmt.Fprintln(stderr, n)
 		}

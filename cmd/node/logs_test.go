@@ -31,8 +31,8 @@ func (f *fakeLogsNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Containers:     []v1.Container{{Name: "app"}, {Name: "side"}},
 	}}
 	switch {
-	case r.URL.Path == "/pods/default/web":
-		_ = json.NewEncoder(w).Encode(pod)
+	case r.URL.Path == "/pods":
+		_ = json.NewEncoder(w).Encode(v1.PodList{Items: []v1.Pod{pod}})
 	case strings.HasPrefix(r.URL.Path, "/containerLogs/default/web/"):
 		c := strings.TrimPrefix(r.URL.Path, "/containerLogs/default/web/")
 		f.mu.Lock()
@@ -85,6 +85,11 @@ func TestLogsIsKubectlLogs(t *testing.T) {
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "sinceTime=2026-01-02T14%3A04%3A05Z", node.queries["side"])
 
+	code, out, errOut = runLogs(t, srv, "nope")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
+
 	code, out, errOut = runLogs(t, "127.0.0.1:1", "web")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
@@ -99,7 +104,7 @@ func TestLogsFollowsAllContainersAtOnce(t *testing.T) {
 	halves := newBarrier(3)
 	node := &fakeLogsNode{queries: map[string]string{}}
 	mux := http.NewServeMux()
-	mux.Handle("/pods/", node)
+	mux.Handle("/pods", node)
 	mux.HandleFunc("/containerLogs/default/web/{c}", func(w http.ResponseWriter, r *http.Request) {
 		c := r.PathValue("c")
 		opened <- struct{}{}
@@ -171,7 +176,7 @@ func (b *barrier) arrive(point int) {
 func TestLogsFollowEndsAtTheFirstError(t *testing.T) {
 	node := &fakeLogsNode{queries: map[string]string{}}
 	mux := http.NewServeMux()
-	mux.Handle("/pods/", node)
+	mux.Handle("/pods", node)
 	mux.HandleFunc("/containerLogs/default/web/{c}", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("c") == "side" {
 			http.Error(w, `no log for container "side" yet`, http.StatusNotFound)
@@ -186,4 +191,15 @@ func TestLogsFollowEndsAtTheFirstError(t *testing.T) {
 	code, _, errOut := runLogs(t, strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "error: 404 Not Found: no log for container \"side\" yet\n", errOut)
+}
+
+// A fleet aggregator keeps no logs: node logs against one says so, and names the node that runs
+// the pod, rather than a bare 404.
+func TestLogsFromAFleetAggregatorNamesTheNode(t *testing.T) {
+	srv := fakeAPI(t, true)
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, dispatch([]string{"logs", "web", "--server", srv.URL}, nil, &out, &errOut))
+	assert.Empty(t, out.String())
+	assert.Equal(t, "error: "+srv.URL+" is a fleet aggregator, which keeps no container logs: ask the node that runs the pod "+
+		"(default/web runs on n1), node logs web --server <that node's --listen>\n", errOut.String())
 }

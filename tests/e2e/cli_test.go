@@ -139,7 +139,7 @@ spec:
 	assert.Contains(t, stderr, "container nope is not valid for pod talker out of: talk")
 	code, _, stderr = runNode(t, "", "logs", "nope", "--server", server)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "404 Not Found: pod default/nope not found")
+	assert.Contains(t, stderr, `Error from server (NotFound): pods "nope" not found`)
 	code, _, stderr = runNode(t, "", "get", "pods", "--server", "127.0.0.1:1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "cannot reach node")
