@@ -14,47 +14,71 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const logsSynopsis = "logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NAMESPACE] [-p] [--tail N] [--since D | --since-time T] [--limit-bytes N] [-f] [--prefix] [--server ADDR]"
+const logsSynopsis = "logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NAMESPACE] [-p] [--tail N] [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]"
 
-// logsCommand is `kubectl logs POD` against a running node: kubectl 1.37's flags and its choice
-// of container (internal/kubectl.LogsContainer), each request one GET of kubelet's
-// /containerLogs with v1.PodLogOptions' query parameters.
+// selectorTail is kubectl's --tail when pods are chosen by a selector and --tail is not given.
+const selectorTail = 10
+
+// logStream is one container's log that `node logs` reads.
+type logStream struct{ pod, container string }
+
+// logsCommand is `kubectl logs POD` (or `-l SELECTOR`) against a running node: kubectl 1.37's
+// flags and its choice of container (internal/kubectl.LogsContainer), each stream one GET of
+// kubelet's /containerLogs with v1.PodLogOptions' query parameters.
 func logsCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("logs", logsSynopsis, stderr)
 	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
 	ns := fs.String("n", "default", "the pod's `NAMESPACE`")
 	container := fs.String("c", "", "the `CONTAINER`; omitted: the pod's kubectl.kubernetes.io/default-container annotation's, else its first container")
 	all := fs.Bool("all-containers", false, "every container's log in turn: init containers, then app containers")
+	selector := fs.String("l", "", "every pod whose labels match this `SELECTOR` instead of POD (--tail then defaults to 10)")
+	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
 	previous := fs.Bool("previous", false, "the log of the container's previous run")
 	fs.BoolVar(previous, "p", false, "short for --previous")
-	tail := fs.Int64("tail", -1, "only the last `N` lines (-1: all)")
+	tail := fs.Int64("tail", -1, "only the last `N` lines (-1: all; 10 with a selector)")
 	since := fs.Duration("since", 0, "only the runs that wrote within this `duration` (e.g. 5m; rounded up to seconds; node's logs carry no per-line times)")
 	sinceTime := fs.String("since-time", "", "only the runs that wrote since this RFC 3339 `time`")
 	limitBytes := fs.Int64("limit-bytes", 0, "at most `N` bytes of log (0: no limit)")
 	follow := fs.Bool("f", false, "keep streaming new output")
 	fs.BoolVar(follow, "follow", false, "same as -f")
+	maxFollow := fs.Int("max-log-requests", 5, "with -f, the most logs followed at once (`N`)")
 	prefix := fs.Bool("prefix", false, "begin each line with its source, [pod/NAME/CONTAINER]")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
-	q, err := logsQuery(*previous, *follow, *tail, *since, *sinceTime, *limitBytes)
+	var sel labels.Selector
+	if *selector != "" {
+		if !flagSet(fs, "tail") {
+			*tail = selectorTail
+		}
+		if sel, err = labels.Parse(*selector); err != nil {
+			err = fmt.Errorf("-l %q: %v", *selector, err)
+		}
+	}
+	var q url.Values
 	if err == nil {
-		err = logsArgs(rest, container, *all, flagSet(fs, "c"))
+		q, err = logsQuery(*previous, *follow, *tail, *since, *sinceTime, *limitBytes)
+	}
+	if err == nil {
+		err = logsArgs(rest, container, *all, flagSet(fs, "c"), sel != nil)
+	}
+	if err == nil && *maxFollow < 1 {
+		err = fmt.Errorf("--max-log-requests %d: must be at least 1", *maxFollow)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
-		if len(rest) == 0 || len(rest) > 2 {
+		if sel == nil && (len(rest) == 0 || len(rest) > 2) {
 			fs.Usage()
 		}
 		return 2
 	}
-	pod := rest[0]
 	base := serverURL(*srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -67,28 +91,32 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
-	var p *v1.Pod
-	var nodes []string
-	for i := range list.Items {
-		if it := &list.Items[i]; it.Namespace == *ns && it.Name == pod {
-			p, nodes = it, append(nodes, it.Spec.NodeName)
-		}
+	selection := kubectl.Selection{Namespace: *ns, Selector: sel}
+	if sel == nil {
+		selection.Names = rest[:1]
 	}
+	pods, missing := kubectl.Select(list.Items, selection)
 	switch {
 	case fleet:
-		where := ""
-		if len(nodes) > 0 {
-			where = fmt.Sprintf(" (%s/%s runs on %s)", *ns, pod, strings.Join(nodes, ", "))
-		}
 		fmt.Fprintf(stderr, "error: %s is a fleet aggregator, which keeps no container logs: ask the node that runs the pod%s, "+
-			"node logs %s --server <that node's --listen>\n", base, where, pod)
+			"node logs POD --server <that node's --listen>\n", base, runsOn(pods))
 		return 1
-	case p == nil:
-		fmt.Fprintf(stderr, "Error from server (NotFound): pods %q not found\n", pod)
+	case len(missing) > 0:
+		fmt.Fprintf(stderr, "Error from server (NotFound): pods %q not found\n", missing[0])
 		return 1
+	case len(pods) == 0:
+		fmt.Fprintf(stderr, "No resources found in %s namespace.\n", *ns)
+		return 0
 	}
-	containers := kubectl.LogsContainers(p)
-	if !*all {
+	var streams []logStream
+	for i := range pods {
+		p := &pods[i]
+		if *all {
+			for _, c := range kubectl.LogsContainers(p) {
+				streams = append(streams, logStream{p.Name, c})
+			}
+			continue
+		}
 		name, notes, err := kubectl.LogsContainer(p, *container)
 		for _, n := range notes {
 			fmt.Fprintln(stderr, n)
@@ -97,11 +125,16 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 1
 		}
-		containers = []string{name}
+		streams = append(streams, logStream{p.Name, name})
+	}
+	if *follow && len(streams) > *maxFollow {
+		fmt.Fprintf(stderr, "error: you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit\n",
+			len(streams), *maxFollow)
+		return 1
 	}
 	out := &lineWriter{w: stdout}
-	stream := func(c string) error {
-		path := "/containerLogs/" + url.PathEscape(*ns) + "/" + url.PathEscape(pod) + "/" + url.PathEscape(c)
+	read := func(s logStream) error {
+		path := "/containerLogs/" + url.PathEscape(*ns) + "/" + url.PathEscape(s.pod) + "/" + url.PathEscape(s.container)
 		if len(q) > 0 {
 			path += "?" + q.Encode()
 		}
@@ -112,22 +145,22 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 		defer resp.Body.Close()
 		var linePrefix string
 		if *prefix {
-			linePrefix = "[pod/" + p.Name + "/" + c + "] "
+			linePrefix = "[pod/" + s.pod + "/" + s.container + "] "
 		}
 		if err := out.copyLines(resp.Body, linePrefix); err != nil && !*follow {
 			return err
 		}
 		return nil
 	}
-	if *follow && len(containers) > 1 {
+	if *follow && len(streams) > 1 {
 		// Every stream at once, whole lines, as kubectl follows them; the first error ends them
 		// all, as it ends kubectl's (a container that has not run yet has no log to follow).
 		var first error
 		var once sync.Once
 		var wg sync.WaitGroup
-		for _, c := range containers {
+		for _, s := range streams {
 			wg.Go(func() {
-				if err := stream(c); err != nil {
+				if err := read(s); err != nil {
 					once.Do(func() { first = err; cancel() })
 				}
 			})
@@ -139,8 +172,8 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	for _, c := range containers { // one after the other, in LogsContainers' order
-		if err := stream(c); err != nil {
+	for _, s := range streams { // one after the other: pods in the list's order, containers in LogsContainers'
+		if err := read(s); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 1
 		}
@@ -149,12 +182,27 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// logsArgs checks POD [CONTAINER] against -c and --all-containers, as kubectl does, and takes an
-// inline CONTAINER into container.
-func logsArgs(rest []string, container *string, all, cGiven bool) error {
+// runsOn says which nodes run pods, for a message: " (default/web runs on n1, n2)".
+func runsOn(pods []v1.Pod) string {
+	if len(pods) == 0 {
+		return ""
+	}
+	var nodes []string
+	for _, p := range pods {
+		nodes = append(nodes, p.Spec.NodeName)
+	}
+	return fmt.Sprintf(" (%s/%s runs on %s)", pods[0].Namespace, pods[0].Name, strings.Join(nodes, ", "))
+}
+
+// logsArgs checks POD [CONTAINER] (or a selector) against -c and --all-containers, as kubectl
+// does, and takes an inline CONTAINER into container.
+func logsArgs(rest []string, container *string, all, cGiven, selector bool) error {
 	switch {
+	case selector && len(rest) > 0:
+		return fmt.Errorf("only a selector (-l) or a POD name is allowed")
+	case selector:
 	case len(rest) == 0 || len(rest) > 2:
-		return fmt.Errorf("expected POD [CONTAINER], got %d arguments", len(rest))
+		return fmt.Errorf("expected POD [CONTAINER] or -l SELECTOR, got %d arguments", len(rest))
 	case len(rest) == 2 && cGiven:
 		return fmt.Errorf("only one of -c or an inline [CONTAINER] arg is allowed")
 	case len(rest) == 2:

@@ -18,27 +18,36 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// fakeLogsNode serves one pod (init container setup; app containers app and side) and each
-// container's log as "<container> says hi\n", and records every /containerLogs query.
+// fakeLogsNode serves two pods labelled app=web: web (init container setup; app containers app
+// and side) and web-2 (app); each container's log is "<container> says hi\n" (web's) or
+// "<pod>/<container> says hi\n" (another pod's), and it records every /containerLogs query by
+// container (web's) or pod/container (another pod's).
 type fakeLogsNode struct {
 	mu      sync.Mutex
-	queries map[string]string // container -> raw query
+	queries map[string]string
 }
 
 func (f *fakeLogsNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	pod := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: v1.PodSpec{
-		InitContainers: []v1.Container{{Name: "setup"}},
-		Containers:     []v1.Container{{Name: "app"}, {Name: "side"}},
-	}}
+	labels := map[string]string{"app": "web"}
+	pods := []v1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: labels}, Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "setup"}},
+			Containers:     []v1.Container{{Name: "app"}, {Name: "side"}},
+		}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "web-2", Namespace: "default", Labels: labels}, Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "app"}},
+		}},
+	}
 	switch {
 	case r.URL.Path == "/pods":
-		_ = json.NewEncoder(w).Encode(v1.PodList{Items: []v1.Pod{pod}})
-	case strings.HasPrefix(r.URL.Path, "/containerLogs/default/web/"):
-		c := strings.TrimPrefix(r.URL.Path, "/containerLogs/default/web/")
+		_ = json.NewEncoder(w).Encode(v1.PodList{Items: pods})
+	case strings.HasPrefix(r.URL.Path, "/containerLogs/default/"):
+		pc := strings.TrimPrefix(r.URL.Path, "/containerLogs/default/")
+		key := strings.TrimPrefix(pc, "web/")
 		f.mu.Lock()
-		f.queries[c] = r.URL.RawQuery
+		f.queries[key] = r.URL.RawQuery
 		f.mu.Unlock()
-		fmt.Fprintf(w, "%s says hi\n", c)
+		fmt.Fprintf(w, "%s says hi\n", key)
 	default:
 		http.NotFound(w, r)
 	}
@@ -84,6 +93,27 @@ func TestLogsIsKubectlLogs(t *testing.T) {
 	code, _, errOut = runLogs(t, srv, "web", "side", "--since-time", "2026-01-02T15:04:05.5+01:00")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "sinceTime=2026-01-02T14%3A04%3A05Z", node.queries["side"])
+
+	code, out, errOut = runLogs(t, srv, "-l", "app=web")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "app says hi\nweb-2/app says hi\n", out, "every pod the selector picks, each its default container")
+	assert.Equal(t, "Defaulted container \"app\" out of: app, side, setup (init)\n", errOut)
+	assert.Equal(t, "tailLines=10", node.queries["web-2/app"], "kubectl's --tail with a selector")
+
+	code, out, errOut = runLogs(t, srv, "-l", "app=web", "--tail", "-1", "--all-containers", "--prefix")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "[pod/web/setup] setup says hi\n[pod/web/app] app says hi\n[pod/web/side] side says hi\n[pod/web-2/app] web-2/app says hi\n", out)
+	assert.Empty(t, node.queries["web-2/app"], "--tail -1 given: every line")
+
+	code, out, errOut = runLogs(t, srv, "-l", "app=web", "--all-containers", "-f", "--max-log-requests", "3")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "error: you are attempting to follow 4 log streams, but maximum allowed concurrency is 3, use --max-log-requests to increase the limit\n", errOut)
+
+	code, out, errOut = runLogs(t, srv, "-l", "app=db")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "No resources found in default namespace.\n", errOut)
 
 	code, out, errOut = runLogs(t, srv, "nope")
 	assert.Equal(t, 1, code)
@@ -201,5 +231,5 @@ func TestLogsFromAFleetAggregatorNamesTheNode(t *testing.T) {
 	assert.Equal(t, 1, dispatch([]string{"logs", "web", "--server", srv.URL}, nil, &out, &errOut))
 	assert.Empty(t, out.String())
 	assert.Equal(t, "error: "+srv.URL+" is a fleet aggregator, which keeps no container logs: ask the node that runs the pod "+
-		"(default/web runs on n1), node logs web --server <that node's --listen>\n", errOut.String())
+		"(default/web runs on n1), node logs POD --server <that node's --listen>\n", errOut.String())
 }

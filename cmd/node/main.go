@@ -21,8 +21,8 @@
 //	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR]
 //	              [-o json|yaml|name|wide] [--show-labels] [-w]
 //	              (NODE column from a fleet aggregator with -A)
-//	node logs POD [CONTAINER] [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N] [--since D | --since-time T]
-//	          [--limit-bytes N] [-f] [--prefix] [--server ADDR]
+//	node logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N]
+//	          [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]
 //	node events [--for pod/NAME|node/NAME] [--types T,...] [-n NS | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
 //	node get nodes [NAME...] [--server ADDR] [-l SELECTOR] [-o json|yaml|name] [--show-labels] [-w]

@@ -284,8 +284,11 @@ func TestClientUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"logs"}, "expected POD [CONTAINER], got 0 arguments"},
-		{[]string{"logs", "a", "b", "c"}, "expected POD [CONTAINER], got 3 arguments"},
+		{[]string{"logs"}, "expected POD [CONTAINER] or -l SELECTOR, got 0 arguments"},
+		{[]string{"logs", "a", "b", "c"}, "expected POD [CONTAINER] or -l SELECTOR, got 3 arguments"},
+		{[]string{"logs", "a", "-l", "app=web"}, "only a selector (-l) or a POD name is allowed"},
+		{[]string{"logs", "-l", "app in ("}, `-l "app in (": `},
+		{[]string{"logs", "a", "--max-log-requests", "0"}, "--max-log-requests 0: must be at least 1"},
 		{[]string{"logs", "a", "b", "-c", "b"}, "only one of -c or an inline [CONTAINER] arg is allowed"},
 		{[]string{"logs", "a", "--all-containers", "-c", "b"}, "--all-containers=true should not be specified with container name b"},
 		{[]string{"logs", "a", "--tail", "-5"}, "--tail -5: use a number of lines, or -1 for all"},
