@@ -182,16 +182,17 @@ func logsCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runsOn says which nodes run pods, for a message: " (default/web runs on n1, n2)".
+// runsOn says which node runs each pod, for a message: " (default/web runs on n1; default/web
+// runs on n2)" (an aggregator lists a pod once per node that runs it).
 func runsOn(pods []v1.Pod) string {
 	if len(pods) == 0 {
 		return ""
 	}
-	var nodes []string
+	var where []string
 	for _, p := range pods {
-		nodes = append(nodes, p.Spec.NodeName)
+		where = append(where, fmt.Sprintf("%s/%s runs on %s", p.Namespace, p.Name, p.Spec.NodeName))
 	}
-	return fmt.Sprintf(" (%s/%s runs on %s)", pods[0].Namespace, pods[0].Name, strings.Join(nodes, ", "))
+	return " (" + strings.Join(where, "; ") + ")"
 }
 
 // logsArgs checks POD [CONTAINER] (or a selector) against -c and --all-containers, as kubectl
