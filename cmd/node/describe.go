@@ -38,7 +38,7 @@ func describeCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	names, err := describeArgs(rest)
+	names, err := podArgs(rest, "describe", "described")
 	if err == nil && *output != "" && *output != "json" {
 		err = fmt.Errorf("-o %q: only json is supported", *output)
 	}
@@ -152,9 +152,10 @@ func describeCommand(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// describeArgs reads kubectl's two forms, `pod[s] [NAME...]` and `pod/NAME...`, into the names.
-func describeArgs(rest []string) ([]string, error) {
-	const only = "only pods can be described: `node describe pod[s] [NAME...]` or `node describe pod/NAME...`"
+// podArgs reads kubectl's two forms of naming pods, `pod[s] [NAME...]` and `pod/NAME...`, into
+// the names; what the command (describe, wait) does to them says its error.
+func podArgs(rest []string, command, done string) ([]string, error) {
+	only := fmt.Sprintf("only pods can be %s: `node %s pod[s] [NAME...]` or `node %s pod/NAME...`", done, command, command)
 	if len(rest) == 0 {
 		return nil, errors.New(only)
 	}

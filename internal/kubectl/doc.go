@@ -16,7 +16,8 @@
 // NodeFields), and --show-labels adds kubectl's LABELS
 // column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
 // PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
-// watch). It is pure: the current time is a parameter.
+// watch); and `kubectl wait`'s --for (ParseWaitFor) and its check of a condition
+// (ConditionMet). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with

@@ -107,6 +107,10 @@ spec:
       periodSeconds: 1
 `, nil)
 	n := startNode(t, m, "--log-format", "json")
+	// node wait, as a script waits for readiness: the pod is not ready yet when it starts.
+	code, stdout, stderr := runNode(t, "", "wait", "pod/talker", "--for", "condition=Ready", "--timeout", "60s", "--server", strings.TrimPrefix(n.base, "http://"))
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "pod/talker condition met\n", stdout)
 	n.eventually("talker", func(p v1.Pod) bool { return condition(p, v1.PodReady) == v1.ConditionTrue }, "ready")
 	// hclog's JSON lines on stderr, events as text lines on stdout.
 	logLines := strings.Split(strings.TrimSpace(n.stderr.String()), "\n")
@@ -118,7 +122,7 @@ spec:
 	}
 	assert.Contains(t, n.stdout.String(), "talk  Container started")
 	server := strings.TrimPrefix(n.base, "http://")
-	code, stdout, stderr := runNode(t, "", "get", "pods", "--server", server)
+	code, stdout, stderr = runNode(t, "", "get", "pods", "--server", server)
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 2)
