@@ -135,6 +135,15 @@ spec:
 	assert.Regexp(t, `^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$`, lines[0])
 	assert.Regexp(t, `^talker\s+1/1\s+Running\s+0\s+\d+s\s+127\.0\.0\.1\s+<none>\s+<none>\s+<none>$`, lines[1])
 
+	code, stdout, stderr = runNode(t, "", "get", "pods", "talker", "-o", "name", "--field-selector", "status.phase=Running", "--server", server)
+	require.NotEqual(t, 0, code, "a NAME and a field selector: kubectl refuses both")
+	code, stdout, stderr = runNode(t, "", "get", "pods", "-o", "name", "--field-selector", "status.phase=Running", "--server", server)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "pod/talker\n", stdout)
+	code, stdout, stderr = runNode(t, "", "events", "--for", "pod/talker", "--server", server)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n.*Normal\s+Created\s+Pod/talker\s+Container created\n.*Normal\s+Started\s+Pod/talker\s+Container started$`, stdout)
+
 	code, stdout, stderr = runNode(t, "", "logs", "talker", "--server", server)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "hello from talker\n", stdout)
