@@ -19,7 +19,7 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [-w]"
+const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
 
 // getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
 // names, label selectors and kubectl's output formats, chosen client-side
@@ -35,6 +35,8 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	fieldSelector := fs.String("field-selector", "", "only objects whose fields match this `SELECTOR` (the API server's: status.phase!=Running, spec.nodeName=n1, status.podIP=10.0.0.7; nodes: metadata.name, spec.unschedulable)")
 	output := fs.String("o", "", "output `FORMAT`: json or yaml (the v1.PodList or v1.NodeList; one NAME: the object), name (pod/NAME), wide (kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns for pods)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
+	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
+	ignoreNotFound := fs.Bool("ignore-not-found", false, "a NAME not found is no error: print nothing for it and exit 0")
 	watch := fs.Bool("w", false, "after the list, print a row for each object that changes or goes, until interrupted")
 	fs.BoolVar(watch, "watch", false, "same as -w")
 	rest, err := parseInterspersed(fs, args)
@@ -61,7 +63,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fleet, err = getJSON(ctx, base, "/"+kind+"s", list, stderr)
 		return err
 	}
-	g := getter{output: *output, names: len(sel.Names), stdout: stdout, stderr: stderr}
+	g := getter{output: *output, names: len(sel.Names), ignoreNotFound: *ignoreNotFound, stdout: stdout, stderr: stderr}
 	if kind == "node" {
 		return listAndWatch(g, kind, sel, *watch,
 			func() ([]v1.Node, error) { var l v1.NodeList; err := fetch(&l); return l.Items, err },
@@ -70,6 +72,9 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 			},
 			func() func([]v1.Node) error {
 				table := kubectl.NewNodeTable(stdout, *showLabels)
+				if *noHeaders {
+					table.WithoutHeader()
+				}
 				return func(nodes []v1.Node) error { return table.Print(nodes, time.Now()) }
 			},
 			func(n *v1.Node) string { return n.Name }, nodeVersion)
@@ -81,6 +86,9 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		},
 		func() func([]v1.Pod) error { // after the first read: whether a fleet aggregator answered
 			table := kubectl.NewPodTable(stdout, kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: *output == "wide", Labels: *showLabels})
+			if *noHeaders {
+				table.WithoutHeader()
+			}
 			return func(pods []v1.Pod) error { return table.Print(pods, time.Now()) }
 		},
 		func(p *v1.Pod) string { return p.Namespace + "/" + p.Name + "/" + p.Spec.NodeName }, podVersion)
@@ -266,6 +274,7 @@ func getArgs(rest []string, ns string, all bool, selector, fieldSelector, output
 type getter struct {
 	output         string
 	names          int
+	ignoreNotFound bool // --ignore-not-found
 	stdout, stderr io.Writer
 }
 
@@ -307,7 +316,8 @@ func (g getter) print(list runtime.Object, n int, missing []string, ns string, i
 		if g.names == 0 || n > 0 {
 			err = g.encode(obj)
 		}
-	case n == 0 && len(missing) == 0:
+	case n == 0 && (len(missing) > 0 || g.names > 0 && g.ignoreNotFound):
+	case n == 0:
 		if ns != "" {
 			fmt.Fprintf(g.stderr, "No resources found in %s namespace.\n", ns)
 		} else {
@@ -323,6 +333,9 @@ func (g getter) print(list runtime.Object, n int, missing []string, ns string, i
 	if err != nil {
 		fmt.Fprintf(g.stderr, "error: %v\n", err)
 		return 1
+	}
+	if g.ignoreNotFound {
+		return 0
 	}
 	for _, name := range missing {
 		fmt.Fprintf(g.stderr, "Error from server (NotFound): %ss %q not found\n", kind, name)

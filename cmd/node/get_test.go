@@ -78,6 +78,16 @@ func TestGetIsKubectlGet(t *testing.T) {
 	assert.Equal(t, []string{"web 0/1 Running 0 30h"}, rows(out))
 	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
 
+	code, out, errOut = runGet(t, srv, "pods", "web", "nope", "--ignore-not-found", "--no-headers")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "web   0/1   Running   0     30h\n", out, "no header; nope is no error")
+	assert.Empty(t, errOut)
+
+	code, out, errOut = runGet(t, srv, "pods", "nope", "--ignore-not-found")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Empty(t, errOut, "kubectl prints nothing at all")
+
 	code, out, errOut = runGet(t, srv, "pods", "-l", "app=web", "-A", "--show-labels")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"default web 0/1 Running 0 30h app=web", "prod web 0/1 Running 0 30h app=web,tier=front"}, rows(out))

@@ -47,6 +47,9 @@ func NewPodTable(w io.Writer, cols Columns) *PodTable {
 	return &PodTable{tw: NewEventWriter(w), cols: cols}
 }
 
+// WithoutHeader leaves the header out (kubectl's --no-headers).
+func (t *PodTable) WithoutHeader() *PodTable { t.started = true; return t }
+
 // Print writes the pods' rows at now (after the header, the first time) and flushes.
 func (t *PodTable) Print(pods []v1.Pod, now time.Time) error {
 	tw, cols := t.tw, t.cols
@@ -107,6 +110,9 @@ type NodeTable struct {
 func NewNodeTable(w io.Writer, showLabels bool) *NodeTable {
 	return &NodeTable{tw: NewEventWriter(w), showLabels: showLabels}
 }
+
+// WithoutHeader leaves the header out (kubectl's --no-headers).
+func (t *NodeTable) WithoutHeader() *NodeTable { t.started = true; return t }
 
 // Print writes the nodes' rows at now (after the header, the first time) and flushes.
 func (t *NodeTable) Print(nodes []v1.Node, now time.Time) error {
