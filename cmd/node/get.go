@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,7 +20,7 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
+const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
 
 // getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
 // names, label selectors and kubectl's output formats, chosen client-side
@@ -33,7 +34,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	selector := fs.String("l", "", "only objects whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
 	fieldSelector := fs.String("field-selector", "", "only objects whose fields match this `SELECTOR` (the API server's: status.phase!=Running, spec.nodeName=n1, status.podIP=10.0.0.7; nodes: metadata.name, spec.unschedulable)")
-	output := fs.String("o", "", "output `FORMAT`: json or yaml (the v1.PodList or v1.NodeList; one NAME: the object), name (pod/NAME), wide (kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns for pods)")
+	output := fs.String("o", "", "output `FORMAT`: json or yaml (the v1.PodList or v1.NodeList; one NAME: the object), name (pod/NAME), jsonpath=TEMPLATE, custom-columns=HEADER:PATH,..., wide (kubectl's IP, NODE, NOMINATED NODE and READINESS GATES columns for pods)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
 	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
 	ignoreNotFound := fs.Bool("ignore-not-found", false, "a NAME not found is no error: print nothing for it and exit 0")
@@ -44,8 +45,16 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind, sel, err := getArgs(rest, *ns, *all, *selector, *fieldSelector, *output, *showLabels)
-	if err == nil && *watch && (*output == "json" || *output == "yaml") {
-		err = fmt.Errorf("-w prints rows (the table, -o wide or -o name), not -o %s", *output)
+	format, template, _ := strings.Cut(*output, "=")
+	if err == nil && *watch && format != "" && format != "wide" && format != "name" {
+		err = fmt.Errorf("-w prints rows (the table, -o wide or -o name), not -o %s", format)
+	}
+	g := getter{output: format, names: len(sel.Names), ignoreNotFound: *ignoreNotFound, stdout: stdout, stderr: stderr}
+	if err == nil && format == "jsonpath" {
+		g.jsonPath, err = kubectl.NewJSONPath(template)
+	}
+	if err == nil && format == "custom-columns" {
+		g.columns, err = kubectl.NewCustomColumns(template, !*noHeaders)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -63,7 +72,6 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 		fleet, err = getJSON(ctx, base, "/"+kind+"s", list, stderr)
 		return err
 	}
-	g := getter{output: *output, names: len(sel.Names), ignoreNotFound: *ignoreNotFound, stdout: stdout, stderr: stderr}
 	if kind == "node" {
 		return listAndWatch(g, kind, sel, *watch,
 			func() ([]v1.Node, error) { var l v1.NodeList; err := fetch(&l); return l.Items, err },
@@ -85,7 +93,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 			return &v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: orEmpty(items)}
 		},
 		func() func([]v1.Pod) error { // after the first read: whether a fleet aggregator answered
-			table := kubectl.NewPodTable(stdout, kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: *output == "wide", Labels: *showLabels})
+			table := kubectl.NewPodTable(stdout, kubectl.Columns{Namespace: *all, Node: *all && fleet, Wide: format == "wide", Labels: *showLabels})
 			if *noHeaders {
 				table.WithoutHeader()
 			}
@@ -227,17 +235,18 @@ func getArgs(rest []string, ns string, all bool, selector, fieldSelector, output
 		return "", sel, fmt.Errorf("only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported")
 	}
 	sel.Names = rest[1:]
-	switch output {
-	case "", "json", "yaml", "name":
+	format, _, _ := strings.Cut(output, "=")
+	switch format {
+	case "", "json", "yaml", "name", "jsonpath", "custom-columns":
 	case "wide":
 		if kind == "node" {
-			return "", sel, fmt.Errorf(`-o "wide": only for pods (nodes: json, yaml or name)`)
+			return "", sel, fmt.Errorf(`-o "wide": only for pods (nodes: json, yaml, name, jsonpath= or custom-columns=)`)
 		}
 	default:
-		return "", sel, fmt.Errorf("-o %q: use json, yaml, name or wide", output)
+		return "", sel, fmt.Errorf("-o %q: use json, yaml, name, wide, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...", output)
 	}
-	if showLabels && (output == "json" || output == "yaml" || output == "name") {
-		return "", sel, fmt.Errorf("--show-labels: only for the table (-o wide or no -o), not -o %s", output)
+	if showLabels && format != "" && format != "wide" {
+		return "", sel, fmt.Errorf("--show-labels: only for the table (-o wide or no -o), not -o %s", format)
 	}
 	if len(sel.Names) > 0 {
 		if selector != "" || fieldSelector != "" {
@@ -272,9 +281,11 @@ func getArgs(rest []string, ns string, all bool, selector, fieldSelector, output
 
 // getter prints what `node get` selected in the chosen output.
 type getter struct {
-	output         string
+	output         string // -o's format: "" (the table), wide, json, yaml, name, jsonpath, custom-columns
 	names          int
 	ignoreNotFound bool // --ignore-not-found
+	jsonPath       *kubectl.JSONPath
+	columns        *kubectl.CustomColumns
 	stdout, stderr io.Writer
 }
 
@@ -304,7 +315,7 @@ func (g getter) print(list runtime.Object, n int, missing []string, ns string, i
 	}
 	var err error
 	switch {
-	case g.output == "json" || g.output == "yaml":
+	case g.output == "json" || g.output == "yaml" || g.output == "jsonpath":
 		var obj any = list
 		if g.names == 1 && n == 1 { // kubectl prints the object itself for one name, typed
 			o := item(0)
@@ -327,6 +338,12 @@ func (g getter) print(list runtime.Object, n int, missing []string, ns string, i
 		for i := range n {
 			fmt.Fprintf(g.stdout, "%s/%s\n", kind, item(i).(interface{ GetName() string }).GetName())
 		}
+	case g.output == "custom-columns":
+		objs := make([]any, n)
+		for i := range n {
+			objs[i] = item(i)
+		}
+		err = g.columns.Print(g.stdout, objs)
 	case n > 0:
 		err = table()
 	}
@@ -347,6 +364,9 @@ func (g getter) print(list runtime.Object, n int, missing []string, ns string, i
 }
 
 func (g getter) encode(obj any) error {
+	if g.output == "jsonpath" {
+		return g.jsonPath.Print(g.stdout, obj)
+	}
 	if g.output == "yaml" {
 		b, err := yaml.Marshal(obj)
 		if err != nil {

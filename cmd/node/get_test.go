@@ -138,6 +138,23 @@ func TestGetIsKubectlGet(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.JSONEq(t, `{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}`, out, "an empty list, as the API server gives")
 
+	code, out, errOut = runGet(t, srv, "pods", "-n", "prod", "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.tier}{\"\\n\"}{end}")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "web=front\ncache=\n", out, "kubectl's jsonpath, a missing key empty")
+
+	code, out, errOut = runGet(t, srv, "pods", "web", "-o", "jsonpath={.kind}/{.metadata.namespace}")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "Pod/default", out, "one NAME: the object itself; no newline after, as kubectl's")
+
+	code, out, errOut = runGet(t, srv, "pods", "-A", "-o", "custom-columns=NAME:.metadata.name,TIER:metadata.labels.tier,PHASE:{.status.phase}")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, ""+
+		"NAME    TIER     PHASE\n"+
+		"web     <none>   Running\n"+
+		"db      <none>   Running\n"+
+		"web     front    Running\n"+
+		"cache   <none>   Running\n", out)
+
 	code, out, errOut = runGet(t, srv, "nodes", "n2", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "node/n2\n", out)

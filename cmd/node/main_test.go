@@ -297,8 +297,8 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"logs", "a", "--since", "1m", "--since-time", "2026-01-02T15:04:05Z"}, "at most one of --since-time or --since may be given"},
 		{[]string{"logs", "a", "--since-time", "yesterday"}, `--since-time "yesterday": want an RFC 3339 time`},
 		{[]string{"logs", "a", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"get", "pods", "-o", "xml", "--server", "127.0.0.1:1"}, `-o "xml": use json, yaml, name or wide`},
-		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json, yaml or name)`},
+		{[]string{"get", "pods", "-o", "xml", "--server", "127.0.0.1:1"}, `-o "xml": use json, yaml, name, wide, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...`},
+		{[]string{"get", "nodes", "-o", "wide", "--server", "127.0.0.1:1"}, `-o "wide": only for pods (nodes: json, yaml, name, jsonpath= or custom-columns=)`},
 		{[]string{"get", "deployments"}, "only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported"},
 		{[]string{"get"}, "only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported"},
 		{[]string{"get", "pods", "-l", "app in (a", "--server", "127.0.0.1:1"}, `-l "app in (a": `},
@@ -308,6 +308,10 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"get", "pods", "--field-selector", "status.hostIP=1.2.3.4"}, `--field-selector "status.hostIP=1.2.3.4": field label not supported: status.hostIP`},
 		{[]string{"get", "nodes", "--field-selector", "status.phase=Running"}, `--field-selector "status.phase=Running": field label not supported: status.phase`},
 		{[]string{"get", "pods", "--field-selector", "status.phase"}, `--field-selector "status.phase": invalid selector: 'status.phase'; can't understand 'status.phase'`},
+		{[]string{"get", "pods", "-o", "jsonpath={.items[*}"}, "error parsing jsonpath {.items[*}, "},
+		{[]string{"get", "pods", "-o", "custom-columns=NAME"}, "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
+		{[]string{"get", "pods", "-o", "custom-columns="}, "custom-columns format specified but no custom columns given"},
+		{[]string{"get", "pods", "-w", "-o", "jsonpath={.items}"}, "-w prints rows (the table, -o wide or -o name), not -o jsonpath"},
 		{[]string{"get", "pods", "-o", "name", "--show-labels"}, "--show-labels: only for the table (-o wide or no -o), not -o name"},
 	} {
 		var out, errOut bytes.Buffer

@@ -16,8 +16,9 @@
 // NodeFields), and --show-labels adds kubectl's LABELS
 // column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
 // PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
-// watch); and `kubectl wait`'s --for (ParseWaitFor) and its check of a condition
-// (ConditionMet). It is pure: the current time is a parameter.
+// watch); `kubectl wait`'s --for (ParseWaitFor) and its check of a condition (ConditionMet);
+// and kubectl's -o jsonpath= and -o custom-columns= (JSONPath, CustomColumns, on the objects'
+// JSON form as kubectl get reads them, with k8s.io/client-go's jsonpath). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
@@ -26,7 +27,9 @@
 // byte for byte, TestHumanDurationIsKubectls HumanDuration with apimachinery's,
 // TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn,
 // TestEventsIsKubectls the events table with kubectl events' own sort, printer and tabwriter,
-// byte for byte, TestFieldSelectorsAreTheAPIServers the field selectors with the API server's
+// byte for byte, TestJSONPathAndCustomColumnsAreKubectls those outputs with cli-runtime's
+// JSONPathPrinter and kubectl's CustomColumnsPrinter, byte for byte,
+// TestFieldSelectorsAreTheAPIServers the field selectors with the API server's
 // parsing, field label conversion and pod and node registries. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its
 // STATUS.

@@ -27,6 +27,8 @@
 // pkg/describe over a fake clientset) on random pods and nodes; TestLogsContainerIsKubectls holds
 // `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn;
 // TestEventsIsKubectls holds `node events`' table to kubectl events' own, byte for byte;
+// TestJSONPathAndCustomColumnsAreKubectls `node get -o jsonpath=` and `-o custom-columns=` to
+// kubectl's printers;
 // TestFieldSelectorsAreTheAPIServers `node get --field-selector` to the API server's parsing,
 // field label conversion and pod and node registries' selectable fields. TestConditionsAreKubelets holds
 // internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
