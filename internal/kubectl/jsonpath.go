@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -113,14 +114,16 @@ func (c *CustomColumns) Print(w io.Writer, objs []any) error {
 	return tw.Flush()
 }
 
-// asJSON is obj's JSON form, as maps, slices and scalars (what kubectl's printers query).
+// asJSON is obj's JSON form as an unstructured object holds it (what kubectl's printers query):
+// maps, slices and scalars, integers as int64 (encoding/json's float64 would print a priority
+// of 2000001000 as 2.000001e+09).
 func asJSON(obj any) (any, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	var data any
-	if err := json.Unmarshal(b, &data); err != nil {
+	if err := utiljson.Unmarshal(b, &data); err != nil {
 		return nil, err
 	}
 	return data, nil
