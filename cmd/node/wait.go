@@ -17,7 +17,7 @@ import (
 // waitPollInterval is how often `node wait` reads the pods again (node has no watch API).
 var waitPollInterval = 500 * time.Millisecond
 
-const waitSynopsis = "wait pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all --for condition=NAME[=VALUE]|delete|create [--timeout D] [-n NAMESPACE] [--server ADDR]"
+const waitSynopsis = "wait pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all --for condition=NAME[=VALUE]|jsonpath=PATH[=VALUE]|delete|create [--timeout D] [-n NAMESPACE] [--server ADDR]"
 
 // waitCommand is `kubectl wait` for pods against a running node or a fleet aggregator: until every
 // pod asked for meets every --for (kubectl.ConditionMet), printing "pod/NAME condition met" for
@@ -30,7 +30,7 @@ func waitCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
 	all := fs.Bool("all", false, "every pod of the namespace")
 	var fors fileList
-	fs.Var(&fors, "for", "what to wait for, `CONDITION`: condition=Ready (condition=NAME[=VALUE], VALUE true by default), delete or create; repeatable, all must hold")
+	fs.Var(&fors, "for", "what to wait for, `CONDITION`: condition=Ready (condition=NAME[=VALUE], VALUE true by default), jsonpath='{.status.phase}'=Running (jsonpath=PATH[=VALUE]; no VALUE: the field exists), delete or create; repeatable, all must hold")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait before giving up (0: check once; negative: a week)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -40,7 +40,7 @@ func waitCommand(args []string, stdout, stderr io.Writer) int {
 	var conds []kubectl.WaitFor
 	if err == nil {
 		if len(fors) == 0 {
-			err = fmt.Errorf("--for is required: condition=NAME[=VALUE], delete or create")
+			err = fmt.Errorf("--for is required: condition=NAME[=VALUE], jsonpath=PATH[=VALUE], delete or create")
 		}
 		for _, f := range fors {
 			c, ferr := kubectl.ParseWaitFor(f)
@@ -171,6 +171,14 @@ func waitDone(pod *v1.Pod, name string, uid types.UID, conds []kubectl.WaitFor) 
 			}
 		case pod == nil:
 			return false, fmt.Errorf("Error from server (NotFound): pods %q not found", name)
+		case c.JSONPath != nil:
+			met, err := kubectl.JSONPathMet(pod, c)
+			if err != nil {
+				return false, fmt.Errorf("error: %v", err)
+			}
+			if !met {
+				return false, nil
+			}
 		case !kubectl.ConditionMet(pod, c):
 			return false, nil
 		}

@@ -60,6 +60,18 @@ func TestWaitIsKubectlWait(t *testing.T) {
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "pod/web condition met\n", out)
 
+	running := waitPod("web", "u1", false, nil)
+	running.Status.Phase = v1.PodRunning
+	srv = fakeSequence(t, "/pods", list(waitPod("web", "u1", false, nil)), list(running))
+	code, out, errOut = runWait(t, srv, "pod/web", "--for", "jsonpath={.status.phase}=Running")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "pod/web condition met\n", out)
+
+	srv = fakeSequence(t, "/pods", list(waitPod("web", "u1", false, nil)))
+	code, _, errOut = runWait(t, srv, "pod/web", "--for", "jsonpath={.status.conditions}=x")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "error: jsonpath leads to a nested object or list which is not supported\n", errOut)
+
 	srv = fakeSequence(t, "/pods", list(waitPod("web", "u1", false, nil)), list())
 	code, _, errOut = runWait(t, srv, "pod/web", "--for", "condition=Ready")
 	assert.Equal(t, 1, code)
@@ -90,7 +102,8 @@ func TestWaitIsKubectlWait(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"pod/web"}, "--for is required: condition=NAME[=VALUE], delete or create"},
+		{[]string{"pod/web"}, "--for is required: condition=NAME[=VALUE], jsonpath=PATH[=VALUE], delete or create"},
+		{[]string{"pod/web", "--for", "jsonpath={.status.phase}="}, "jsonpath wait has to have a value after equal sign"},
 		{[]string{"pod/web", "--for", "ready"}, `unrecognized condition: "ready"`},
 		{[]string{"pods", "--for", "delete"}, "no name was specified: name pods, or use -l SELECTOR or --all"},
 		{[]string{"pod/web", "--all", "--for", "delete"}, "selectors and the all flag cannot be used when passing resource/name arguments"},

@@ -16,7 +16,8 @@
 // NodeFields), and --show-labels adds kubectl's LABELS
 // column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
 // PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
-// watch); `kubectl wait`'s --for (ParseWaitFor) and its check of a condition (ConditionMet);
+// watch); `kubectl wait`'s --for (ParseWaitFor) and its checks of a condition (ConditionMet)
+// and of a field (JSONPathMet);
 // and kubectl's -o jsonpath= and -o custom-columns= (JSONPath, CustomColumns, on the objects'
 // JSON form as kubectl get reads them, with k8s.io/client-go's jsonpath). It is pure: the current time is a parameter.
 //

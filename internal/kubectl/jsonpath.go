@@ -52,6 +52,18 @@ type CustomColumns struct {
 // {.name.name} all mean {.name.name}.
 var relaxedPath = regexp.MustCompile(`^\{\.?([^{}]+)\}$|^\.?([^{}]+)$`)
 
+// relaxed is kubectl's RelaxedJSONPathExpression ("" stays "").
+func relaxed(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	m := relaxedPath.FindStringSubmatch(path)
+	if m == nil {
+		return "", fmt.Errorf("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'")
+	}
+	return "{." + m[1] + m[2] + "}", nil
+}
+
 // NewCustomColumns parses the spec as kubectl does; header false is --no-headers.
 func NewCustomColumns(spec string, header bool) (*CustomColumns, error) {
 	if spec == "" {
@@ -63,13 +75,9 @@ func NewCustomColumns(spec string, header bool) (*CustomColumns, error) {
 		if len(col) != 2 {
 			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", part)
 		}
-		path := col[1]
-		if path != "" {
-			m := relaxedPath.FindStringSubmatch(path)
-			if m == nil {
-				return nil, fmt.Errorf("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'")
-			}
-			path = "{." + m[1] + m[2] + "}"
+		path, err := relaxed(col[1])
+		if err != nil {
+			return nil, err
 		}
 		j := jsonpath.New(fmt.Sprintf("column%d", ix)).AllowMissingKeys(true)
 		if err := j.Parse(path); err != nil {
