@@ -20,7 +20,7 @@ import (
 	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
-const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
+const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--sort-by PATH] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
 
 // getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
 // names, label selectors and kubectl's output formats, chosen client-side
@@ -38,6 +38,7 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
 	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
 	ignoreNotFound := fs.Bool("ignore-not-found", false, "a NAME not found is no error: print nothing for it and exit 0")
+	sortBy := fs.String("sort-by", "", "order by this field, a `PATH` (kubectl's: .metadata.name, .status.containerStatuses[0].restartCount, .metadata.creationTimestamp)")
 	watch := fs.Bool("w", false, "after the list, print a row for each object that changes or goes, until interrupted")
 	fs.BoolVar(watch, "watch", false, "same as -w")
 	rest, err := parseInterspersed(fs, args)
@@ -55,6 +56,11 @@ func getCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil && format == "custom-columns" {
 		g.columns, err = kubectl.NewCustomColumns(template, !*noHeaders)
+	}
+	if err == nil && *sortBy != "" {
+		if g.sortBy, err = kubectl.NewSortBy(*sortBy); err != nil {
+			err = fmt.Errorf("--sort-by %q: %v", *sortBy, err)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -119,6 +125,9 @@ func listAndWatch[T any, PT interface {
 		return chosen, missing, err
 	}
 	items, missing, err := read()
+	if err == nil && g.sortBy != nil {
+		err = kubectl.Sort(g.sortBy, items)
+	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "error: %v\n", err)
 		return 1
@@ -286,6 +295,7 @@ type getter struct {
 	ignoreNotFound bool // --ignore-not-found
 	jsonPath       *kubectl.JSONPath
 	columns        *kubectl.CustomColumns
+	sortBy         *kubectl.SortBy // --sort-by: the list's order (a watch's later rows come as they change)
 	stdout, stderr io.Writer
 }
 

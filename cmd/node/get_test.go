@@ -155,6 +155,18 @@ func TestGetIsKubectlGet(t *testing.T) {
 		"web     front    Running\n"+
 		"cache   <none>   Running\n", out)
 
+	code, out, errOut = runGet(t, srv, "pods", "-A", "--sort-by", ".metadata.name", "-o", "name")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "pod/cache\npod/db\npod/web\npod/web\n", out)
+
+	code, out, errOut = runGet(t, srv, "pods", "-A", "--sort-by", "{.metadata.labels.tier}", "-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, []string{"default web", "default db", "prod cache", "prod web"}, rows(out), "pods without the field first, in list order")
+
+	code, _, errOut = runGet(t, srv, "pods", "--sort-by", ".metadata.labels")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "error: field {.metadata.labels} is an unsortable type: map[string]interface {}\n", errOut)
+
 	code, out, errOut = runGet(t, srv, "nodes", "n2", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "node/n2\n", out)

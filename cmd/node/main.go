@@ -19,7 +19,8 @@
 //	node explain -f FILE... [-o json]
 //	node describe pod[s] [NAME...] | pod/NAME... [-n NS | -A] [-l SELECTOR] [--show-events] [--server ADDR] [-o json]
 //	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR]
-//	              [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--show-labels] [--no-headers] [--ignore-not-found] [-w]
+//	              [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--sort-by PATH] [--show-labels] [--no-headers]
+//	              [--ignore-not-found] [-w]
 //	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N]
 //	          [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]

@@ -312,6 +312,7 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"get", "pods", "-o", "custom-columns=NAME"}, "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
 		{[]string{"get", "pods", "-o", "custom-columns="}, "custom-columns format specified but no custom columns given"},
 		{[]string{"get", "pods", "-w", "-o", "jsonpath={.items}"}, "-w prints rows (the table, -o wide or -o name), not -o jsonpath"},
+		{[]string{"get", "pods", "--sort-by", "{.metadata.name"}, `--sort-by "{.metadata.name": unexpected path string`},
 		{[]string{"get", "pods", "-o", "name", "--show-labels"}, "--show-labels: only for the table (-o wide or no -o), not -o name"},
 	} {
 		var out, errOut bytes.Buffer

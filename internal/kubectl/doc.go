@@ -18,8 +18,10 @@
 // PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
 // watch); `kubectl wait`'s --for (ParseWaitFor) and its checks of a condition (ConditionMet)
 // and of a field (JSONPathMet);
-// and kubectl's -o jsonpath= and -o custom-columns= (JSONPath, CustomColumns, on the objects'
-// JSON form as kubectl get reads them, with k8s.io/client-go's jsonpath). It is pure: the current time is a parameter.
+// kubectl's -o jsonpath= and -o custom-columns= (JSONPath, CustomColumns, on the objects' JSON
+// form as kubectl get reads them, with k8s.io/client-go's jsonpath); and --sort-by (SortBy, Sort:
+// kubectl's comparisons, but stable and with the objects that lack the field first, where
+// kubectl's sort leaves them in no order). It is pure: the current time is a parameter.
 //
 // tests/upstream holds it to kubectl 1.37's own table printer (k8s.io/kubernetes
 // pkg/printers/internalversion): TestGetPodsIsKubectls compares PodCells and PodWideCells with
@@ -29,7 +31,8 @@
 // TestLogsContainerIsKubectls LogsContainer with kubectl's polymorphichelpers.LogsForObjectFn,
 // TestEventsIsKubectls the events table with kubectl events' own sort, printer and tabwriter,
 // byte for byte, TestJSONPathAndCustomColumnsAreKubectls those outputs with cli-runtime's
-// JSONPathPrinter and kubectl's CustomColumnsPrinter, byte for byte,
+// JSONPathPrinter and kubectl's CustomColumnsPrinter, byte for byte, TestSortByIsKubectls the
+// order with kubectl's RuntimeSort,
 // TestFieldSelectorsAreTheAPIServers the field selectors with the API server's
 // parsing, field label conversion and pod and node registries. Beyond
 // kubectl, a cluster member whose ClusterQuorum condition is False reads ",<reason>" after its

@@ -28,7 +28,7 @@
 // `node logs`'s choice of container and its notes to kubectl's polymorphichelpers.LogsForObjectFn;
 // TestEventsIsKubectls holds `node events`' table to kubectl events' own, byte for byte;
 // TestJSONPathAndCustomColumnsAreKubectls `node get -o jsonpath=` and `-o custom-columns=` to
-// kubectl's printers;
+// kubectl's printers; TestSortByIsKubectls `--sort-by` to kubectl's sorter;
 // TestFieldSelectorsAreTheAPIServers `node get --field-selector` to the API server's parsing,
 // field label conversion and pod and node registries' selectable fields. TestConditionsAreKubelets holds
 // internal/podstatus's ContainersReady, Ready and Initialized to kubelet's own generators
