@@ -119,7 +119,7 @@ func TestSortByIsKubectls(t *testing.T) {
 			p := randomPrintedPod(r, now)
 			p.Name = pickOf(r, "web", "db", "cache", "a", "zeta", "10", "2", "1m")
 			p.Namespace = pickOf(r, "default", "prod", "kube-system")
-			p.Spec.Priority = ptr(int32(pickOf(r, 0, 9, 20, 100, 2000001000, -5))) // 9 < 20 < 100 only as numbers
+			p.Spec.Priority = ptr(int32(pickOf(r, 0, 9, 20, 100, 2000001000, -5)))              // 9 < 20 < 100 only as numbers
 			p.Labels = map[string]string{"size": pickOf(r, "100Mi", "1Gi", "500m", "2", "0.5")} // quantities
 			p.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
 			pods = append(pods, *p)
