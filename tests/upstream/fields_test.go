@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -91,5 +90,4 @@ func TestFieldSelectorsAreTheAPIServers(t *testing.T) {
 		assert.Equal(t, theirs.Matches(noderegistry.NodeToSelectableFields(&internal)), ours.Matches(kubectl.NodeFields(node)),
 			"node selector %d %q on %s unschedulable=%v", i, s, node.Name, node.Spec.Unschedulable)
 	}
-	_ = fmt.Sprint
 }
