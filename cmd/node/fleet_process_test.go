@@ -24,6 +24,7 @@ import (
 type fleetNode struct {
 	name string
 	api  string // http://host:port
+	root string // --root-dir
 	proc *fleettest.Proc
 }
 
@@ -52,7 +53,7 @@ spec:
 	listen := freeport.Addr(t)
 	args := append([]string{"-f", manifest, "--node-name", name, "--fleet", aggRemote, "--listen", listen, "--root-dir", filepath.Join(dir, "root"),
 		"--node-status-update-frequency", "500ms"}, extra...)
-	return &fleetNode{name: name, api: "http://" + listen, proc: fleettest.StartRole(t, "node", args...)}
+	return &fleetNode{name: name, api: "http://" + listen, root: filepath.Join(dir, "root"), proc: fleettest.StartRole(t, "node", args...)}
 }
 
 // podList fetches a PodList from base/pods.

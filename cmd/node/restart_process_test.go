@@ -359,6 +359,17 @@ func TestARestartedFleetNodeKeepsItsPodsAtTheAggregator(t *testing.T) {
 	for _, p := range before {
 		ids[p.Name] = p.Status.ContainerStatuses[0].ContainerID
 	}
+	// The aggregator shows a result once the probe tree has it; the pod's record has it once the
+	// runtime wrote it, a moment later. A node killed in between comes back with the older record,
+	// its pods not ready (what it persisted is what it promises): kill it after the records have it.
+	require.Eventually(t, func() bool {
+		for _, p := range before {
+			if !recordContainers(t, n.root, p.UID)["app"].Ready {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "every pod's record has its container ready")
 
 	n.proc.Kill()
 	n.proc.Restart()
@@ -463,21 +474,33 @@ func TestARestartWhileAContainerIsTerminating(t *testing.T) {
 // recordHasResults reports whether the pod record node keeps under dir's root has app ready and
 // started and side ready (the results TestARestartedNodeAdoptsItsContainers expects after a restart).
 func recordHasResults(t *testing.T, dir string, uid types.UID) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "root", "state", string(uid)+".json"))
+	got := recordContainers(t, filepath.Join(dir, "root"), uid)
+	return got["app"].Ready && got["app"].StartupPassed && got["side"].Ready
+}
+
+// recordedContainer is what a pod record keeps of a container's probe results.
+type recordedContainer struct {
+	Ready         bool `json:"ready"`
+	StartupPassed bool `json:"startupPassed"`
+}
+
+// recordContainers reads the pod record node keeps under root (its --root-dir): each container's
+// results by name, none while the record is not written.
+func recordContainers(t *testing.T, root string, uid types.UID) map[string]recordedContainer {
+	b, err := os.ReadFile(filepath.Join(root, "state", string(uid)+".json"))
 	if err != nil {
-		return false
+		return nil
 	}
 	var rec struct {
 		Containers []struct {
-			Name          string `json:"name"`
-			Ready         bool   `json:"ready"`
-			StartupPassed bool   `json:"startupPassed"`
+			Name string `json:"name"`
+			recordedContainer
 		} `json:"containers"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rec))
-	got := map[string]bool{}
+	got := map[string]recordedContainer{}
 	for _, c := range rec.Containers {
-		got[c.Name] = c.Ready && (c.Name != "app" || c.StartupPassed)
+		got[c.Name] = c.recordedContainer
 	}
-	return got["app"] && got["side"]
+	return got
 }
