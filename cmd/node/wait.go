@@ -83,13 +83,9 @@ func waitCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
-	creating := false
+	creating, deleting := false, false
 	for _, c := range conds {
-		creating = creating || c.Create
-	}
-	deleting := false
-	for _, c := range conds {
-		deleting = deleting || c.Delete
+		creating, deleting = creating || c.Create, deleting || c.Delete
 	}
 	selection := kubectl.Selection{Names: names, Namespace: *ns, Selector: sel}
 	for creating && len(names) > 0 { // --for=create: first every named pod exists
