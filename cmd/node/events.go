@@ -79,7 +79,7 @@ func eventsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	tw := kubectl.NewEventWriter(stdout)
+	tw := kubectl.NewTabWriter(stdout)
 	header := !*noHeaders
 	printRows := func(events []v1.Event) error {
 		if len(events) == 0 {

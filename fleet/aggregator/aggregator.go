@@ -76,7 +76,7 @@ func (c Config) Validate() error {
 		if err != nil || host == "" {
 			return fmt.Errorf("--remote-advertise %q: want host:port", c.RemoteAdvertise)
 		}
-		if p, ok := numericPort(port); !ok || p == 0 {
+		if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
 			return fmt.Errorf("--remote-advertise %q: port %q: want 1-65535", c.RemoteAdvertise, port)
 		}
 	}
@@ -84,12 +84,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--node-monitor-grace-period %v: must be a positive duration (e.g. 40s)", c.GracePeriod)
 	}
 	return nil
-}
-
-// numericPort parses a decimal port, 0-65535.
-func numericPort(s string) (uint16, bool) {
-	p, err := strconv.ParseUint(s, 10, 16)
-	return uint16(p), err == nil
 }
 
 // New validates cfg (Validate) and returns an aggregator that has not started: it binds nothing

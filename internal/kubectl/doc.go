@@ -15,7 +15,7 @@
 // selectors as the API server parses and matches them: ParseFieldSelector, PodFields,
 // NodeFields), and --show-labels adds kubectl's LABELS
 // column (Columns.Labels); and it prints events as `kubectl events` does (SortEvents, EventCells,
-// PrintEvents through kubectl's tabwriter, NewEventWriter, whose columns keep their widths for a
+// PrintEvents through kubectl's tabwriter, NewTabWriter, whose columns keep their widths for a
 // watch); `kubectl wait`'s --for (ParseWaitFor) and its checks of a condition (ConditionMet)
 // and of a field (JSONPathMet);
 // kubectl's -o jsonpath= and -o custom-columns= (JSONPath, CustomColumns, on the objects' JSON

@@ -41,7 +41,7 @@ func EventCells(e *v1.Event, now time.Time) []string {
 	}
 }
 
-// PrintEvents writes `kubectl events`' table to tw (NewEventWriter) and flushes it: the header
+// PrintEvents writes `kubectl events`' table to tw (NewTabWriter) and flushes it: the header
 // when header is true, NAMESPACE first with allNamespaces. events are printed in the order given
 // (SortEvents for kubectl's).
 func PrintEvents(tw *tabwriter.Writer, events []v1.Event, now time.Time, allNamespaces, header bool) error {
@@ -93,8 +93,8 @@ func since(t time.Time, now time.Time) string {
 // text cannot drive the terminal.
 var escapeTerminal = strings.NewReplacer("\x1b", "^[", "\r", "\\r").Replace
 
-// NewEventWriter is the tabwriter kubectl prints its tables through (cli-runtime's
+// NewTabWriter is the tabwriter kubectl prints its tables through (cli-runtime's
 // GetNewTabWriter): its columns keep their widths across flushes, so a watch's rows stay aligned.
-func NewEventWriter(w io.Writer) *tabwriter.Writer {
+func NewTabWriter(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 6, 4, 3, ' ', tabwriter.RememberWidths)
 }

@@ -91,7 +91,7 @@ func NewCustomColumns(spec string, header bool) (*CustomColumns, error) {
 // Print writes a row per object (its header first, unless --no-headers) through kubectl's
 // tabwriter: each column the path's values joined by ",", "<none>" for none.
 func (c *CustomColumns) Print(w io.Writer, objs []any) error {
-	tw := NewEventWriter(w)
+	tw := NewTabWriter(w)
 	if c.header {
 		fmt.Fprintln(tw, strings.Join(c.headers, "\t"))
 	}

@@ -44,7 +44,7 @@ type PodTable struct {
 
 // NewPodTable returns a table that prints its header before its first rows.
 func NewPodTable(w io.Writer, cols Columns) *PodTable {
-	return &PodTable{tw: NewEventWriter(w), cols: cols}
+	return &PodTable{tw: NewTabWriter(w), cols: cols}
 }
 
 // WithoutHeader leaves the header out (kubectl's --no-headers).
@@ -108,7 +108,7 @@ type NodeTable struct {
 
 // NewNodeTable returns a table that prints its header before its first rows.
 func NewNodeTable(w io.Writer, showLabels bool) *NodeTable {
-	return &NodeTable{tw: NewEventWriter(w), showLabels: showLabels}
+	return &NodeTable{tw: NewTabWriter(w), showLabels: showLabels}
 }
 
 // WithoutHeader leaves the header out (kubectl's --no-headers).

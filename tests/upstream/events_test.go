@@ -43,7 +43,7 @@ func TestEventsIsKubectls(t *testing.T) {
 		ours := append([]v1.Event(nil), events...)
 		kubectl.SortEvents(ours)
 		var b bytes.Buffer
-		require.NoError(t, kubectl.PrintEvents(kubectl.NewEventWriter(&b), ours, at, allNamespaces, !noHeaders))
+		require.NoError(t, kubectl.PrintEvents(kubectl.NewTabWriter(&b), ours, at, allNamespaces, !noHeaders))
 		if !assert.Equal(t, theirs.String(), b.String(), "list %d", i) {
 			t.FailNow()
 		}
