@@ -57,9 +57,10 @@
 // per millisecond where one is enough at 10,000 workers, so one shard per two procs. Each shard's
 // scheduler keeps its near deadlines in a timing wheel (O(1) per probe; internal/clock's doc says
 // why and what it measured against the heap it replaced). Measured on 16 cores since
-// (ARCHITECTURE.md, "16 cores, measured"): 1,000,000 workers at 1 s all probed on time (p99 2–3 ms)
-// with 8 shards, the mutex wait left being each shard's own Reschedule; with 4 shards (8 procs) a
-// shard's firing goroutine was 47 % busy and the schedule's bursts fell behind.
+// (ARCHITECTURE.md, "16 cores, measured" and "measured again"): 1,000,000 workers at 1 s all probed
+// on time (p99 2–3 ms) with 8 shards, at 0.26× kubelet-style's CPU per probe, the mutex wait left
+// being each shard's own Reschedule; with 4 shards (8 procs) a shard's firing goroutine was 47 %
+// busy and the schedule fell behind, in two runs of three.
 //
 // Backpressure: a shard's scheduler is paced (clock.WithPace) by the shard's queues. When the
 // mailbox pool's queue or the attempt pool's backlog is half full, the batch stops and the rest of
