@@ -42,6 +42,10 @@
 //     copies read-only; messages are read-only by contract. statusManager keeps the status copy's
 //     fields without the 384-byte v1.PodStatus around them (unless a rarely set one is set), the
 //     probe adjustment as flags and condition times, and builds a full status only for a query.
+//   - probeManager's goroutine only spawns: Tree.AddPod lists the pod's probes and builds their
+//     workers on the caller's goroutine, the AddPod messages hand them over, and probeManager gives
+//     each its container's view and spawns it (or drops it, for a key that has a worker). Every
+//     worker's spawn passes through that one goroutine, the stage that bounds a large tree's set-up.
 //   - A worker at rest holds no goroutine, no attempt slot and exactly one scheduler entry; at most
 //     one attempt per worker is in flight, in a goroutine the worker cancels and waits for when it
 //     stops or fails.

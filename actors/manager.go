@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/statusbook"
 	"github.com/probeactor/probeactor/actors/internal/supervision"
@@ -30,13 +29,12 @@ type managerActor struct {
 	prefix   string // "<own PID id>/": a child's PID id is prefix + its name (set on Started)
 }
 
-// addPod is AddPod as statusManager forwards it: with the pod's probes (podProbes) and the views of
-// its containers (nil before the pod has a status). statusManager has already counted the probes as
-// workers, so probeManager reports the pod's worker keys only if one could not be spawned.
+// addPod is AddPod as statusManager forwards it: with the views of the pod's containers (nil before
+// the pod has a status). statusManager has already counted the probes as workers, so probeManager
+// reports the pod's worker keys only if one could not be spawned.
 type addPod struct {
-	pod    *podrecord.Record
-	probes []podrecord.Probe
-	views  []statusbook.View
+	*addPodCmd
+	views []statusbook.View
 }
 
 // podViews carries the current views of a pod's containers: statusManager → probeManager, when
@@ -186,16 +184,13 @@ func (m *managerActor) childName(pid *actor.PID) string {
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
 	failed := m.set.ReportedSinceAdd(pod.UID)
-	for _, p := range msg.probes {
+	for i, p := range msg.probes {
 		k := p.Key
 		if m.set.Has(k) {
-			continue
+			continue // msg.workers[i] is never spawned
 		}
-		var view protocol.ContainerView
-		if v := viewIn(msg.views, k.Container); v != nil {
-			view = *v
-		}
-		w := newWorkerActor(m.env, k, pod, p.Container, p.Spec, p.Sidecar, view)
+		w := msg.workers[i]
+		w.see(viewIn(msg.views, k.Container))
 		m.env.spawning = w
 		pid, err := ctx.SpawnNamed(m.env.workerProps, workerset.Name(k))
 		m.env.spawning = nil

@@ -94,9 +94,13 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	}
 }
 
-// addPodCmd is AddPod with the tree's copy of the pod: Tree → root → syncLoop, statusManager →
-// probeManager.
-type addPodCmd struct{ pod *podrecord.Record }
+// addPodCmd is AddPod with the tree's copy of the pod, its probes (podrecord.Probes) and a worker
+// for each probe, built but not spawned: Tree → root → syncLoop, statusManager → probeManager.
+type addPodCmd struct {
+	pod     *podrecord.Record
+	probes  []podrecord.Probe
+	workers []*workerActor // workers[i] is probes[i]'s
+}
 
 // removePod is RemovePod by UID: Tree → root → syncLoop, statusManager → probeManager.
 type removePod struct{ uid types.UID }

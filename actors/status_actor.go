@@ -5,7 +5,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/actors/internal/statusbook"
 	"github.com/probeactor/probeactor/messages"
@@ -36,10 +35,9 @@ func (a *statusActor) Receive(ctx actor.Context) {
 	case *addPodCmd:
 		// The status recomputed with the pod's future workers goes out ahead of the AddPod, which
 		// carries the views the new workers start with.
-		probes := podrecord.Probes(m.pod)
-		a.book.AddPod(m.pod, probes)
+		a.book.AddPod(m.pod, m.probes)
 		a.recompute(ctx, m.pod.UID)
-		a.tellManager(ctx, &addPod{pod: m.pod, probes: probes, views: a.book.Views(m.pod.UID)}) // in order, see rootActor
+		a.tellManager(ctx, &addPod{addPodCmd: m, views: a.book.Views(m.pod.UID)}) // in order, see rootActor
 	case *removePod, *stopLivenessAndStartup:
 		a.tellManager(ctx, m) // forwarded in order, see rootActor
 	case *setStatus:

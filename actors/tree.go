@@ -151,9 +151,17 @@ func (t *Tree) AddPod(pod *v1.Pod) error {
 	if errs := t.admit(rec, pod); len(errs) > 0 {
 		return fmt.Errorf("actors.AddPod %s/%s: %w", pod.Namespace, pod.Name, errs.ToAggregate())
 	}
+	// The pod's workers are built here, on the caller's goroutine, and probeManager only spawns
+	// them: every worker's spawn passes through probeManager's one goroutine, and that stage bounds
+	// a large tree's set-up (ARCHITECTURE.md, "16 cores, measured again").
+	probes := podrecord.Probes(rec)
+	ws := make([]*workerActor, len(probes))
+	for i, p := range probes {
+		ws[i] = newWorkerActor(t.env, p.Key, rec, p.Container, p.Spec, p.Sidecar)
+	}
 	t.edge.Lock()
 	defer t.edge.Unlock()
-	t.env.send(t.env.root, &addPodCmd{pod: rec})
+	t.env.send(t.env.root, &addPodCmd{pod: rec, probes: probes, workers: ws})
 	t.added[pod.UID] = struct{}{}
 	return nil
 }

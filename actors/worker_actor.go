@@ -67,8 +67,12 @@ func (w *workerActor) key() messages.ProbeKey {
 	return messages.ProbeKey{PodUID: w.pod.UID, Container: w.m.Container().Name, Type: w.m.Type()}
 }
 
-func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Container, spec *v1.Probe, sidecar bool,
-	view protocol.ContainerView) *workerActor {
+// newWorkerActor builds k's worker, not spawned yet: Tree.AddPod builds a pod's workers on its
+// caller's goroutine, and probeManager gives each its container's view (see) and spawns it, or drops
+// it if the key has a worker already. Until it is spawned nothing but its builder and then
+// probeManager touches it (the addPod messages hand it over).
+func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Container, spec *v1.Probe,
+	sidecar bool) *workerActor {
 	period := time.Duration(spec.PeriodSeconds) * time.Second
 	if period <= 0 {
 		period = defaultPeriod
@@ -85,8 +89,17 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 		Deleting:      pod.DeletionTimestamp != nil,
 		Sidecar:       sidecar,
 	})
-	w.step(nil, &worker.Event{Kind: worker.View, View: &view})
 	return w
+}
+
+// see gives a worker not spawned yet its container's view when it is spawned (the zero view, no
+// status yet, if view is nil).
+func (w *workerActor) see(view *protocol.ContainerView) {
+	var v protocol.ContainerView
+	if view != nil {
+		v = *view
+	}
+	w.step(nil, &worker.Event{Kind: worker.View, View: &v})
 }
 
 // newWorkerProps builds the one Props every worker of a tree is spawned with. protoactor calls a
