@@ -2,8 +2,11 @@
 // v1.List), from files or stdin, decoded strictly.
 //
 // Invariants: every error names its source ("pod.yaml: document 2: ...") and, when it concerns a
-// field, the field path (`spec.containers[0].livenessProbe.periodSecond: unknown field`); unknown
-// and duplicate fields are errors, never silently dropped; only `kind: Pod` (directly or inside a
+// field, the field path (`spec.containers[0].livenessProbe.periodSecond: unknown field`), with the
+// list indices and map keys the decoder's own paths lack for a value of the wrong type
+// (`spec.containers[2].args[1]: Invalid value: got number, want a string`; kubectl's API server
+// names only `spec.containers.args`); unknown and duplicate fields are errors, never silently
+// dropped; only `kind: Pod` (directly or inside a
 // List) is accepted. Decoding does no validation beyond the wire format: the caller validates
 // (probes.ValidatePod and the process runtime's limits) and applies defaults. No more than
 // MaxFileSize (64 MiB) is read of one file or of stdin: an endless input is an error naming it, not

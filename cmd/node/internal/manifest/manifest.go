@@ -3,11 +3,14 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -227,7 +230,7 @@ func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
 	}
 	var hdr typeHeader
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(doc, &hdr); err != nil {
-		return nil, []error{typeError(origin, prefix, err)}
+		return nil, []error{typeError(origin, prefix, doc, err)}
 	}
 	switch hdr.Kind {
 	case "Pod":
@@ -268,7 +271,7 @@ func decodeObject(origin, prefix string, doc []byte) ([]Pod, []error) {
 func strictUnmarshal(origin, prefix string, doc []byte, v any) []error {
 	strict, err := kjson.UnmarshalStrict(doc, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
-		return []error{typeError(origin, prefix, err)}
+		return []error{typeError(origin, prefix, doc, err)}
 	}
 	var errs []error
 	for _, s := range strict {
@@ -319,18 +322,101 @@ func jsonKind(doc []byte) string {
 // unmarshalType matches a decoding type error of sigs.k8s.io/json (its error type is internal).
 var unmarshalType = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]*\.(\S+) of type (\S+)`)
 
-// typeError turns a decoding error into an *Error with the field path and the expected type in
-// manifest terms (kjson's paths carry no list indices, so "spec.containers.livenessProbe").
-func typeError(origin, prefix string, err error) *Error {
+// typeError turns a decoding error of doc into an *Error with the field path and the expected type
+// in manifest terms. The decoder's path has no list indices ("spec.containers.livenessProbe"):
+// indexPath puts them back from doc.
+func typeError(origin, prefix string, doc []byte, err error) *Error {
 	m := unmarshalType.FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{Origin: origin, Field: prefix, Detail: cleanJSONError(err)}
 	}
-	path := m[2]
+	path := indexPath(doc, m[2], m[1])
 	if prefix != "" {
 		path = prefix + "." + path
 	}
 	return &Error{Origin: origin, Field: path, Detail: fmt.Sprintf("Invalid value: got %s, want %s", m[1], jsonTypeName(m[3]))}
+}
+
+// indexPath returns path, a decoder's field path without list indices, with the indices of the
+// value the error was about: the first value in doc on that path whose JSON kind is got (the
+// decoder's "number", "number 99999999999", "string", "array", "object" or "bool"). Every value on
+// one path is decoded into one Go type, so every value of that kind there is wrong, and the first
+// in the lists' order is the one the decoder reported (a map's values are taken in key order). If
+// doc has no such value, path is returned as it is.
+func indexPath(doc []byte, path, got string) string {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return path
+	}
+	if at, ok := findKind(v, strings.Split(path, "."), got); ok {
+		return strings.TrimPrefix(at, ".")
+	}
+	return path
+}
+
+// findKind finds the first value of kind got along fields in v, through any lists on the way, and
+// returns its path from v: ".field" for each field, "[i]" for each list index, "[key]" for a map's
+// key (as the API's field paths).
+func findKind(v any, fields []string, got string) (string, bool) {
+	if len(fields) == 0 {
+		return kindAt(v, got)
+	}
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			if at, ok := findKind(e, fields, got); ok {
+				return fmt.Sprintf("[%d]%s", i, at), true
+			}
+		}
+	case map[string]any:
+		if e, ok := v[fields[0]]; ok {
+			if at, ok := findKind(e, fields[1:], got); ok {
+				return "." + fields[0] + at, true
+			}
+		}
+	}
+	return "", false
+}
+
+// kindAt finds the value of kind got at the end of the decoder's path, which ends at a field: one of
+// the field's list elements or map values (in key order), else the field's value itself. A list
+// where a string belongs and a list inside a list of strings read alike; the second is the likelier.
+func kindAt(v any, got string) (string, bool) {
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			if isKind(e, got) {
+				return fmt.Sprintf("[%d]", i), true
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if isKind(v[k], got) {
+				return "[" + k + "]", true
+			}
+		}
+	}
+	return "", isKind(v, got)
+}
+
+// isKind reports whether v, as encoding/json decodes it with UseNumber, is of the kind the decoder's
+// type errors name got.
+func isKind(v any, got string) bool {
+	switch v := v.(type) {
+	case json.Number:
+		return got == "number" || got == "number "+v.String()
+	case string:
+		return got == "string"
+	case []any:
+		return got == "array"
+	case map[string]any:
+		return got == "object"
+	case bool:
+		return got == "bool"
+	}
+	return false
 }
 
 // jsonTypeName says what a Go type looks like in a manifest; named API types (v1.PullPolicy is a

@@ -91,7 +91,7 @@ func TestDecodeErrors(t *testing.T) {
 		{
 			name: "wrong type",
 			data: "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    livenessProbe: {periodSeconds: soon}\n",
-			want: []string{"f.yaml: spec.containers.livenessProbe.periodSeconds: Invalid value: got string, want an integer"},
+			want: []string{"f.yaml: spec.containers[0].livenessProbe.periodSeconds: Invalid value: got string, want an integer"},
 		},
 		{
 			name: "a number where a list belongs",
@@ -101,7 +101,32 @@ func TestDecodeErrors(t *testing.T) {
 		{
 			name: "wrong type of a named string type",
 			data: "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, imagePullPolicy: [x]}]}\n",
-			want: []string{"f.yaml: spec.containers.imagePullPolicy: Invalid value: got array, want v1.PullPolicy"},
+			want: []string{"f.yaml: spec.containers[0].imagePullPolicy: Invalid value: got array, want v1.PullPolicy"},
+		},
+		{
+			name: "wrong type in a later list item: its index",
+			data: "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - {name: a, livenessProbe: {periodSeconds: 3}}\n  - {name: b}\n  - {name: c, livenessProbe: {periodSeconds: soon}}\n",
+			want: []string{"f.yaml: spec.containers[2].livenessProbe.periodSeconds: Invalid value: got string, want an integer"},
+		},
+		{
+			name: "an out-of-range number after valid ones on the same path",
+			data: "apiVersion: v1\nkind: Pod\nspec:\n  initContainers: [{name: i, readinessProbe: {periodSeconds: 10}}]\n  containers:\n  - {name: a, readinessProbe: {periodSeconds: 10}}\n  - {name: b, readinessProbe: {periodSeconds: 99999999999}}\n",
+			want: []string{"f.yaml: spec.containers[1].readinessProbe.periodSeconds: Invalid value: got number 99999999999, want an integer"},
+		},
+		{
+			name: "a wrong list element: its index too",
+			data: "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, command: [sleep], args: [a, b, 3]}]}\n",
+			want: []string{"f.yaml: spec.containers[0].args[2]: Invalid value: got number, want a string"},
+		},
+		{
+			name: "a wrong map value: its key",
+			data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web, tier: 2}}\n",
+			want: []string{"f.yaml: metadata.labels[tier]: Invalid value: got number, want a string"},
+		},
+		{
+			name: "lists within lists, inside a List",
+			data: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  spec: {containers: [{name: a}]}\n- apiVersion: v1\n  kind: Pod\n  spec: {containers: [{name: a}, {name: b, ports: [{containerPort: 80}, {containerPort: http}]}]}\n",
+			want: []string{"f.yaml: items[1].spec.containers[1].ports[1].containerPort: Invalid value: got string, want an integer"},
 		},
 		{
 			name: "wrong type in the type header",
@@ -214,4 +239,30 @@ func (endless) Read(p []byte) (int, error) {
 		n += copy(p[n:], xs)
 	}
 	return n, nil
+}
+
+// indexPath puts list indices and map keys into a decoder's path, and leaves a path it cannot place
+// as it is.
+func TestIndexPath(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc, path, got, want string
+	}{
+		"no lists on the way":          {`{"a":{"b":"x"}}`, "a.b", "string", "a.b"},
+		"the first of the kind":        {`{"a":[{"b":1},{"b":"x"},{"b":"y"}]}`, "a.b", "string", "a[1].b"},
+		"a number by its literal":      {`{"a":[{"b":1},{"b":2}]}`, "a.b", "number 2", "a[1].b"},
+		"a list's element":             {`{"a":["x",["y"]]}`, "a", "array", "a[1]"},
+		"the whole list's value":       {`{"a":[{"b":[1]}]}`, "a.b", "array", "a[0].b"},
+		"a map's value by key order":   {`{"m":{"z":1,"y":2,"x":"s"}}`, "m", "number", "m[y]"},
+		"one level into a map":         {`{"m":{"a":{"b":{}}}}`, "m", "object", "m[a]"},
+		"the field's own list":         {`{"a":[{"b":["x"]}]}`, "a.b", "array", "a[0].b"},
+		"an object where none belongs": {`{"a":[{"b":{}}]}`, "a.b", "object", "a[0].b"},
+		"a boolean":                    {`{"a":[{"b":"x"},{"b":true}]}`, "a.b", "bool", "a[1].b"},
+		"no value of that kind":        {`{"a":[{"b":1}]}`, "a.b", "string", "a.b"},
+		"no such field":                {`{"a":[{"b":1}]}`, "a.c", "number", "a.c"},
+		"not JSON":                     {`{"a":`, "a", "number", "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, indexPath([]byte(tc.doc), tc.path, tc.got))
+		})
+	}
 }
