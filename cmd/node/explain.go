@@ -17,7 +17,7 @@ func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	fs := newFlagSet("explain", "explain -f FILE... [-o json] [--feature-gates NAME=BOOL,...]   (\"-\" reads stdin)", stderr)
 	var files fileList
 	var gates features.Gates
-	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
+	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
 	addFeatureGatesFlag(fs, &gates, "the manifests are validated as node run with the same gates does")
 	output := fs.String("o", "", "output format: json prints the reports (times in seconds)")
 	if !parseManifestArgs(fs, &files, args, stderr) {

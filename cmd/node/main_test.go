@@ -227,7 +227,8 @@ func TestRunBadInputFailsBeforeStarting(t *testing.T) {
 		{"feature gate dependency", []string{"-f", good, "--feature-gates=ContainerRestartRules=false"}, 2,
 			"RestartAllContainersOnContainerExits is enabled, but depends on features that are disabled: [ContainerRestartRules]"},
 		{"missing file", []string{"-f", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: open "},
-		{"directory as -f", []string{"-f", dir}, 1, dir + ": read " + dir + ": is a directory"},
+		{"directory as -f: its manifests", []string{"-f", dir}, 1, bad + ": spec.containers: Invalid value: got number, want a list"},
+		{"directory as -f without one", []string{"-f", held}, 1, held + ": a directory with no .json, .yaml, .yml file"},
 		{"invalid manifest", []string{"-f", bad}, 1, bad + ": spec.containers: Invalid value: got number, want a list"},
 		{"stray argument", []string{good}, 2, "unexpected arguments"},
 	}

@@ -83,7 +83,7 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	fs := newFlagSet("validate", "validate -f FILE... [--feature-gates NAME=BOOL,...] (\"-\" reads stdin)", stderr)
 	var files fileList
 	var gates features.Gates
-	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin); repeatable")
+	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
 	addFeatureGatesFlag(fs, &gates, "validate as node run with the same gates does")
 	if !parseManifestArgs(fs, &files, args, stderr) {
 		return 2

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -50,12 +51,13 @@ var ErrNoPods = errors.New("no pods found")
 // thousands of pods), it keeps a mistaken `-f /dev/zero` or a runaway pipe from filling memory.
 const MaxFileSize = 64 << 20
 
-// ReadFiles decodes every file in names ("-" reads stdin) and returns all pods, or every error found
-// (joined with errors.Join; each one an *Error or a file-open error naming the file).
+// ReadFiles decodes every file in names ("-" reads stdin; a directory, its manifests: see
+// DirExtensions) and returns all pods, or every error found (joined with errors.Join; each one an
+// *Error or a file-open error naming the file).
 func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 	var pods []Pod
-	var errs []error
-	for _, name := range names {
+	files, errs := expandDirs(names)
+	for _, name := range files {
 		var data []byte
 		var err error
 		display := displayName(name)
@@ -83,6 +85,43 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 		return nil, fmt.Errorf("%s: %w", strings.Join(shown, ", "), ErrNoPods)
 	}
 	return pods, nil
+}
+
+// DirExtensions are the extensions of the files ReadFiles reads in a directory it is given, as
+// kubectl -f DIR (without -R: not its subdirectories, nor files of other names).
+var DirExtensions = []string{".json", ".yaml", ".yml"}
+
+// expandDirs replaces each directory in names with its files that have one of DirExtensions, in name
+// order. A directory that cannot be read, or holds no such file, is an error naming it.
+func expandDirs(names []string) ([]string, []error) {
+	var files []string
+	var errs []error
+	for _, name := range names {
+		if name == Stdin {
+			files = append(files, name)
+			continue
+		}
+		if fi, err := os.Stat(name); err != nil || !fi.IsDir() {
+			files = append(files, name) // reading it says what is wrong
+			continue
+		}
+		entries, err := os.ReadDir(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		n := len(files)
+		for _, e := range entries { // ReadDir sorts by name
+			if !e.IsDir() && slices.Contains(DirExtensions, filepath.Ext(e.Name())) {
+				files = append(files, filepath.Join(name, e.Name()))
+			}
+		}
+		if len(files) == n {
+			errs = append(errs, fmt.Errorf("%s: a directory with no %s file (what -f reads in a directory, as kubectl)",
+				name, strings.Join(DirExtensions, ", ")))
+		}
+	}
+	return files, errs
 }
 
 // readFile reads the file name, at most MaxFileSize bytes.

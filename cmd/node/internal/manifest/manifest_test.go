@@ -213,9 +213,32 @@ func TestReadFiles(t *testing.T) {
 	_, err = ReadFiles([]string{empty}, nil)
 	assert.EqualError(t, err, empty+": no pods found")
 
-	_, err = ReadFiles([]string{dir}, nil)
+	// A directory: its .json, .yaml and .yml files in name order, as kubectl -f DIR (not -R).
+	mdir := filepath.Join(dir, "manifests")
+	require.NoError(t, os.MkdirAll(filepath.Join(mdir, "sub"), 0o755))
+	onePod := func(name string) []byte {
+		return []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec: {containers: [{name: c}]}\n")
+	}
+	for file, pod := range map[string]string{"b.yml": "b", "a.json": "a", "c.yaml": "c", "notes.txt": "txt", "sub/d.yaml": "sub"} {
+		require.NoError(t, os.WriteFile(filepath.Join(mdir, file), onePod(pod), 0o600))
+	}
+	pods, err = ReadFiles([]string{mdir, good}, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Pod.Name)
+	}
+	assert.Equal(t, []string{"a", "b", "c", "a", "b"}, names, "the directory's three, then good.yaml's two")
+	assert.Equal(t, filepath.Join(mdir, "a.json"), pods[0].Origin)
+
+	_, err = ReadFiles([]string{filepath.Join(mdir, "sub"), dir + "/none"}, nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), dir+": read "+dir+": is a directory")
+	assert.Contains(t, err.Error(), "none: open") // not a directory: read as a file, and missing
+	_, err = ReadFiles([]string{t.TempDir()}, nil)
+	assert.ErrorContains(t, err, ": a directory with no .json, .yaml, .yml file (what -f reads in a directory, as kubectl)")
+	require.NoError(t, os.WriteFile(filepath.Join(mdir, "c.yaml"), []byte("kind: Secret\n"), 0o600))
+	_, err = ReadFiles([]string{mdir}, nil)
+	assert.ErrorContains(t, err, filepath.Join(mdir, "c.yaml")+`: kind: unsupported kind "Secret"`, "a file of the directory is named")
 
 	// An endless input (`-f /dev/zero`, a runaway pipe) is read only up to the bound.
 	_, err = ReadFiles([]string{Stdin}, endless{})
