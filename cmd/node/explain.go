@@ -14,10 +14,10 @@ import (
 // classic mistakes. It exits 0 with warnings, 1 only for invalid manifests (node validate's own
 // checks and messages), 2 for a usage error.
 func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("explain", "explain -f FILE... [-o json] [--feature-gates NAME=BOOL,...]   (\"-\" reads stdin)", stderr)
+	fs := newFlagSet("explain", "explain -f FILE|DIR... [-R] [-o json] [--feature-gates NAME=BOOL,...]   (\"-\" reads stdin)", stderr)
 	var files fileList
 	var gates features.Gates
-	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
+	recursive := addManifestFlags(fs, &files)
 	addFeatureGatesFlag(fs, &gates, "the manifests are validated as node run with the same gates does")
 	output := fs.String("o", "", "output format: json prints the reports (times in seconds)")
 	if !parseManifestArgs(fs, &files, args, stderr) {
@@ -26,6 +26,9 @@ func explainCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if *output != "" && *output != "json" {
 		fmt.Fprintf(stderr, "error: -o %q: only json is supported\n", *output)
 		return 2
+	}
+	if !expandRecursive(&files, *recursive, stderr) {
+		return 1
 	}
 	pods, err := loadPods(files, stdin, stderr, time.Now(), gates)
 	if err != nil {

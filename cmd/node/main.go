@@ -10,13 +10,13 @@
 // cluster/runner, ...). fleet_command.go is `node fleet`. Package main keeps flags, wiring and
 // commands: no actor, no mutex, no state machine.
 //
-//	node run [-f FILE]... [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
+//	node run [-f FILE|DIR]... [-R] [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	         [--pod-manifest-path DIR] [--file-check-frequency D]
 //	         [--node-name NAME --fleet ADDR [--fleet-listen ADDR] [--node-status-update-frequency D] [TLS flags]]
 //	         [--node-name NAME --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C [--cluster-failure-timeout D]]
-//	node validate -f FILE...
-//	node explain -f FILE... [-o json]
+//	node validate -f FILE|DIR... [-R]
+//	node explain -f FILE|DIR... [-R] [-o json]
 //	node describe pod[s] [NAME...] | pod/NAME... [-n NS | -A] [-l SELECTOR] [--show-events] [--server ADDR] [-o json]
 //	node get pods [NAME...] [--server ADDR] [-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR]
 //	              [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--sort-by PATH] [--show-labels] [--no-headers]

@@ -144,6 +144,51 @@ func TestValidateTakesFeatureGates(t *testing.T) {
 	assert.Equal(t, 0, dispatch([]string{"explain", "--feature-gates", "H2CContainerProbe=true", "-f", "-"}, strings.NewReader(manifest), &out, &errOut), errOut.String())
 }
 
+// -f DIR reads a directory's manifests, as kubectl -f DIR; with -R (--recursive) its subdirectories
+// too, for run, validate and explain alike.
+func TestManifestDirectories(t *testing.T) {
+	dir := t.TempDir()
+	pod := func(name string) []byte {
+		return []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec: {containers: [{name: c, args: [sleep, \"9\"]}]}\n")
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "m", "sub", "deeper"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "none"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m", "top.yaml"), pod("top"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m", "sub", "mid.yml"), pod("mid"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m", "sub", "deeper", "low.json"), []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"low"},"spec":{"containers":[{"name":"c","args":["sleep","9"]}]}}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m", "sub", "deeper", "notes.md"), []byte("# not a manifest\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "none", "readme.txt"), []byte("x"), 0o600))
+	m, none := filepath.Join(dir, "m"), filepath.Join(dir, "none")
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string // stdout, or what stderr contains
+	}{
+		{[]string{"validate", "-f", m}, 0, "valid: 1 pod(s): default/top\n"},
+		{[]string{"validate", "-R", "-f", m}, 0, "valid: 3 pod(s): default/low, default/mid, default/top\n"},
+		{[]string{"validate", "-f", m, "--recursive"}, 0, "valid: 3 pod(s): default/low, default/mid, default/top\n"},
+		{[]string{"validate", "-f", none}, 1, none + ": a directory with no .json, .yaml, .yml file (what -f reads in a directory, as kubectl)"},
+		{[]string{"validate", "-R", "-f", none}, 1, none + ": a directory with no .json, .yaml, .yml file in it or its subdirectories"},
+		{[]string{"explain", "-R", "-f", none}, 1, none + ": a directory with no"},
+		{[]string{"run", "-R", "-f", none}, 1, "node: nothing was started"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			assert.Equal(t, tc.code, dispatch(tc.args, strings.NewReader(""), &out, &errOut), errOut.String())
+			if tc.code == 0 {
+				assert.Equal(t, tc.out, out.String())
+			} else {
+				assert.Contains(t, errOut.String(), tc.out)
+				assert.Empty(t, out.String())
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"explain", "-R", "-f", m}, strings.NewReader(""), &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "Pod default/low")
+}
+
 // TestCrashLoopBackOff is kubelet 1.37.2's newCrashLoopBackOff with node's flags.
 func TestCrashLoopBackOff(t *testing.T) {
 	for _, tc := range []struct {

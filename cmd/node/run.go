@@ -55,7 +55,7 @@ func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-no
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg runConfig
 	fs := newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [flags]   (neither: the embedded demo)", stderr)
-	fs.Var(&cfg.files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
+	recursive := addManifestFlags(fs, &cfg.files)
 	fs.StringVar(&cfg.listen, "listen", server.DefaultListen, "address of the HTTP API (kubelet's read-only port); use a non-loopback address only on purpose")
 	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
@@ -117,6 +117,10 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var pods []*v1.Pod
+	if !expandRecursive(&cfg.files, *recursive, stderr) {
+		fmt.Fprintln(stderr, "node: nothing was started")
+		return 1
+	}
 	if len(cfg.files) > 0 {
 		assignUID := manifest.ContentUID // the same manifest, the same pod (a restarted node adopts it)
 		if cfg.cluster.enabled() {       // alike on every member (cluster.go)

@@ -80,13 +80,16 @@ func flatten(err error) []error {
 }
 
 func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", "validate -f FILE... [--feature-gates NAME=BOOL,...] (\"-\" reads stdin)", stderr)
+	fs := newFlagSet("validate", "validate -f FILE|DIR... [-R] [--feature-gates NAME=BOOL,...] (\"-\" reads stdin)", stderr)
 	var files fileList
 	var gates features.Gates
-	fs.Var(&files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
+	recursive := addManifestFlags(fs, &files)
 	addFeatureGatesFlag(fs, &gates, "validate as node run with the same gates does")
 	if !parseManifestArgs(fs, &files, args, stderr) {
 		return 2
+	}
+	if !expandRecursive(&files, *recursive, stderr) {
+		return 1
 	}
 	pods, err := loadPods(files, stdin, stderr, time.Now(), gates)
 	if err != nil {
@@ -98,6 +101,32 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "valid: %d pod(s): %s\n", len(pods), strings.Join(names, ", "))
 	return 0
+}
+
+// addManifestFlags adds -f and -R (--recursive) to fs; it returns -R's value.
+func addManifestFlags(fs *flag.FlagSet, files *fileList) *bool {
+	fs.Var(files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
+	recursive := fs.Bool("R", false, "with -f DIR, also the manifests in DIR's subdirectories (kubectl's -R)")
+	fs.BoolVar(recursive, "recursive", false, "the same as -R")
+	return recursive
+}
+
+// expandRecursive replaces the directories among files with their manifests and those of their
+// subdirectories, if recursive (-R). It reports false, having printed every error, when a
+// directory cannot be read or holds no manifest (exit 1, as a file that cannot be read).
+func expandRecursive(files *fileList, recursive bool, stderr io.Writer) bool {
+	if !recursive {
+		return true
+	}
+	expanded, err := manifest.ExpandDirs(*files)
+	if err != nil {
+		for _, e := range flatten(err) {
+			fmt.Fprintf(stderr, "error: %s\n", manifest.OneLine(e.Error()))
+		}
+		return false
+	}
+	*files = expanded
+	return true
 }
 
 // parseManifestArgs parses args with fs (flags and file names in any order) into files: the -f

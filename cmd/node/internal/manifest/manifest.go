@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ const MaxFileSize = 64 << 20
 // *Error or a file-open error naming the file).
 func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 	var pods []Pod
-	files, errs := expandDirs(names)
+	files, errs := expandDirs(names, false)
 	for _, name := range files {
 		var data []byte
 		var err error
@@ -91,9 +92,18 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 // kubectl -f DIR (without -R: not its subdirectories, nor files of other names).
 var DirExtensions = []string{".json", ".yaml", ".yml"}
 
-// expandDirs replaces each directory in names with its files that have one of DirExtensions, in name
-// order. A directory that cannot be read, or holds no such file, is an error naming it.
-func expandDirs(names []string) ([]string, []error) {
+// ExpandDirs replaces each directory in names with its files that have one of DirExtensions, and
+// those of its subdirectories (kubectl -f DIR -R), in name order; every error, joined. ReadFiles
+// then reads them as files.
+func ExpandDirs(names []string) ([]string, error) {
+	files, errs := expandDirs(names, true)
+	return files, errors.Join(errs...)
+}
+
+// expandDirs replaces each directory in names with its files that have one of DirExtensions (also
+// those of its subdirectories, if recursive), in name order. A directory that cannot be read, or
+// holds no such file, is an error naming it.
+func expandDirs(names []string, recursive bool) ([]string, []error) {
 	var files []string
 	var errs []error
 	for _, name := range names {
@@ -105,20 +115,29 @@ func expandDirs(names []string) ([]string, []error) {
 			files = append(files, name) // reading it says what is wrong
 			continue
 		}
-		entries, err := os.ReadDir(name)
+		n := len(files)
+		err := filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error { // in name order
+			switch {
+			case err != nil:
+				return err
+			case e.IsDir() && path != name && !recursive:
+				return filepath.SkipDir
+			case !e.IsDir() && slices.Contains(DirExtensions, filepath.Ext(path)):
+				files = append(files, path)
+			}
+			return nil
+		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			continue
 		}
-		n := len(files)
-		for _, e := range entries { // ReadDir sorts by name
-			if !e.IsDir() && slices.Contains(DirExtensions, filepath.Ext(e.Name())) {
-				files = append(files, filepath.Join(name, e.Name()))
-			}
-		}
 		if len(files) == n {
-			errs = append(errs, fmt.Errorf("%s: a directory with no %s file (what -f reads in a directory, as kubectl)",
-				name, strings.Join(DirExtensions, ", ")))
+			within := "file"
+			if recursive {
+				within = "file in it or its subdirectories"
+			}
+			errs = append(errs, fmt.Errorf("%s: a directory with no %s %s (what -f reads in a directory, as kubectl)",
+				name, strings.Join(DirExtensions, ", "), within))
 		}
 	}
 	return files, errs

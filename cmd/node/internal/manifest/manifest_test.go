@@ -231,6 +231,14 @@ func TestReadFiles(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c", "a", "b"}, names, "the directory's three, then good.yaml's two")
 	assert.Equal(t, filepath.Join(mdir, "a.json"), pods[0].Origin)
 
+	// -R: the subdirectories' too, in name order; files and stdin pass through.
+	files, err := ExpandDirs([]string{mdir, good, Stdin})
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(mdir, "a.json"), filepath.Join(mdir, "b.yml"), filepath.Join(mdir, "c.yaml"),
+		filepath.Join(mdir, "sub", "d.yaml"), good, Stdin}, files)
+	_, err = ExpandDirs([]string{t.TempDir(), t.TempDir()})
+	assert.Len(t, strings.Split(err.Error(), "\n"), 2, "every directory's error")
+
 	_, err = ReadFiles([]string{filepath.Join(mdir, "sub"), dir + "/none"}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "none: open") // not a directory: read as a file, and missing
