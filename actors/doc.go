@@ -46,6 +46,8 @@
 //     workers on the caller's goroutine, the AddPod messages hand them over, and probeManager gives
 //     each its container's view and spawns it (or drops it, for a key that has a worker). Every
 //     worker's spawn passes through that one goroutine, the stage that bounds a large tree's set-up.
+//     These workers are the one thing a message hands over rather than shares: the actors it passes
+//     through before probeManager (root, syncLoop, statusManager) do not touch them.
 //   - A worker at rest holds no goroutine, no attempt slot and exactly one scheduler entry; at most
 //     one attempt per worker is in flight, in a goroutine the worker cancels and waits for when it
 //     stops or fails.
