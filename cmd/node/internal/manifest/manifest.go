@@ -116,11 +116,15 @@ func expandDirs(names []string, recursive bool) ([]string, []error) {
 			continue
 		}
 		n := len(files)
-		err := filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error { // in name order
+		root := name
+		if fi, err := os.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			root += string(filepath.Separator) // WalkDir does not follow a link it is given; "link/" it does
+		}
+		err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error { // in name order
 			switch {
 			case err != nil:
 				return err
-			case e.IsDir() && path != name && !recursive:
+			case e.IsDir() && path != root && !recursive:
 				return filepath.SkipDir
 			case !e.IsDir() && slices.Contains(DirExtensions, filepath.Ext(path)):
 				files = append(files, path)

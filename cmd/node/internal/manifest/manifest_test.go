@@ -231,11 +231,20 @@ func TestReadFiles(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c", "a", "b"}, names, "the directory's three, then good.yaml's two")
 	assert.Equal(t, filepath.Join(mdir, "a.json"), pods[0].Origin)
 
+	// A link to a directory is read as the directory (a mounted ConfigMap's ..data, say).
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(mdir, link))
+	pods, err = ReadFiles([]string{link}, nil)
+	require.NoError(t, err)
+	require.Len(t, pods, 3)
+	assert.Equal(t, filepath.Join(link, "a.json"), pods[0].Origin)
+
 	// -R: the subdirectories' too, in name order; files and stdin pass through.
-	files, err := ExpandDirs([]string{mdir, good, Stdin})
+	files, err := ExpandDirs([]string{mdir, good, Stdin, link})
 	require.NoError(t, err)
 	assert.Equal(t, []string{filepath.Join(mdir, "a.json"), filepath.Join(mdir, "b.yml"), filepath.Join(mdir, "c.yaml"),
-		filepath.Join(mdir, "sub", "d.yaml"), good, Stdin}, files)
+		filepath.Join(mdir, "sub", "d.yaml"), good, Stdin, filepath.Join(link, "a.json"), filepath.Join(link, "b.yml"),
+		filepath.Join(link, "c.yaml"), filepath.Join(link, "sub", "d.yaml")}, files)
 	_, err = ExpandDirs([]string{t.TempDir(), t.TempDir()})
 	assert.Len(t, strings.Split(err.Error(), "\n"), 2, "every directory's error")
 
