@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -392,11 +393,34 @@ func typeError(origin, prefix string, doc []byte, err error) *Error {
 	if m == nil {
 		return &Error{Origin: origin, Field: prefix, Detail: cleanJSONError(err)}
 	}
-	path := indexPath(doc, m[2], m[1])
+	path := indexPath(doc, jsonPath(m[2]), m[1])
 	if prefix != "" {
 		path = prefix + "." + path
 	}
-	return &Error{Origin: origin, Field: path, Detail: fmt.Sprintf("Invalid value: got %s, want %s", m[1], jsonTypeName(m[3]))}
+	detail := fmt.Sprintf("Invalid value: got %s, want %s", m[1], jsonTypeName(m[3]))
+	if m[3] == "string" { // YAML's classic: a value meant as text, read as another type
+		switch {
+		case m[1] == "bool":
+			detail += ": quote it (YAML reads an unquoted y, n, yes, no, on, off, true or false as a boolean)"
+		case strings.HasPrefix(m[1], "number"):
+			detail += ": quote it (YAML reads an unquoted number as a number)"
+		}
+	}
+	return &Error{Origin: origin, Field: path, Detail: detail}
+}
+
+// jsonPath drops from a decoder's field path the Go names of embedded structs, which the JSON does
+// not have ("livenessProbe.ProbeHandler.exec" is "livenessProbe.exec" in a manifest: v1.Probe
+// embeds its handler inline). The API's JSON names all begin in lower case; Go's type names do not.
+func jsonPath(path string) string {
+	fields := strings.Split(path, ".")
+	kept := fields[:0]
+	for _, f := range fields {
+		if f != "" && !unicode.IsUpper(rune(f[0])) {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 // indexPath returns path, a decoder's field path without list indices, with the indices of the

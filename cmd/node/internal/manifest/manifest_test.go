@@ -119,6 +119,17 @@ func TestDecodeErrors(t *testing.T) {
 			want: []string{"f.yaml: spec.containers[0].args[2]: Invalid value: got number, want a string"},
 		},
 		{
+			name: "YAML's y is a boolean: the path without Go's embedded ProbeHandler, and a hint",
+			data: "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, livenessProbe: {exec: {command: [test, -f, y]}}}]}\n",
+			want: []string{"f.yaml: spec.containers[0].livenessProbe.exec.command[2]: Invalid value: got bool, want a string: " +
+				"quote it (YAML reads an unquoted y, n, yes, no, on, off, true or false as a boolean)"},
+		},
+		{
+			name: "a number where text belongs: the hint",
+			data: "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, command: [sleep, 30]}]}\n",
+			want: []string{"f.yaml: spec.containers[0].command[1]: Invalid value: got number, want a string: quote it (YAML reads an unquoted number as a number)"},
+		},
+		{
 			name: "a wrong map value: its key",
 			data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web, tier: 2}}\n",
 			want: []string{"f.yaml: metadata.labels[tier]: Invalid value: got number, want a string"},
@@ -279,6 +290,22 @@ func (endless) Read(p []byte) (int, error) {
 		n += copy(p[n:], xs)
 	}
 	return n, nil
+}
+
+// jsonPath drops Go's embedded struct names from a decoder's path; the hint is for text alone.
+func TestJSONPathAndHints(t *testing.T) {
+	for in, want := range map[string]string{
+		"spec.containers.livenessProbe.ProbeHandler.exec.command":       "spec.containers.livenessProbe.exec.command",
+		"items.spec.initContainers.startupProbe.ProbeHandler.grpc.port": "items.spec.initContainers.startupProbe.grpc.port",
+		"spec.containers": "spec.containers",
+		"":                "",
+	} {
+		assert.Equal(t, want, jsonPath(in), in)
+	}
+	_, errs := Decode("f.yaml", []byte("apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, imagePullPolicy: true}]}\n"))
+	require.Len(t, errs, 1)
+	assert.Equal(t, "f.yaml: spec.containers[0].imagePullPolicy: Invalid value: got bool, want v1.PullPolicy", errs[0].Error(),
+		"no hint where the wanted type is not plain text")
 }
 
 // indexPath puts list indices and map keys into a decoder's path, and leaves a path it cannot place
