@@ -1,7 +1,10 @@
 // Package manifest reads Pod manifests for node: YAML or JSON, several documents per file (or a
 // v1.List), from files or stdin, decoded strictly.
 //
-// Invariants: every error names its source ("pod.yaml: document 2: ...") and, when it concerns a
+// Invariants: every error names its source ("pod.yaml: document 2: ...", counting the documents
+// that hold more than comments, so a commented header before the first `---` is not one; documents
+// are split as kubectl splits them, TestSplitDocumentsIsKubectls), a YAML syntax error its line in
+// the file (the parser counts from the document's first line), and, when it concerns a
 // field, the field path (`spec.containers[0].livenessProbe.periodSecond: unknown field`), with the
 // list indices and map keys the decoder's own paths lack for a value of the wrong type
 // (`spec.containers[2].args[1]: Invalid value: got number, want a string`; kubectl's API server

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -189,7 +189,9 @@ func displayName(name string) string {
 }
 
 // Decode splits data (YAML documents separated by `---`, or a stream of JSON objects) and decodes
-// every document strictly. source names the data in errors. On any error it returns no pods.
+// every document strictly. source names the data in errors: "document N" counts the documents that
+// hold more than comments, and is left out when there is one; a YAML syntax error names its line in
+// the file. On any error it returns no pods.
 func Decode(source string, data []byte) ([]Pod, []error) {
 	docs, err := splitDocuments(data)
 	if err != nil {
@@ -202,7 +204,14 @@ func Decode(source string, data []byte) ([]Pod, []error) {
 		if len(docs) == 1 {
 			origin = source
 		}
-		p, derrs := decodeObject(origin, "", doc)
+		j := doc.data
+		if doc.line > 0 { // YAML
+			if j, err = yaml.YAMLToJSONStrict(doc.data); err != nil {
+				errs = append(errs, &Error{Origin: origin, Detail: "invalid YAML: " + fileLines(err.Error(), doc.line)})
+				continue
+			}
+		}
+		p, derrs := decodeObject(origin, "", j)
 		pods = append(pods, p...)
 		errs = append(errs, derrs...)
 	}
@@ -212,13 +221,22 @@ func Decode(source string, data []byte) ([]Pod, []error) {
 	return pods, nil
 }
 
-// splitDocuments returns each non-empty document as JSON.
-func splitDocuments(data []byte) ([][]byte, error) {
+// document is one document of a manifest file: JSON (line 0), or YAML and the line of the file it
+// begins on.
+type document struct {
+	data []byte
+	line int
+}
+
+// splitDocuments returns the documents of data that hold more than comments. YAML documents are
+// split at `---` lines as kubectl splits them (utilyaml.YAMLReader: a `---` line may carry only a
+// comment after it).
+func splitDocuments(data []byte) ([]document, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, nil
 	}
-	var docs [][]byte
+	var docs []document
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(trimmed), 4096)
 		for {
@@ -229,39 +247,58 @@ func splitDocuments(data []byte) ([][]byte, error) {
 				}
 				return nil, fmt.Errorf("invalid JSON: %w", err)
 			}
-			docs = append(docs, raw.Raw)
+			docs = append(docs, document{data: raw.Raw})
 		}
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for n := 1; ; n++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
+	var cur document
+	flush := func() {
+		if cur.line > 0 && !isBlankYAML(cur.data) {
+			docs = append(docs, cur)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
-		}
-		if isBlankYAML(doc) {
+		cur = document{}
+	}
+	for n, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] != '#' {
+				return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", n+1, r)
+			}
+			flush()
 			continue
 		}
-		j, err := yaml.YAMLToJSONStrict(doc)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: invalid YAML: %w", n, err)
+		if cur.line == 0 {
+			cur.line = n + 1
 		}
-		docs = append(docs, j)
+		cur.data = append(cur.data, line...)
 	}
+	flush()
+	return docs, nil
 }
 
-// isBlankYAML reports whether a document holds only comments and whitespace.
 func isBlankYAML(doc []byte) bool {
 	for _, line := range bytes.Split(doc, []byte("\n")) {
 		l := bytes.TrimSpace(line)
-		if len(l) == 0 || l[0] == '#' || string(l) == "---" {
+		if len(l) == 0 || l[0] == '#' {
 			continue
 		}
 		return false
 	}
 	return true
+}
+
+// yamlLine matches the line numbers in the YAML parser's errors, which count from the document's
+// first line.
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// fileLines turns the line numbers in a YAML error about a document that begins on line first of
+// its file into the file's.
+func fileLines(msg string, first int) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("line %d", first+n-1)
+	})
 }
 
 // typeHeader is the part of every object that says what it is.

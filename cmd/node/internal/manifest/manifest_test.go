@@ -1,8 +1,11 @@
 package manifest
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 const twoPods = `
@@ -71,7 +75,27 @@ func TestDecodeErrors(t *testing.T) {
 		{
 			name: "duplicate field",
 			data: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nmetadata: {name: b}\n",
-			want: []string{"f.yaml: document 1: invalid YAML", `line 4: key "metadata" already set`},
+			want: []string{"f.yaml: invalid YAML", `line 4: key "metadata" already set`},
+		},
+		{
+			name: "a YAML error names the file's line, and the document as the others do",
+			data: "# header\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n# second\napiVersion: v1\nkind: Pod\nmetadata:\n\tname: b\n",
+			want: []string{"f.yaml: document 2: invalid YAML: yaml: line 11: found character that cannot start any token"},
+		},
+		{
+			name: "a YAML error after a comment header: one document, the file's line",
+			data: "# header\n---\napiVersion: v1\nkind: Pod\nmetadata:\n\tname: t\n",
+			want: []string{"f.yaml: invalid YAML: yaml: line 6: found character that cannot start any token"},
+		},
+		{
+			name: "a comment header before the separator is not a document",
+			data: "# Copyright\n# header\n---\napiVersion: v1\nkind: Pod\nmetadata: {nam: a}\n",
+			want: []string{"f.yaml: metadata.nam: unknown field"},
+		},
+		{
+			name: "a separator with more than a comment",
+			data: "apiVersion: v1\nkind: Pod\n--- kind: Pod\n",
+			want: []string{"f.yaml: line 3: invalid YAML document separator: kind: Pod"},
 		},
 		{
 			name: "other kind",
@@ -292,6 +316,16 @@ func (endless) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Every document's YAML error is reported, each with its lines in the file.
+func TestDecodeReportsEveryYAMLError(t *testing.T) {
+	data := "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: a\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\n" +
+		"---\napiVersion: v1\nkind: Pod\nkind: Pod\n"
+	_, errs := Decode("f.yaml", []byte(data))
+	require.Len(t, errs, 2)
+	assert.Equal(t, "f.yaml: document 1: invalid YAML: yaml: line 4: found character that cannot start any token", errs[0].Error())
+	assert.Equal(t, "f.yaml: document 3: invalid YAML: yaml: unmarshal errors:\n  line 12: key \"kind\" already set in map", errs[1].Error())
+}
+
 // jsonPath drops Go's embedded struct names from a decoder's path; the hint is for text alone.
 func TestJSONPathAndHints(t *testing.T) {
 	for in, want := range map[string]string{
@@ -332,4 +366,67 @@ func TestIndexPath(t *testing.T) {
 			assert.Equal(t, tc.want, indexPath([]byte(tc.doc), tc.path, tc.got))
 		})
 	}
+}
+
+// splitDocuments splits YAML as kubectl's reader does (utilyaml.YAMLReader), on random files of
+// separators, comments and content: the same documents with more than comments (kubectl's reader
+// keeps a `---` line that opens a document in it, ours drops it), and an error for the same files.
+func TestSplitDocumentsIsKubectls(t *testing.T) {
+	lines := []string{"---", "--- # c", "---\r", "---x", "----", "# comment", "a: 1", "", "  - b", " ---", "b: |", "  ---"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			sb.WriteString(lines[rng.IntN(len(lines))])
+			sb.WriteString("\n")
+		}
+		if rng.IntN(4) == 0 { // no final newline
+			sb.WriteString(lines[rng.IntN(len(lines))])
+		}
+		data := sb.String()
+		if t := strings.TrimSpace(data); t != "" && (t[0] == '{' || t[0] == '[') {
+			continue
+		}
+
+		var want []string
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(data)))
+		var wantErr error
+		for {
+			doc, err := reader.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				wantErr = err
+				break
+			}
+			if d := strings.TrimPrefix(string(doc), firstLineIfSeparator(doc)); !isBlankYAML([]byte(d)) {
+				want = append(want, d)
+			}
+		}
+		for i, d := range want { // kubectl's line reader ends a file's last line with "\n"; YAML reads it alike
+			want[i] = strings.TrimSuffix(d, "\n")
+		}
+		docs, err := splitDocuments([]byte(data))
+		if wantErr != nil {
+			require.Error(t, err, "%q", data)
+			continue
+		}
+		require.NoError(t, err, "%q", data)
+		var got []string
+		for _, d := range docs {
+			got = append(got, strings.TrimSuffix(string(d.data), "\n"))
+		}
+		require.Equal(t, want, got, "%q", data)
+	}
+}
+
+// firstLineIfSeparator is doc's first line if it is a `---` separator (kubectl's reader keeps the
+// one that opens a document), else "".
+func firstLineIfSeparator(doc []byte) string {
+	line, _, _ := bytes.Cut(doc, []byte("\n"))
+	if bytes.HasPrefix(line, []byte("---")) {
+		return string(line) + "\n"
+	}
+	return ""
 }
