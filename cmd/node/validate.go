@@ -105,7 +105,7 @@ func validateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 
 // addManifestFlags adds -f and -R (--recursive) to fs; it returns -R's value.
 func addManifestFlags(fs *flag.FlagSet, files *fileList) *bool {
-	fs.Var(files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files, as kubectl); repeatable")
+	fs.Var(files, "f", "a manifest `FILE` (YAML or JSON, several documents allowed; \"-\" = stdin; a directory: its .json, .yaml and .yml files; an http(s) URL: what a GET returns; as kubectl); repeatable")
 	recursive := fs.Bool("R", false, "with -f DIR, also the manifests in DIR's subdirectories (kubectl's -R)")
 	fs.BoolVar(recursive, "recursive", false, "the same as -R")
 	return recursive

@@ -1,5 +1,6 @@
 // Package manifest reads Pod manifests for node: YAML or JSON, several documents per file (or a
-// v1.List), from files or stdin, decoded strictly.
+// v1.List), from files, directories (kubectl's -f DIR and -R), http(s) URLs or stdin, decoded
+// strictly.
 //
 // Invariants: every error names its source ("pod.yaml: document 2: ...", counting the documents
 // that hold more than comments, so a commented header before the first `---` is not one; documents

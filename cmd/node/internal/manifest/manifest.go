@@ -8,12 +8,15 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	v1 "k8s.io/api/core/v1"
@@ -54,7 +57,7 @@ var ErrNoPods = errors.New("no pods found")
 const MaxFileSize = 64 << 20
 
 // ReadFiles decodes every file in names ("-" reads stdin; a directory, its manifests: see
-// DirExtensions) and returns all pods, or every error found (joined with errors.Join; each one an
+// DirExtensions; an http or https URL, what a GET of it returns, as kubectl -f URL) and returns all pods, or every error found (joined with errors.Join; each one an
 // *Error or a file-open error naming the file).
 func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 	var pods []Pod
@@ -63,9 +66,12 @@ func ReadFiles(names []string, stdin io.Reader) ([]Pod, error) {
 		var data []byte
 		var err error
 		display := displayName(name)
-		if name == Stdin {
+		switch {
+		case name == Stdin:
 			data, err = readLimited(stdin)
-		} else {
+		case isURL(name):
+			data, err = readURL(name)
+		default:
 			data, err = readFile(name)
 		}
 		if err != nil {
@@ -108,7 +114,7 @@ func expandDirs(names []string, recursive bool) ([]string, []error) {
 	var files []string
 	var errs []error
 	for _, name := range names {
-		if name == Stdin {
+		if name == Stdin || isURL(name) {
 			files = append(files, name)
 			continue
 		}
@@ -146,6 +152,35 @@ func expandDirs(names []string, recursive bool) ([]string, []error) {
 		}
 	}
 	return files, errs
+}
+
+// isURL reports whether name is an http or https URL, which -f reads with a GET (kubectl's rule).
+func isURL(name string) bool {
+	return strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://")
+}
+
+// URLTimeout bounds reading a manifest from a URL, from the request to the body's last byte.
+var URLTimeout = 30 * time.Second
+
+// readURL reads the body of a GET of url, at most MaxFileSize bytes; a status other than 200 is an
+// error naming it, as kubectl's.
+func readURL(url string) ([]byte, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone() // its own: nothing of it outlives the read
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: URLTimeout, Transport: tr}
+	resp, err := client.Get(url)
+	if err != nil {
+		var uerr *neturl.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the URL is named already
+		}
+		return nil, fmt.Errorf("unable to read the URL: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("unable to read the URL: the server reported %s", resp.Status)
+	}
+	return readLimited(resp.Body)
 }
 
 // readFile reads the file name, at most MaxFileSize bytes.

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -314,6 +317,41 @@ func (endless) Read(p []byte) (int, error) {
 		n += copy(p[n:], xs)
 	}
 	return n, nil
+}
+
+// -f URL reads what a GET returns, as kubectl -f URL; a failed GET is an error naming the URL and
+// why, and a server that never answers cannot hang it.
+func TestReadFilesFromURLs(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pods.yaml":
+			_, _ = io.WriteString(w, twoPods)
+		case "/slow":
+			<-r.Context().Done()
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	pods, err := ReadFiles([]string{srv.URL + "/pods.yaml"}, nil)
+	require.NoError(t, err)
+	require.Len(t, pods, 2)
+	assert.Equal(t, srv.URL+"/pods.yaml: document 2", pods[1].Origin)
+
+	_, err = ReadFiles([]string{srv.URL + "/gone.yaml"}, nil)
+	assert.EqualError(t, err, srv.URL+"/gone.yaml: unable to read the URL: the server reported 404 Not Found")
+
+	saved := URLTimeout
+	URLTimeout = 100 * time.Millisecond
+	defer func() { URLTimeout = saved }()
+	_, err = ReadFiles([]string{srv.URL + "/slow"}, nil)
+	assert.ErrorContains(t, err, srv.URL+"/slow: unable to read the URL: ")
+	assert.ErrorContains(t, err, "Client.Timeout exceeded")
+
+	files, err := ExpandDirs([]string{srv.URL + "/pods.yaml"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{srv.URL + "/pods.yaml"}, files, "a URL is not a directory")
 }
 
 // Every document's YAML error is reported, each with its lines in the file.
