@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -41,13 +40,6 @@ func fakeEvents(t *testing.T, lists ...[]v1.Event) string {
 	return strings.TrimPrefix(ts.URL, "http://")
 }
 
-func runEvents(t *testing.T, srv string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := dispatch(append(append([]string{"events"}, args...), "--server", srv), nil, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 // `node events` selects and prints as kubectl events: oldest first, by namespace, object and type.
 func TestEventsIsKubectlEvents(t *testing.T) {
 	list := []v1.Event{
@@ -59,22 +51,22 @@ func TestEventsIsKubectlEvents(t *testing.T) {
 	}
 	srv := fakeEvents(t, list, list, list, list, list)
 
-	code, out, errOut := runEvents(t, srv)
+	code, out, errOut := runClient(t, "events", srv)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"47h Normal NodeReady Node/n1 NodeReady message", "30h Normal Started Pod/web Started message",
 		"20h (x3 over 20h) Warning Unhealthy Pod/web Unhealthy message"}, rows(out), "the default namespace, oldest first")
 	assert.Regexp(t, `^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n`, out)
 
-	code, out, errOut = runEvents(t, srv, "-A", "--types", "normal", "--no-headers")
+	code, out, errOut = runClient(t, "events", srv, "-A", "--types", "normal", "--no-headers")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"default 47h Normal NodeReady Node/n1 NodeReady message", "prod 40h Normal Created Pod/db Created message",
 		"default 30h Normal Started Pod/web Started message"}, append([]string{strings.Join(strings.Fields(strings.Split(out, "\n")[0]), " ")}, rows(out)...))
 
-	code, out, errOut = runEvents(t, srv, "--for", "pod/web", "--types", "Warning")
+	code, out, errOut = runClient(t, "events", srv, "--for", "pod/web", "--types", "Warning")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"20h (x3 over 20h) Warning Unhealthy Pod/web Unhealthy message"}, rows(out))
 
-	code, out, errOut = runEvents(t, srv, "--for", "po/db", "-n", "prod", "-o", "json")
+	code, out, errOut = runClient(t, "events", srv, "--for", "po/db", "-n", "prod", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var got v1.EventList
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
@@ -82,7 +74,7 @@ func TestEventsIsKubectlEvents(t *testing.T) {
 	require.Len(t, got.Items, 1)
 	assert.Equal(t, "c", got.Items[0].Name)
 
-	code, out, errOut = runEvents(t, srv, "-n", "empty")
+	code, out, errOut = runClient(t, "events", srv, "-n", "empty")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "No events found in empty namespace.\n", errOut)
@@ -98,7 +90,7 @@ func TestEventsIsKubectlEvents(t *testing.T) {
 		{[]string{"-w", "-o", "json"}, "-w prints the table only"},
 		{[]string{"web"}, `unexpected arguments ["web"]`},
 	} {
-		code, _, errOut := runEvents(t, "127.0.0.1:1", tc.args...)
+		code, _, errOut := runClient(t, "events", "127.0.0.1:1", tc.args...)
 		assert.Equal(t, 2, code, "%v", tc.args)
 		assert.Contains(t, errOut, tc.want, "%v", tc.args)
 	}
@@ -116,7 +108,7 @@ func TestEventsWatch(t *testing.T) {
 	repeated.Count, repeated.LastTimestamp = 2, metav1.NewTime(time.Now().Add(-20*time.Hour))
 	other := testEvent("prod", "c", "Pod", "db", "Normal", "Created", 1, 21*time.Hour)
 	srv := fakeEvents(t, []v1.Event{first}, []v1.Event{first}, []v1.Event{first, second, other}, []v1.Event{first, repeated, other})
-	code, out, errOut := runEvents(t, srv, "-w")
+	code, out, errOut := runClient(t, "events", srv, "-w")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "503 Service Unavailable: node is stopping")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -130,7 +122,7 @@ func TestEventsWatch(t *testing.T) {
 	// A watch that starts with no events prints the header with the first one, once; an event
 	// that went (evicted) is not printed, as kubectl events -w prints no deletions.
 	srv = fakeEvents(t, nil, []v1.Event{first}, []v1.Event{first, second}, []v1.Event{second})
-	code, out, _ = runEvents(t, srv, "-w")
+	code, out, _ = runClient(t, "events", srv, "-w")
 	assert.Equal(t, 1, code)
 	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	require.Len(t, lines, 3, out)

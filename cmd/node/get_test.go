@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -43,13 +42,6 @@ func fakeLister(t *testing.T) string {
 	return strings.TrimPrefix(ts.URL, "http://")
 }
 
-func runGet(t *testing.T, srv string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := dispatch(append(append([]string{"get"}, args...), "--server", srv), nil, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 // rows are a table's lines, each collapsed to single spaces, without the header.
 func rows(table string) []string {
 	var out []string
@@ -65,61 +57,61 @@ func rows(table string) []string {
 func TestGetIsKubectlGet(t *testing.T) {
 	srv := fakeLister(t)
 
-	code, out, errOut := runGet(t, srv, "pods")
+	code, out, errOut := runClient(t, "get", srv, "pods")
 	require.Equal(t, 0, code, errOut)
 	assert.Len(t, rows(out), 4, "no -n: every namespace")
 
-	code, out, errOut = runGet(t, srv, "pods", "web")
+	code, out, errOut = runClient(t, "get", srv, "pods", "web")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"web 0/1 Running 0 30h"}, rows(out), "a name: in the default namespace")
 
-	code, out, errOut = runGet(t, srv, "pod", "web", "nope", "-n", "prod")
+	code, out, errOut = runClient(t, "get", srv, "pod", "web", "nope", "-n", "prod")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, []string{"web 0/1 Running 0 30h"}, rows(out))
 	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
 
-	code, out, errOut = runGet(t, srv, "pods", "web", "nope", "--ignore-not-found", "--no-headers")
+	code, out, errOut = runClient(t, "get", srv, "pods", "web", "nope", "--ignore-not-found", "--no-headers")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "web   0/1   Running   0     30h\n", out, "no header; nope is no error")
 	assert.Empty(t, errOut)
 
-	code, out, errOut = runGet(t, srv, "pods", "nope", "--ignore-not-found")
+	code, out, errOut = runClient(t, "get", srv, "pods", "nope", "--ignore-not-found")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	assert.Empty(t, errOut, "kubectl prints nothing at all")
 
-	code, out, errOut = runGet(t, srv, "pods", "-l", "app=web", "-A", "--show-labels")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-l", "app=web", "-A", "--show-labels")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"default web 0/1 Running 0 30h app=web", "prod web 0/1 Running 0 30h app=web,tier=front"}, rows(out))
 	assert.Regexp(t, `^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+LABELS\n`, out)
 
-	code, out, errOut = runGet(t, srv, "pods", "--selector", "!app")
+	code, out, errOut = runClient(t, "get", srv, "pods", "--selector", "!app")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"cache 0/1 Running 0 30h"}, rows(out))
 
-	code, out, errOut = runGet(t, srv, "pods", "-n", "prod", "-l", "app=nope")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-n", "prod", "-l", "app=nope")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "No resources found in prod namespace.\n", errOut)
 
-	code, out, errOut = runGet(t, srv, "pods", "--field-selector", "metadata.namespace=prod,metadata.name!=web")
+	code, out, errOut = runClient(t, "get", srv, "pods", "--field-selector", "metadata.namespace=prod,metadata.name!=web")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"cache 0/1 Running 0 30h"}, rows(out))
 
-	code, out, errOut = runGet(t, srv, "pods", "--field-selector", "status.phase!=Running")
+	code, out, errOut = runClient(t, "get", srv, "pods", "--field-selector", "status.phase!=Running")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "No resources found\n", errOut)
 
-	code, out, errOut = runGet(t, srv, "nodes", "--field-selector", "metadata.name=n2", "-o", "name")
+	code, out, errOut = runClient(t, "get", srv, "nodes", "--field-selector", "metadata.name=n2", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "node/n2\n", out)
 
-	code, out, errOut = runGet(t, srv, "pods", "-o", "name", "-n", "prod")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-o", "name", "-n", "prod")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "pod/web\npod/cache\n", out)
 
-	code, out, errOut = runGet(t, srv, "pods", "web", "-o", "json")
+	code, out, errOut = runClient(t, "get", srv, "pods", "web", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var one v1.Pod
 	require.NoError(t, json.Unmarshal([]byte(out), &one))
@@ -127,26 +119,26 @@ func TestGetIsKubectlGet(t *testing.T) {
 	assert.Equal(t, "v1", one.APIVersion)
 	assert.Equal(t, "default", one.Namespace)
 
-	code, out, errOut = runGet(t, srv, "pods", "-o", "yaml", "-l", "app")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-o", "yaml", "-l", "app")
 	require.Equal(t, 0, code, errOut)
 	var list v1.PodList
 	require.NoError(t, yaml.UnmarshalStrict([]byte(out), &list))
 	assert.Equal(t, "PodList", list.Kind)
 	assert.Len(t, list.Items, 3)
 
-	code, out, errOut = runGet(t, srv, "pods", "-l", "app=nope", "-o", "json")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-l", "app=nope", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	assert.JSONEq(t, `{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}`, out, "an empty list, as the API server gives")
 
-	code, out, errOut = runGet(t, srv, "pods", "-n", "prod", "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.tier}{\"\\n\"}{end}")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-n", "prod", "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.tier}{\"\\n\"}{end}")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "web=front\ncache=\n", out, "kubectl's jsonpath, a missing key empty")
 
-	code, out, errOut = runGet(t, srv, "pods", "web", "-o", "jsonpath={.kind}/{.metadata.namespace}")
+	code, out, errOut = runClient(t, "get", srv, "pods", "web", "-o", "jsonpath={.kind}/{.metadata.namespace}")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "Pod/default", out, "one NAME: the object itself; no newline after, as kubectl's")
 
-	code, out, errOut = runGet(t, srv, "pods", "-A", "-o", "custom-columns=NAME:.metadata.name,TIER:metadata.labels.tier,PHASE:{.status.phase}")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-A", "-o", "custom-columns=NAME:.metadata.name,TIER:metadata.labels.tier,PHASE:{.status.phase}")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, ""+
 		"NAME    TIER     PHASE\n"+
@@ -155,27 +147,27 @@ func TestGetIsKubectlGet(t *testing.T) {
 		"web     front    Running\n"+
 		"cache   <none>   Running\n", out)
 
-	code, out, errOut = runGet(t, srv, "pods", "-A", "--sort-by", ".metadata.name", "-o", "name")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-A", "--sort-by", ".metadata.name", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "pod/cache\npod/db\npod/web\npod/web\n", out)
 
-	code, out, errOut = runGet(t, srv, "pods", "-A", "--sort-by", "{.metadata.labels.tier}", "-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name")
+	code, out, errOut = runClient(t, "get", srv, "pods", "-A", "--sort-by", "{.metadata.labels.tier}", "-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"default web", "default db", "prod cache", "prod web"}, rows(out), "pods without the field first, in list order")
 
-	code, _, errOut = runGet(t, srv, "pods", "--sort-by", ".metadata.labels")
+	code, _, errOut = runClient(t, "get", srv, "pods", "--sort-by", ".metadata.labels")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "error: field {.metadata.labels} is an unsortable type: map[string]interface {}\n", errOut)
 
-	code, out, errOut = runGet(t, srv, "nodes", "n2", "-o", "name")
+	code, out, errOut = runClient(t, "get", srv, "nodes", "n2", "-o", "name")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "node/n2\n", out)
 
-	code, out, errOut = runGet(t, srv, "nodes", "-l", "zone=a", "--show-labels")
+	code, out, errOut = runClient(t, "get", srv, "nodes", "-l", "zone=a", "--show-labels")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, []string{"n1 Unknown 30h zone=a"}, rows(out))
 
-	code, _, errOut = runGet(t, srv, "nodes", "n3")
+	code, _, errOut = runClient(t, "get", srv, "nodes", "n3")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "Error from server (NotFound): nodes \"n3\" not found\n", errOut)
 }
@@ -227,7 +219,7 @@ func TestGetWatch(t *testing.T) {
 		list(pod("web", true), pod("a-much-longer-pod-name", false)), // web ready, a new pod
 		list(pod("web", true), pod("other", false)),                  // the long one went; other came
 	}
-	code, out, errOut := runGet(t, fakeSequence(t, "/pods", lists...), "pods", "-w", "-l", "!skip")
+	code, out, errOut := runClient(t, "get", fakeSequence(t, "/pods", lists...), "pods", "-w", "-l", "!skip")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "503 Service Unavailable: node is stopping")
 	assert.Equal(t, ""+ // columns widen for a longer name in the same read, and stay wide, as kubectl's do
@@ -238,11 +230,11 @@ func TestGetWatch(t *testing.T) {
 		"other                    0/1     Running   0          30h\n"+
 		"a-much-longer-pod-name   0/1     Running   0          30h\n", out)
 
-	code, out, _ = runGet(t, fakeSequence(t, "/pods", lists...), "pods", "-w", "-o", "name")
+	code, out, _ = runClient(t, "get", fakeSequence(t, "/pods", lists...), "pods", "-w", "-o", "name")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "pod/web\npod/web\npod/a-much-longer-pod-name\npod/other\npod/a-much-longer-pod-name\n", out)
 
-	code, _, errOut = runGet(t, "127.0.0.1:1", "pods", "-w", "-o", "json")
+	code, _, errOut = runClient(t, "get", "127.0.0.1:1", "pods", "-w", "-o", "json")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "-w prints rows (the table, -o wide or -o name), not -o json")
 }

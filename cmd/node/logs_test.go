@@ -53,10 +53,12 @@ func (f *fakeLogsNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func runLogs(t *testing.T, srv string, args ...string) (int, string, string) {
+// runClient runs node's client command (logs, get, events, wait...) with args against the API at
+// srv, and returns its exit code, stdout and stderr.
+func runClient(t *testing.T, command, srv string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := dispatch(append(append([]string{"logs"}, args...), "--server", srv), nil, &out, &errOut)
+	code := dispatch(append(append([]string{command}, args...), "--server", srv), nil, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -67,60 +69,60 @@ func TestLogsIsKubectlLogs(t *testing.T) {
 	defer ts.Close()
 	srv := strings.TrimPrefix(ts.URL, "http://")
 
-	code, out, errOut := runLogs(t, srv, "web")
+	code, out, errOut := runClient(t, "logs", srv, "web")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "app says hi\n", out)
 	assert.Equal(t, "Defaulted container \"app\" out of: app, side, setup (init)\n", errOut)
 
-	code, out, errOut = runLogs(t, srv, "web", "side")
+	code, out, errOut = runClient(t, "logs", srv, "web", "side")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "side says hi\n", out, "an inline CONTAINER, as kubectl logs POD CONTAINER")
 	assert.Empty(t, errOut)
 
-	code, out, errOut = runLogs(t, srv, "web", "-c", "nope")
+	code, out, errOut = runClient(t, "logs", srv, "web", "-c", "nope")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "error: container nope is not valid for pod web out of: app, side, setup (init)\n", errOut)
 
-	code, out, errOut = runLogs(t, srv, "web", "--all-containers", "--prefix")
+	code, out, errOut = runClient(t, "logs", srv, "web", "--all-containers", "--prefix")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "[pod/web/setup] setup says hi\n[pod/web/app] app says hi\n[pod/web/side] side says hi\n", out)
 
-	code, _, errOut = runLogs(t, srv, "web", "-c", "app", "-p", "--tail", "3", "--since", "90500ms", "--limit-bytes", "10")
+	code, _, errOut = runClient(t, "logs", srv, "web", "-c", "app", "-p", "--tail", "3", "--since", "90500ms", "--limit-bytes", "10")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "limitBytes=10&previous=true&sinceSeconds=91&tailLines=3", node.queries["app"])
 
-	code, _, errOut = runLogs(t, srv, "web", "side", "--since-time", "2026-01-02T15:04:05.5+01:00")
+	code, _, errOut = runClient(t, "logs", srv, "web", "side", "--since-time", "2026-01-02T15:04:05.5+01:00")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "sinceTime=2026-01-02T14%3A04%3A05Z", node.queries["side"])
 
-	code, out, errOut = runLogs(t, srv, "-l", "app=web")
+	code, out, errOut = runClient(t, "logs", srv, "-l", "app=web")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "app says hi\nweb-2/app says hi\n", out, "every pod the selector picks, each its default container")
 	assert.Equal(t, "Defaulted container \"app\" out of: app, side, setup (init)\n", errOut)
 	assert.Equal(t, "tailLines=10", node.queries["web-2/app"], "kubectl's --tail with a selector")
 
-	code, out, errOut = runLogs(t, srv, "-l", "app=web", "--tail", "-1", "--all-containers", "--prefix")
+	code, out, errOut = runClient(t, "logs", srv, "-l", "app=web", "--tail", "-1", "--all-containers", "--prefix")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, "[pod/web/setup] setup says hi\n[pod/web/app] app says hi\n[pod/web/side] side says hi\n[pod/web-2/app] web-2/app says hi\n", out)
 	assert.Empty(t, node.queries["web-2/app"], "--tail -1 given: every line")
 
-	code, out, errOut = runLogs(t, srv, "-l", "app=web", "--all-containers", "-f", "--max-log-requests", "3")
+	code, out, errOut = runClient(t, "logs", srv, "-l", "app=web", "--all-containers", "-f", "--max-log-requests", "3")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "error: you are attempting to follow 4 log streams, but maximum allowed concurrency is 3, use --max-log-requests to increase the limit\n", errOut)
 
-	code, out, errOut = runLogs(t, srv, "-l", "app=db")
+	code, out, errOut = runClient(t, "logs", srv, "-l", "app=db")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "No resources found in default namespace.\n", errOut)
 
-	code, out, errOut = runLogs(t, srv, "nope")
+	code, out, errOut = runClient(t, "logs", srv, "nope")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", errOut)
 
-	code, out, errOut = runLogs(t, "127.0.0.1:1", "web")
+	code, out, errOut = runClient(t, "logs", "127.0.0.1:1", "web")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, "cannot reach node")
@@ -162,7 +164,7 @@ func TestLogsFollowsAllContainersAtOnce(t *testing.T) {
 		close(release)
 	}()
 
-	code, out, errOut := runLogs(t, strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
+	code, out, errOut := runClient(t, "logs", strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
 	require.Equal(t, 0, code, errOut)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	require.Len(t, lines, 60)
@@ -218,7 +220,7 @@ func TestLogsFollowEndsAtTheFirstError(t *testing.T) {
 	})
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	code, _, errOut := runLogs(t, strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
+	code, _, errOut := runClient(t, "logs", strings.TrimPrefix(ts.URL, "http://"), "web", "--all-containers", "-f")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "error: 404 Not Found: no log for container \"side\" yet\n", errOut)
 }

@@ -34,60 +34,71 @@ func PrintPodColumns(w io.Writer, pods []v1.Pod, now time.Time, cols Columns) er
 	return NewPodTable(w, cols).Print(pods, now)
 }
 
-// PodTable prints pod rows through one of kubectl's tabwriters (cli-runtime's GetNewTabWriter),
-// whose columns keep their widths across flushes: a watch's later rows line up under the first.
-type PodTable struct {
+// Table prints rows of one kind of object through one of kubectl's tabwriters (cli-runtime's
+// GetNewTabWriter), whose columns keep their widths across flushes: a watch's later rows line up
+// under the first.
+type Table[T any] struct {
 	tw      *tabwriter.Writer
-	cols    Columns
+	header  []string
+	cells   func(o *T, now time.Time) []string
 	started bool
 }
 
-// NewPodTable returns a table that prints its header before its first rows.
-func NewPodTable(w io.Writer, cols Columns) *PodTable {
-	return &PodTable{tw: NewTabWriter(w), cols: cols}
-}
+// PodTable is the pod table, NodeTable the node table.
+type (
+	PodTable  = Table[v1.Pod]
+	NodeTable = Table[v1.Node]
+)
 
 // WithoutHeader leaves the header out (kubectl's --no-headers).
-func (t *PodTable) WithoutHeader() *PodTable { t.started = true; return t }
+func (t *Table[T]) WithoutHeader() *Table[T] { t.started = true; return t }
 
-// Print writes the pods' rows at now (after the header, the first time) and flushes.
-func (t *PodTable) Print(pods []v1.Pod, now time.Time) error {
-	tw, cols := t.tw, t.cols
+// Print writes the objects' rows at now (after the header, the first time) and flushes.
+func (t *Table[T]) Print(objects []T, now time.Time) error {
 	if !t.started {
 		t.started = true
+		fmt.Fprintln(t.tw, strings.Join(t.header, "\t"))
+	}
+	for i := range objects {
+		fmt.Fprintln(t.tw, strings.Join(t.cells(&objects[i], now), "\t"))
+	}
+	return t.tw.Flush()
+}
+
+// NewPodTable returns a pod table with the optional columns, which prints its header before its
+// first rows.
+func NewPodTable(w io.Writer, cols Columns) *PodTable {
+	var header []string
+	if cols.Namespace {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, "NAME", "READY", "STATUS", "RESTARTS", "AGE")
+	switch {
+	case cols.Wide:
+		header = append(header, "IP", "NODE", "NOMINATED NODE", "READINESS GATES")
+	case cols.Node:
+		header = append(header, "NODE")
+	}
+	if cols.Labels {
+		header = append(header, "LABELS")
+	}
+	return &PodTable{tw: NewTabWriter(w), header: header, cells: func(p *v1.Pod, now time.Time) []string {
+		var cells []string
 		if cols.Namespace {
-			fmt.Fprint(tw, "NAMESPACE\t")
+			cells = append(cells, p.Namespace)
 		}
-		fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+		cells = append(cells, PodCells(p, now)...)
 		switch {
 		case cols.Wide:
-			fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
+			cells = append(cells, PodWideCells(p)...)
 		case cols.Node:
-			fmt.Fprint(tw, "\tNODE")
+			cells = append(cells, orNone(p.Spec.NodeName))
 		}
 		if cols.Labels {
-			fmt.Fprint(tw, "\tLABELS")
+			cells = append(cells, labels.FormatLabels(p.Labels))
 		}
-		fmt.Fprintln(tw)
-	}
-	for i := range pods {
-		p := &pods[i]
-		if cols.Namespace {
-			fmt.Fprintf(tw, "%s\t", p.Namespace)
-		}
-		fmt.Fprint(tw, strings.Join(PodCells(p, now), "\t"))
-		switch {
-		case cols.Wide:
-			fmt.Fprint(tw, "\t"+strings.Join(PodWideCells(p), "\t"))
-		case cols.Node:
-			fmt.Fprintf(tw, "\t%s", orNone(p.Spec.NodeName))
-		}
-		if cols.Labels {
-			fmt.Fprintf(tw, "\t%s", labels.FormatLabels(p.Labels))
-		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
+		return cells
+	}}
 }
 
 // PrintNodes writes `kubectl get nodes`' NAME, STATUS and AGE columns. STATUS is kubectl's:
@@ -99,41 +110,20 @@ func PrintNodes(w io.Writer, nodes []v1.Node, now time.Time, showLabels bool) er
 	return NewNodeTable(w, showLabels).Print(nodes, now)
 }
 
-// NodeTable is PodTable for nodes.
-type NodeTable struct {
-	tw         *tabwriter.Writer
-	showLabels bool
-	started    bool
-}
-
-// NewNodeTable returns a table that prints its header before its first rows.
+// NewNodeTable returns a node table (with kubectl's --show-labels column if showLabels), which
+// prints its header before its first rows.
 func NewNodeTable(w io.Writer, showLabels bool) *NodeTable {
-	return &NodeTable{tw: NewTabWriter(w), showLabels: showLabels}
-}
-
-// WithoutHeader leaves the header out (kubectl's --no-headers).
-func (t *NodeTable) WithoutHeader() *NodeTable { t.started = true; return t }
-
-// Print writes the nodes' rows at now (after the header, the first time) and flushes.
-func (t *NodeTable) Print(nodes []v1.Node, now time.Time) error {
-	tw := t.tw
-	if !t.started {
-		t.started = true
-		fmt.Fprint(tw, "NAME\tSTATUS\tAGE")
-		if t.showLabels {
-			fmt.Fprint(tw, "\tLABELS")
-		}
-		fmt.Fprintln(tw)
+	header := []string{"NAME", "STATUS", "AGE"}
+	if showLabels {
+		header = append(header, "LABELS")
 	}
-	for i := range nodes {
-		n := &nodes[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s", n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time)))
-		if t.showLabels {
-			fmt.Fprintf(tw, "\t%s", labels.FormatLabels(n.Labels))
+	return &NodeTable{tw: NewTabWriter(w), header: header, cells: func(n *v1.Node, now time.Time) []string {
+		cells := []string{n.Name, NodeStatus(n), HumanDuration(now.Sub(n.CreationTimestamp.Time))}
+		if showLabels {
+			cells = append(cells, labels.FormatLabels(n.Labels))
 		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
+		return cells
+	}}
 }
 
 // NodeStatus is kubectl's node STATUS column.
