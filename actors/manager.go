@@ -183,13 +183,8 @@ func (m *managerActor) childName(pid *actor.PID) string {
 // statusManager after it counted this AddPod's keys, and drop them.
 func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 	pod := msg.pod
-	failed := m.set.ReportedSinceAdd(pod.UID)
-	for i, p := range msg.probes {
-		k := p.Key
-		if m.set.Has(k) {
-			continue // msg.workers[i] is never spawned
-		}
-		w := msg.workers[i]
+	failed := m.set.AddPod(pod.UID, msg.workers, func(w *workerActor) *actor.PID {
+		k := w.key()
 		w.see(viewIn(msg.views, k.Container))
 		m.env.spawning = w
 		pid, err := ctx.SpawnNamed(m.env.workerProps, workerset.Name(k))
@@ -197,12 +192,11 @@ func (m *managerActor) addPod(ctx actor.Context, msg *addPod) {
 		if err != nil {
 			// A worker of this name is still stopping; the next AddPod creates it (as kubelet).
 			m.log.Debug("worker still exiting", "pod_uid", pod.UID, "container", k.Container, "probe", k.Type, "error", err)
-			failed = true
-			continue
+			return nil
 		}
-		m.set.Add(pid, w)
-	}
-	if failed {
+		return pid
+	})
+	if failed || m.set.ReportedSinceAdd(pod.UID) {
 		m.set.ChangedPod(pod.UID)
 		m.flush(ctx)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkAdd is probeManager's bookkeeping per worker while a tree is set up: 1,000,000 pods with
-// one worker each, added to an empty set (the set's map growth included, as in the tree).
+// one worker each, each pod's AddPod on an empty set (the set's map growth included, as in the tree).
 func BenchmarkAdd(b *testing.B) {
 	const n = 1_000_000
 	ws := make([]*fakeWorker, n)
@@ -25,7 +25,7 @@ func BenchmarkAdd(b *testing.B) {
 		s := New[*fakeWorker]()
 		b.StartTimer()
 		for i, w := range ws {
-			s.Add(pids[i], w)
+			s.AddPod(w.key.PodUID, ws[i:i+1], func(*fakeWorker) *actor.PID { return pids[i] })
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/worker")

@@ -108,36 +108,60 @@ func cutLast(s string) (before, after string, ok bool) {
 // Len is the number of workers (including those told to stop and not terminated yet).
 func (s *Set[W]) Len() int { return s.n }
 
-// Has reports whether k has a worker.
-func (s *Set[W]) Has(k messages.ProbeKey) bool {
-	_, ok := s.Get(k)
-	return ok
-}
-
 // Get returns k's worker.
 func (s *Set[W]) Get(k messages.ProbeKey) (W, bool) {
 	if p := s.pods[k.PodUID]; p != nil {
-		for _, w := range p.workers {
-			if w.ProbeKey() == k {
-				return w, true
-			}
+		if w, ok := find(p.workers, k); ok {
+			return w, true
 		}
 	}
 	var zero W
 	return zero, false
 }
 
-// Add records w as its key's worker with the PID pid (the key must not have one).
-func (s *Set[W]) Add(pid *actor.PID, w W) {
-	*w.Membership() = Membership{PID: pid}
-	s.n++
-	k := w.ProbeKey()
-	p := s.pods[k.PodUID]
-	if p == nil {
-		p = &podWorkers[W]{}
-		s.pods[k.PodUID] = p
+// find returns the worker of ws whose key is k.
+func find[W Member](ws []W, k messages.ProbeKey) (W, bool) {
+	for _, w := range ws {
+		if w.ProbeKey() == k {
+			return w, true
+		}
 	}
-	p.workers = append(p.workers, w)
+	var zero W
+	return zero, false
+}
+
+// AddPod is an AddPod's workers joining the set: ws are the pod's workers (every key's PodUID is
+// uid, each key once), and those whose key has no worker yet are spawned: spawn starts one and
+// returns its PID, or nil if it could not (a worker of that name is still stopping), and the set
+// records each one started. It reports whether any could not be started. The pod is looked up once
+// however many workers it has (the lookup of each key before its spawn was 7 % of probeManager's
+// set-up CPU in the 16-core profile), and entered only when a worker of it was started.
+func (s *Set[W]) AddPod(uid types.UID, ws []W, spawn func(W) *actor.PID) (failed bool) {
+	p := s.pods[uid]
+	had := 0
+	if p != nil {
+		had = len(p.workers)
+	}
+	for _, w := range ws {
+		if had > 0 {
+			if _, ok := find(p.workers[:had], w.ProbeKey()); ok {
+				continue // the key has a worker: w is never spawned
+			}
+		}
+		pid := spawn(w)
+		if pid == nil {
+			failed = true
+			continue
+		}
+		if p == nil {
+			p = &podWorkers[W]{workers: make([]W, 0, len(ws))}
+			s.pods[uid] = p
+		}
+		*w.Membership() = Membership{PID: pid}
+		s.n++
+		p.workers = append(p.workers, w)
+	}
+	return failed
 }
 
 // ChangedPod marks the pod's key set as changed (for changed()), when the caller's view of it

@@ -1,6 +1,7 @@
 package workerset
 
 import (
+	"slices"
 	"sort"
 	"testing"
 
@@ -112,11 +113,11 @@ func TestWorkerSet(t *testing.T) {
 				var got []string
 				switch op.do {
 				case "add":
-					assert.False(t, s.Has(op.key))
+					_, had := s.Get(op.key)
+					assert.False(t, had)
 					w := &fakeWorker{key: op.key}
 					byKey[op.key] = w
-					s.Add(actor.NewPID("test", "probeManager/"+Name(op.key)), w)
-					assert.True(t, s.Has(op.key))
+					assert.False(t, s.AddPod(op.key.PodUID, []*fakeWorker{w}, spawnAll))
 					got, _ := s.ByName(Name(op.key))
 					assert.Same(t, w, got, "a worker is found by its child name")
 				case "stopPod":
@@ -168,6 +169,82 @@ func TestWorkerSet(t *testing.T) {
 				}
 				assert.Equal(t, op.want, got, "op %d %s", i, op.do)
 			}
+		})
+	}
+}
+
+func pidOf(k messages.ProbeKey) *actor.PID { return actor.NewPID("test", "probeManager/"+Name(k)) }
+
+func spawnAll(w *fakeWorker) *actor.PID { return pidOf(w.key) }
+
+// TestAddPod: which of an AddPod's workers are spawned, and what the set records of them.
+func TestAddPod(t *testing.T) {
+	a1, a2, a3 := key("a", "c", messages.Liveness), key("a", "c", messages.Readiness), key("a", "d", messages.Startup)
+	tests := map[string]struct {
+		before  []messages.ProbeKey // added by an earlier AddPod of pod a
+		add     []messages.ProbeKey // this AddPod's workers
+		fail    []messages.ProbeKey // spawn cannot start these
+		spawned []messages.ProbeKey // what spawn is asked to start, in order
+		failed  bool
+		has     []messages.ProbeKey // the pod's keys afterwards, in order
+	}{
+		"a new pod: every worker spawned, in order": {
+			add: []messages.ProbeKey{a1, a2, a3}, spawned: []messages.ProbeKey{a1, a2, a3},
+			has: []messages.ProbeKey{a1, a2, a3},
+		},
+		"a key with a worker is not spawned again": {
+			before: []messages.ProbeKey{a2}, add: []messages.ProbeKey{a1, a2, a3},
+			spawned: []messages.ProbeKey{a1, a3}, has: []messages.ProbeKey{a2, a1, a3},
+		},
+		"every key has a worker: nothing spawned": {
+			before: []messages.ProbeKey{a1, a2}, add: []messages.ProbeKey{a2, a1}, has: []messages.ProbeKey{a1, a2},
+		},
+		"a worker that cannot start is reported and not recorded; the others are": {
+			add: []messages.ProbeKey{a1, a2, a3}, fail: []messages.ProbeKey{a2},
+			spawned: []messages.ProbeKey{a1, a2, a3}, failed: true, has: []messages.ProbeKey{a1, a3},
+		},
+		"no worker started: the pod is not entered": {
+			add: []messages.ProbeKey{a1}, fail: []messages.ProbeKey{a1},
+			spawned: []messages.ProbeKey{a1}, failed: true,
+		},
+		"no workers": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := New[*fakeWorker]()
+			earlier := map[messages.ProbeKey]*fakeWorker{}
+			for _, k := range tc.before {
+				earlier[k] = &fakeWorker{key: k}
+				assert.False(t, s.AddPod(k.PodUID, []*fakeWorker{earlier[k]}, spawnAll))
+			}
+			var ws []*fakeWorker
+			for _, k := range tc.add {
+				ws = append(ws, &fakeWorker{key: k})
+			}
+			var spawned []messages.ProbeKey
+			failed := s.AddPod("a", ws, func(w *fakeWorker) *actor.PID {
+				spawned = append(spawned, w.key)
+				if slices.Contains(tc.fail, w.key) {
+					return nil
+				}
+				return pidOf(w.key)
+			})
+			assert.Equal(t, tc.spawned, spawned)
+			assert.Equal(t, tc.failed, failed)
+			assert.Equal(t, len(tc.has), s.Len())
+			var has []messages.ProbeKey
+			for _, w := range s.Workers("a") {
+				has = append(has, w.key)
+				if e := earlier[w.key]; e != nil {
+					assert.Same(t, e, w, "an earlier AddPod's worker stays the key's")
+				} else {
+					assert.Equal(t, pidOf(w.key), w.ms.PID, "recorded under the PID spawn returned")
+				}
+			}
+			assert.Equal(t, tc.has, has)
+			_, entered := s.pods["a"]
+			assert.Equal(t, len(tc.has) > 0, entered, "the pod is in the set exactly when it has workers")
+			assert.Empty(t, s.Changed(), "adding is what statusManager expected")
 		})
 	}
 }
