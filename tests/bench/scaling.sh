@@ -28,7 +28,7 @@
 # of 8.3 min; part 3 took 3.6 min and the profiles 0.5 min). All but set-up at 1,000,000 workers are
 # met. What a later lent 16-core machine should run, in the order that matters:
 #
-#	bash tests/bench/scaling.sh 1 "$OUT/window"   # set-up, since workers are built by AddPod's caller
+#	bash tests/bench/scaling.sh 1 "$OUT/window"   # set-up, since 9c62290 and a8abcfa cut probeManager's share
 #	cd tests/bench && for s in 4 8 4 8; do PROBEACTOR_BENCH_SHARDS=$s PROBEACTOR_BENCH_WORKERS=1000000 \
 #		../../bin/bench.test -test.run '^$' -test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 8; done
 #
