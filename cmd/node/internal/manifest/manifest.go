@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,8 +168,21 @@ var URLTimeout = 30 * time.Second
 func readURL(url string) ([]byte, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone() // its own: nothing of it outlives the read
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Timeout: URLTimeout, Transport: tr}
-	resp, err := client.Get(url)
+	return Get(context.Background(), &http.Client{Timeout: URLTimeout, Transport: tr}, url, nil)
+}
+
+// Get returns the body of a GET of url, sent with header through client: a 200 answer's, at most
+// MaxFileSize bytes. Any other status, or a request that fails (ctx ending included), is an error
+// saying which, without the URL (the caller names it).
+func Get(ctx context.Context, client *http.Client, url string, header http.Header) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if header != nil {
+		req.Header = header.Clone()
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		var uerr *neturl.Error
 		if errors.As(err, &uerr) {
