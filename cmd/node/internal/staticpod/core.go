@@ -77,6 +77,8 @@ type Core struct {
 	reservedName map[string]string    // namespace/name → where it comes from (-f)
 	reservedUID  map[types.UID]string // UID → where it comes from
 	files        map[string]*fileState
+	listing      []string // the manifest path's files as last listed, in name order
+	url          string   // the --manifest-url source ("" until ScanURL or ReadURL gave it)
 	dirProblem   string
 	desired      map[string]candidate // by namespace/name, from the last Scan
 	running      map[string]*instance // by namespace/name: running or stopping
@@ -153,54 +155,95 @@ func (c *Core) Read(files []File, now time.Time) (pods []*v1.Pod, problems []str
 	return pods, c.newProblems()
 }
 
-// read parses the files that changed since the last read and chooses the desired pods.
+// ScanURL takes what a GET of the --manifest-url source answered (f.Path is the URL; Err when it
+// could not be read) and returns what to do, as Scan does for the manifest path. The URL's pods
+// come after the path's in the order that decides a clash. Unlike a file, an empty answer or a List
+// of no pods is valid and runs no pods, as kubelet's URL source: a server cannot delete a file.
+func (c *Core) ScanURL(f File, now time.Time) Plan {
+	c.readURL(f, now)
+	plan := c.reconcile()
+	plan.Problems = c.newProblems()
+	return plan
+}
+
+// ReadURL is ScanURL for a member of a cluster, as Read is Scan's: it returns every static pod that
+// should run, the path's and the URL's.
+func (c *Core) ReadURL(f File, now time.Time) (pods []*v1.Pod, problems []string) {
+	c.readURL(f, now)
+	for _, key := range sortedKeys(c.desired) {
+		pods = append(pods, c.desired[key].pod)
+	}
+	return pods, c.newProblems()
+}
+
+// read parses the files of the path's listing that changed since the last read and chooses the
+// desired pods (the URL's, if any, among them).
 func (c *Core) read(files []File, now time.Time) {
 	c.dirProblem = ""
 	seen := make(map[string]bool, len(files))
+	c.listing = c.listing[:0]
 	for _, f := range files {
 		seen[f.Path] = true
-		fs := c.files[f.Path]
-		if fs == nil {
-			fs = &fileState{}
-			c.files[f.Path] = fs
-			if f.Unread { // the shell's mistake: a file never read is not kept as if it were
-				f.Err = errors.New("not read")
-			}
-		} else if f.Unread {
-			continue
-		}
-		if f.Err != nil {
-			fs.sum, fs.parsed = [sha256.Size]byte{}, false
-			fs.problems = []string{manifest.OneLine(fmt.Sprintf("%s: %v", f.Path, f.Err))}
-			if len(fs.pods) > 0 {
-				fs.problems = append(fs.problems, keptNote(f.Path))
-			}
-			continue
-		}
-		sum := sha256.Sum256(f.Data)
-		if fs.parsed && sum == fs.sum {
-			continue
-		}
-		fs.sum, fs.parsed = sum, true
-		pods, problems := load(f.Path, f.Data, now, c.cluster, c.Gates)
-		fs.problems = problems
-		switch {
-		case len(problems) == 0:
-			fs.pods = pods
-		case len(fs.pods) > 0:
-			fs.problems = append(fs.problems, keptNote(f.Path))
-		}
+		c.listing = append(c.listing, f.Path)
+		c.readFile(f, now)
 	}
 	for path := range c.files {
-		if !seen[path] {
+		if !seen[path] && path != c.url {
 			delete(c.files, path)
 		}
 	}
-	paths := make([]string, 0, len(files))
-	for _, f := range files {
-		paths = append(paths, f.Path)
+	c.desired = c.choose(c.paths())
+}
+
+// readURL parses the URL's answer if it changed and chooses the desired pods.
+func (c *Core) readURL(f File, now time.Time) {
+	f.Unread = false
+	c.url = f.Path
+	c.readFile(f, now)
+	c.desired = c.choose(c.paths())
+}
+
+// paths are the sources in the order that decides a clash: the path's files, then the URL.
+func (c *Core) paths() []string {
+	if c.url == "" {
+		return c.listing
 	}
-	c.desired = c.choose(paths)
+	return append(slices.Clip(c.listing), c.url)
+}
+
+// readFile parses one file (or the URL's answer) if its content changed since it was last parsed.
+func (c *Core) readFile(f File, now time.Time) {
+	fs := c.files[f.Path]
+	if fs == nil {
+		fs = &fileState{}
+		c.files[f.Path] = fs
+		if f.Unread { // the shell's mistake: a file never read is not kept as if it were
+			f.Err = errors.New("not read")
+		}
+	} else if f.Unread {
+		return
+	}
+	if f.Err != nil {
+		fs.sum, fs.parsed = [sha256.Size]byte{}, false
+		fs.problems = []string{manifest.OneLine(fmt.Sprintf("%s: %v", f.Path, f.Err))}
+		if len(fs.pods) > 0 {
+			fs.problems = append(fs.problems, keptNote(f.Path))
+		}
+		return
+	}
+	sum := sha256.Sum256(f.Data)
+	if fs.parsed && sum == fs.sum {
+		return
+	}
+	fs.sum, fs.parsed = sum, true
+	pods, problems := load(f.Path, f.Data, now, c.cluster, c.Gates, f.Path == c.url)
+	fs.problems = problems
+	switch {
+	case len(problems) == 0:
+		fs.pods = pods
+	case len(fs.pods) > 0:
+		fs.problems = append(fs.problems, keptNote(f.Path))
+	}
 }
 
 // keptNote follows the problems of a file whose last valid version runs.
@@ -357,7 +400,7 @@ func (c *Core) newProblems() []string {
 // load decodes, defaults and validates one file. A pod without a UID gets one derived from the
 // path and its content, as kubelet derives it; in a cluster, from the cluster name, the file's name
 // and its content (and a pod with a UID is refused, see NewClusterCore).
-func load(path string, data []byte, now time.Time, cluster string, gates features.Gates) ([]candidate, []string) {
+func load(path string, data []byte, now time.Time, cluster string, gates features.Gates, fromURL bool) ([]candidate, []string) {
 	decoded, errs := manifest.Decode(path, data)
 	if len(errs) > 0 {
 		var problems []string
@@ -367,7 +410,14 @@ func load(path string, data []byte, now time.Time, cluster string, gates feature
 		return nil, problems
 	}
 	if len(decoded) == 0 {
+		if fromURL {
+			return nil, nil // the URL's way of saying that no pod runs
+		}
 		return nil, []string{fmt.Sprintf("%s: %v (delete the file to stop its pods)", path, manifest.ErrNoPods)}
+	}
+	source := "file:" + path
+	if fromURL {
+		source = "url:" + path
 	}
 	var pods []candidate
 	var problems []string
@@ -380,12 +430,18 @@ func load(path string, data []byte, now time.Time, cluster string, gates feature
 		content := sha256.Sum256(raw)
 		switch {
 		case cluster != "" && d.Pod.UID != "":
-			problems = append(problems, fmt.Sprintf("%s: metadata.uid: Forbidden: with --cluster a static pod's UID derives from its file name and content, alike on every member (remove it)", d.Origin))
+			from := "file name"
+			if fromURL {
+				from = "URL"
+			}
+			problems = append(problems, fmt.Sprintf("%s: metadata.uid: Forbidden: with --cluster a static pod's UID derives from its %s and content, alike on every member (remove it)", d.Origin, from))
 			continue
+		case cluster != "" && fromURL:
+			d.Pod.UID = derivedUID(fmt.Sprintf("cluster:%s\n%s\n", cluster, source), raw)
 		case cluster != "":
 			d.Pod.UID = derivedUID(fmt.Sprintf("cluster:%s\nfile:%s\n", cluster, filepath.Base(path)), raw)
 		case d.Pod.UID == "":
-			d.Pod.UID = derivedUID(fmt.Sprintf("file:%s\n", path), raw)
+			d.Pod.UID = derivedUID(source+"\n", raw)
 		}
 		for _, e := range proc.Prepare(d.Pod, now, gates) {
 			problems = append(problems, manifest.OneLine(d.Origin+": "+e.Error()))

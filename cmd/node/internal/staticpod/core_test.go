@@ -30,6 +30,11 @@ spec:
 
 func file(path, content string) File { return File{Path: path, Data: []byte(content)} }
 
+const testURL = "http://config.example/pods.yaml"
+
+// urlFile is the URL source's answer with content.
+func urlFile(content string) *File { f := file(testURL, content); return &f }
+
 // summary is a plan as "start web (added)", "stop web (removed)" lines, then its problems.
 func summary(p Plan) []string {
 	var out []string
@@ -47,6 +52,7 @@ type step struct {
 	scan    []File      // a Scan with these files (nil and no other input: an empty directory)
 	stopped string      // or: Stopped for the instance of this pod name stopped by an earlier step
 	listErr error       // or: ListFailed
+	url     *File       // or: ScanURL with this answer
 	want    []string    // summary of the plan
 	running []string    // names Running returns afterwards (nil: not checked)
 	check   func(*Core) // optional extra assertions
@@ -158,6 +164,38 @@ func TestCore(t *testing.T) {
 			{scan: []File{file("d/pods.yaml", podYAML("a", "")+"---\n"+podYAML("b", ""))}, want: nil, running: []string{"a"}},
 			{stopped: "b", want: []string{"start b (added)"}, running: []string{"a", "b"}},
 		}},
+		{"the URL's pods start, change and stop; an answer that cannot be read changes nothing", []step{
+			{url: urlFile(web), want: []string{"start web (added)"}, running: []string{"web"}},
+			{url: urlFile(web), want: nil},
+			{url: &File{Path: testURL, Err: errors.New("unable to read the URL: the server reported 404 Not Found")}, want: []string{
+				testURL + ": unable to read the URL: the server reported 404 Not Found",
+				testURL + ": not applied; the pods of its last valid version keep running",
+			}, running: []string{"web"}},
+			{url: &File{Path: testURL, Err: errors.New("unable to read the URL: the server reported 404 Not Found")}, want: nil},
+			{url: urlFile(invalid), want: []string{ // "not applied" is still the case: said once
+				testURL + ": spec.containers[0].livenessProbe.periodSecond: unknown field",
+			}, running: []string{"web"}},
+			{url: urlFile(web2), want: []string{"stop web (changed)"}},
+			{stopped: "web", want: []string{"start web (changed)"}, running: []string{"web"}},
+			{url: urlFile(""), want: []string{"stop web (removed)"}, running: []string{}},
+			{url: urlFile(""), want: nil},
+		}},
+		{"the path's files and the URL are one set of static pods", []step{
+			{scan: []File{file("d/a.yaml", podYAML("a", ""))}, want: []string{"start a (added)"}},
+			{url: urlFile(podYAML("b", "")), want: []string{"start b (added)"}, running: []string{"a", "b"}},
+			{scan: nil, want: []string{"stop a (removed)"}, running: []string{"b"}},
+			{listErr: errors.New("open d: permission denied"), want: []string{"open d: permission denied"}, running: []string{"b"}},
+			{url: urlFile("apiVersion: v1\nkind: List\nitems: []\n"), want: []string{"stop b (removed)"}, running: []string{}},
+		}},
+		{"a pod both the path and the URL define: the one running stays, the other is refused", []step{
+			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
+			{url: urlFile(web2), want: []string{
+				testURL + `: metadata.name: Duplicate value: pod "default/web" is also defined in d/web.yaml`,
+			}, running: []string{"web"}},
+			{scan: nil, want: []string{"stop web (changed)"}}, // the URL's web is what should run now
+			{stopped: "web", want: []string{"start web (changed)"}, running: []string{"web"},
+				check: func(c *Core) { assert.Equal(t, testURL, c.running["default/web"].origin) }},
+		}},
 		{"two pods of one file with one name: both origins named", []step{
 			{scan: []File{file("d/pods.yaml", web+"---\n"+web2)}, want: []string{
 				"start web (added)",
@@ -174,6 +212,8 @@ func TestCore(t *testing.T) {
 				switch {
 				case s.listErr != nil:
 					p = c.ListFailed(s.listErr)
+				case s.url != nil:
+					p = c.ScanURL(*s.url, t0.Add(time.Duration(i)*time.Second))
 				case s.stopped != "":
 					uid, ok := started[s.stopped]
 					require.True(t, ok, "step %d: %s was never started", i, s.stopped)
@@ -228,6 +268,24 @@ func TestUIDsAreDerivedFromPathAndContent(t *testing.T) {
 	assert.Equal(t, a, uid("d/web.yaml", "# comment\n"+web), "formatting is not content")
 	assert.NotEqual(t, a, uid("d/other.yaml", web))
 	assert.NotEqual(t, a, uid("d/web.yaml", podYAML("web", "")))
+
+	fromURL := func(url, content string) types.UID {
+		p := NewCore(nil, "-f").ScanURL(file(url, content), t0)
+		require.Len(t, p.Start, 1, p.Problems)
+		return p.Start[0].Pod.UID
+	}
+	u := fromURL(testURL, web)
+	assert.Equal(t, u, fromURL(testURL, web), "the same URL and content: the same pod (a restarted node adopts it)")
+	assert.NotEqual(t, u, fromURL("http://other.example/pods.yaml", web))
+	assert.NotEqual(t, u, uid(testURL, web), "a URL is not a file of that name")
+	member := func(cluster string) types.UID {
+		pods, problems := NewClusterCore(nil, "-f", cluster).ReadURL(file(testURL, web), t0)
+		require.Len(t, pods, 1, problems)
+		return pods[0].UID
+	}
+	assert.Equal(t, member("demo"), member("demo"), "every member derives the same UID")
+	assert.NotEqual(t, member("demo"), member("other"))
+	assert.NotEqual(t, member("demo"), u)
 
 	p := NewCore(nil, "-f").Scan([]File{file("d/web.yaml", web)}, t0).Start[0].Pod
 	assert.Equal(t, "default", p.Namespace)

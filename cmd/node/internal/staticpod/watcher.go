@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,9 @@ const DefaultPeriod = 20 * time.Second
 // MaxFileSize bounds what is read of one manifest file; a larger file is a problem, not read.
 const MaxFileSize = 1 << 20
 
+// URLTimeout bounds one GET of the --manifest-url source, as kubelet's (its client's timeout).
+const URLTimeout = 10 * time.Second
+
 // Runner starts and stops pods for the watcher (node: the probe tree and the process runtime).
 type Runner interface {
 	// StartPod starts a valid pod; an error means nothing of it runs.
@@ -36,10 +40,17 @@ type Runner interface {
 	StopPod(pod *v1.Pod)
 }
 
-// Options configure a Watcher.
+// Options configure a Watcher: Path, URL or both.
 type Options struct {
-	Path     string        // a directory of manifests, or one manifest file
-	Period   time.Duration // DefaultPeriod when zero
+	Path   string        // a directory of manifests, or one manifest file ("" = none)
+	Period time.Duration // DefaultPeriod when zero
+
+	// URL is kubelet's --manifest-url: read with a GET (sending Header) at start and every
+	// URLPeriod (DefaultPeriod when zero, as kubelet's --http-check-frequency); "" = none.
+	URL       string
+	Header    http.Header
+	URLPeriod time.Duration
+
 	Runner   Runner
 	Logger   hclog.Logger
 	Reserved []*v1.Pod // pods node runs from -f: their names and UIDs are not available
@@ -87,8 +98,18 @@ type Watcher struct {
 	whole    bool
 	readOne  func(path string) (File, bool) // readFile; tests count the files read
 
+	// The URL source: the poller's answers reach the loop through fetched; client is the watcher's
+	// own (the poller closes its idle connections as it ends); urlTicks are tests' polls (nil: a
+	// ticker of URLPeriod). ctx ends at Stop, and with it a GET under way.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	client   *http.Client
+	fetched  chan File
+	urlTicks <-chan time.Time
+	polls    sync.WaitGroup
+
 	quit  chan struct{}
-	read  chan struct{} // closed once the first read of the path was carried out
+	read  chan struct{} // closed once the first read of the path and of the URL was carried out
 	done  chan struct{} // closed when the loop has ended
 	stops sync.WaitGroup
 	start sync.Once
@@ -99,6 +120,9 @@ type Watcher struct {
 func New(opts Options) *Watcher {
 	if opts.Period <= 0 {
 		opts.Period = DefaultPeriod
+	}
+	if opts.URLPeriod <= 0 {
+		opts.URLPeriod = DefaultPeriod
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -111,7 +135,10 @@ func New(opts Options) *Watcher {
 		core = NewClusterCore(opts.Reserved, "-f", opts.Cluster)
 	}
 	core.Gates = opts.Gates
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Watcher{
+		ctx:         ctx,
+		cancel:      cancel,
 		opts:        opts,
 		log:         opts.Logger.Named("static-pods"),
 		core:        core,
@@ -119,6 +146,8 @@ func New(opts Options) *Watcher {
 		newNotifier: newFSNotifier,
 		pending:     map[string]bool{},
 		readOne:     readFile,
+		client:      &http.Client{Timeout: URLTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		fetched:     make(chan File),
 		quit:        make(chan struct{}),
 		read:        make(chan struct{}),
 		done:        make(chan struct{}),
@@ -126,11 +155,12 @@ func New(opts Options) *Watcher {
 }
 
 // Start implements lifecycle.Component: it starts the goroutine that reads the manifest path at
-// once, then every period and soon after a change is seen through inotify, and returns once the
-// first read was carried out (its pods started, or handed to Set): whatever comes after the
-// watcher in node's list (the runtime's orphan sweep) sees every static pod. The goroutine ends
-// with Stop. A path that cannot be read is no error: it is logged, and read again at each period.
-// When ctx ends before the first read, Start stops the watcher again and returns ctx's error.
+// once, then every period and soon after a change is seen through inotify (and the URL at once,
+// then every URLPeriod), and returns once the first read was carried out (its pods started, or
+// handed to Set): whatever comes after the watcher in node's list (the runtime's orphan sweep) sees
+// every static pod. The goroutines end with Stop. A path or URL that cannot be read is no error:
+// it is logged, and read again at each period. When ctx ends before the first read, Start stops
+// the watcher again (ending a GET under way) and returns ctx's error.
 func (w *Watcher) Start(ctx context.Context) error {
 	w.start.Do(func() { go w.loop() })
 	select {
@@ -148,13 +178,14 @@ func (w *Watcher) Start(ctx context.Context) error {
 // its Runner.StopPod returns. Stop leaves the pods still running to whoever started them (node's
 // pod host terminates every pod it started).
 func (w *Watcher) Stop(ctx context.Context) error {
-	w.stop.Do(func() { close(w.quit) })
+	w.stop.Do(func() { close(w.quit); w.cancel() })
 	w.start.Do(func() { close(w.done) }) // never started: nothing to wait for
 	stopped := make(chan struct{})
 	go func() { // ends once the loop and every stop have ended
 		defer close(stopped)
 		<-w.done
 		w.stops.Wait()
+		w.polls.Wait()
 	}()
 	select {
 	case <-stopped:
@@ -171,7 +202,7 @@ func (w *Watcher) loop() {
 	defer close(w.done)
 	defer w.closeNotifier()
 	ticks := w.ticks
-	if ticks == nil {
+	if ticks == nil && w.opts.Path != "" {
 		t := time.NewTicker(w.opts.Period)
 		defer t.Stop()
 		ticks = t.C
@@ -186,8 +217,15 @@ func (w *Watcher) loop() {
 			settling = true
 		}
 	}
-	w.watch()
-	w.scan()
+	if w.opts.Path != "" {
+		w.watch()
+		w.scan()
+	}
+	if w.opts.URL != "" {
+		w.applyURL(w.get())
+		w.polls.Add(1)
+		go w.poll()
+	}
 	close(w.read)
 	for {
 		var events <-chan fsnotify.Event
@@ -239,10 +277,55 @@ func (w *Watcher) loop() {
 			w.unwatch() // events may have been lost: read all soon, watch again at the next periodic read
 			w.whole = true
 			soon()
+		case f := <-w.fetched:
+			w.applyURL(f)
 		case uid := <-w.stopped:
 			w.carryOut(w.core.Stopped(uid))
 		}
 	}
+}
+
+// poll reads the URL at every tick of URLPeriod and hands each answer to the loop, until Stop. It
+// owns the client once the loop's first read is done, and closes its idle connections as it ends.
+func (w *Watcher) poll() {
+	defer w.polls.Done()
+	defer w.client.CloseIdleConnections()
+	ticks := w.urlTicks
+	if ticks == nil {
+		t := time.NewTicker(w.opts.URLPeriod)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-ticks:
+		}
+		f := w.get()
+		select {
+		case w.fetched <- f:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// get reads the URL: its answer, or why there is none.
+func (w *Watcher) get() File {
+	data, err := manifest.Get(w.ctx, w.client, w.opts.URL, w.opts.Header)
+	return File{Path: w.opts.URL, Data: data, Err: err}
+}
+
+// applyURL hands the URL's answer to the core and carries out its plan, as apply does for files.
+func (w *Watcher) applyURL(f File) {
+	if w.opts.Set != nil {
+		pods, problems := w.core.ReadURL(f, w.opts.Now())
+		w.carryOut(Plan{Problems: problems})
+		w.opts.Set(pods)
+		return
+	}
+	w.carryOut(w.core.ScanURL(f, w.opts.Now()))
 }
 
 // watch sets the watch on the manifest path up if there is none. A failure (no such path yet,
