@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +32,12 @@ func TestEachModeAssemblesItsPartsInOrder(t *testing.T) {
 			concat(assembleBase, partHTTPAPI, partPods, partOrphans)},
 		{"static pods", func(t testing.TB, c *runConfig) func(testing.TB) { c.manifestPath = t.TempDir(); return nil },
 			concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans)},
+		{"static pods from a URL", func(t testing.TB, c *runConfig) func(testing.TB) {
+			ts := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // no pods
+			t.Cleanup(ts.Close)
+			c.manifestURL = ts.URL
+			return nil
+		}, concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans)},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assembleInOrder(t, tc) })
 	}

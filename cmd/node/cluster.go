@@ -14,8 +14,8 @@ import (
 )
 
 // `node run --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C -f pods.yaml`: several node
-// processes share one set of pods. Every member reads the same manifests (-f, --pod-manifest-path
-// or both); the membership part (cluster/membership: a failure detector over the guarded remote)
+// processes share one set of pods. Every member reads the same manifests (-f, --pod-manifest-path,
+// --manifest-url, or several of them); the membership part (cluster/membership: a failure detector over the guarded remote)
 // gives the live members, the cluster-runner part (cluster/runner over cluster/sharder) runs this
 // member's share (rendezvous hashing of pod UIDs, break-before-make handoffs) through the pod
 // host's StartPod and StopPod. The cluster's remote is the process's one remote: with --fleet the
@@ -25,7 +25,7 @@ import (
 // (runner.ClusterUID), so every member places it alike (a random UID per process would not be one
 // pod).
 //
-// --pod-manifest-path with --cluster: the static pod watcher only reads (staticpod's cluster mode)
+// --pod-manifest-path (or --manifest-url) with --cluster: the static pod watcher only reads (staticpod's cluster mode)
 // and after every read hands the runner the whole set, the -f pods and the directory's
 // (Runner.SetStaticPods), so files added start pods on their owner, removed files stop them wherever they
 // run, changed files replace them. A static pod's UID derives from the cluster name, its file's
@@ -50,7 +50,7 @@ type clusterConfig struct {
 }
 
 func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
-	fs.StringVar(&c.name, "cluster", "", "join the cluster of this name: the members share the -f pods and --pod-manifest-path's static pods, each pod runs on one live member")
+	fs.StringVar(&c.name, "cluster", "", "join the cluster of this name: the members share the -f pods and the static pods (--pod-manifest-path's, --manifest-url's), each pod runs on one live member")
 	fs.StringVar(&c.listen, "cluster-listen", "", "host:port of this member's remote (protoactor, gRPC), as its peers list it; a non-loopback address needs mutual TLS")
 	fs.StringVar(&c.peers, "cluster-peers", "", "every member's --cluster-listen address, this one's included, comma-separated (the same list on every member)")
 	fs.DurationVar(&c.failureTimeout, "cluster-failure-timeout", membership.DefaultFailureTimeout, "a member silent for this long is dropped and its pods start on the others (heartbeats every eighth of it)")
@@ -58,9 +58,10 @@ func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
 
 func (c *clusterConfig) enabled() bool { return c.name != "" || c.listen != "" || c.peers != "" }
 
-// validate checks the cluster flags of a run with files -f manifests and a static pod path;
-// errors name the flag. membership.New checks the peer list further (also naming the flags).
-func (c *clusterConfig) validate(files int, manifestPath string) error {
+// validate checks the cluster flags of a run with files -f manifests and static pods (a
+// --pod-manifest-path or a --manifest-url) or not; errors name the flag. membership.New checks the
+// peer list further (also naming the flags).
+func (c *clusterConfig) validate(files int, static bool) error {
 	if !c.enabled() {
 		if c.given["cluster-failure-timeout"] { // a setting that would silently do nothing
 			return errors.New("--cluster-failure-timeout: needs --cluster")
@@ -78,8 +79,8 @@ func (c *clusterConfig) validate(files int, manifestPath string) error {
 		return errors.New("--cluster-peers: required with --cluster (every member's address, this one's included)")
 	case c.failureTimeout <= 0:
 		return fmt.Errorf("--cluster-failure-timeout %v: must be a positive duration (e.g. 2s)", c.failureTimeout)
-	case files == 0 && manifestPath == "":
-		return errors.New("--cluster needs -f manifests or --pod-manifest-path: every member reads the same pods")
+	case files == 0 && !static:
+		return errors.New("--cluster needs -f manifests, --pod-manifest-path or --manifest-url: every member reads the same pods")
 	}
 	if err := checkHostPort(c.listen, false); err != nil {
 		return fmt.Errorf("--cluster-listen %q: %w", c.listen, err)

@@ -33,7 +33,7 @@ func TestRunRefusesBadClusterFlags(t *testing.T) {
 		{[]string{"-f", manifest, "--cluster", "demo", "--cluster-peers", "127.0.0.1:7101"}, "--cluster-listen: required"},
 		{[]string{"-f", manifest, "--cluster", "demo", "--cluster-listen", "127.0.0.1:7101"}, "--cluster-peers: required"},
 		{[]string{"-f", manifest, "--cluster", "demo", "--cluster-listen", "127.0.0.1:0", "--cluster-peers", "127.0.0.1:7101"}, `--cluster-listen "127.0.0.1:0": port "0"`},
-		{[]string{"--cluster", "demo", "--cluster-listen", "127.0.0.1:7101", "--cluster-peers", "127.0.0.1:7101"}, "--cluster needs -f manifests or --pod-manifest-path"},
+		{[]string{"--cluster", "demo", "--cluster-listen", "127.0.0.1:7101", "--cluster-peers", "127.0.0.1:7101"}, "--cluster needs -f manifests, --pod-manifest-path or --manifest-url"},
 		{[]string{"--pod-manifest-path", dir, "--cluster", "demo", "--cluster-peers", "127.0.0.1:7101"}, "--cluster-listen: required"},
 		{append(ok, "--cluster-failure-timeout", "0s"), "--cluster-failure-timeout 0s"},
 		{append(ok, "--fleet", "127.0.0.1:10257", "--fleet-listen", "127.0.0.1:7000"), "--fleet-listen 127.0.0.1:7000: not used with --cluster"},

@@ -4,7 +4,7 @@
 //
 // `node run` is an ordered list of parts (internal/lifecycle): run.go parses flags and loads pods,
 // node.go assembles the parts the flags ask for (a mode is which parts are in the list: single,
-// --pod-manifest-path, --fleet, --cluster) and runs them, started in order and stopped in reverse,
+// static pods (--pod-manifest-path, --manifest-url), --fleet, --cluster) and runs them, started in order and stopped in reverse,
 // each stop within its deadline. fleet.go and cluster.go hold those modes' flags; what each part
 // does lives next to what it adapts (cmd/node/internal/podhost, fleet/link, cluster/membership,
 // cluster/runner, ...). fleet_command.go is `node fleet`. Package main keeps flags, wiring and
@@ -13,6 +13,7 @@
 //	node run [-f FILE|DIR]... [-R] [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	         [--pod-manifest-path DIR] [--file-check-frequency D]
+//	         [--manifest-url URL [--manifest-url-header NAME:VALUE,...] [--http-check-frequency D]]
 //	         [--node-name NAME --fleet ADDR [--fleet-listen ADDR] [--node-status-update-frequency D] [TLS flags]]
 //	         [--node-name NAME --cluster NAME --cluster-listen ADDR --cluster-peers A,B,C [--cluster-failure-timeout D]]
 //	node validate -f FILE|DIR... [-R]
@@ -44,7 +45,7 @@ import (
 const usage = `node runs Kubernetes Pod manifests as local processes, probed and restarted like kubelet does.
 
 Usage:
-  node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f, no --pod-manifest-path: the embedded demo)
+  node run [-f FILE]... [flags]   run pods until SIGINT/SIGTERM (no -f, no --pod-manifest-path, no --manifest-url: the embedded demo)
   node validate -f FILE...        check manifests without running anything
   node explain -f FILE...         what each probe's numbers mean in time, and the classic mistakes
   node describe pod [NAME...]     pods as kubectl describe shows them, with each probe's live state

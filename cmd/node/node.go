@@ -65,7 +65,7 @@ const (
 	partHousekeeping = "housekeeping"   // forgets removed pods (static pods, a cluster's share)
 	partMembership   = "membership"     // the cluster's failure detector (--cluster)
 	partRunner       = "cluster-runner" // the sharder and this member's share of the pods (--cluster)
-	partStaticPods   = "static-pods"    // the --pod-manifest-path watcher
+	partStaticPods   = "static-pods"    // the --pod-manifest-path and --manifest-url watcher
 	partOrphans      = "orphans"        // stops what an earlier node left that no source claims
 )
 
@@ -189,10 +189,11 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		fleetLink = l
 	}
 	parts = append(parts, lifecycle.Part{Name: partPods, Component: n.host})
-	if cfg.manifestPath != "" || cfg.cluster.enabled() { // pods come and go
+	if cfg.staticPods() || cfg.cluster.enabled() { // pods come and go
 		parts = append(parts, lifecycle.Part{Name: partHousekeeping, Component: n.host.Housekeeping(podhost.HousekeepingPeriod, n.tries.Retain)})
 	}
-	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates}
+	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, URL: cfg.manifestURL, Header: cfg.urlHeader.header,
+		URLPeriod: cfg.httpCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates}
 	if cfg.cluster.enabled() {
 		m := n.member
 		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg,
@@ -214,7 +215,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		// The watcher only reads; the runner runs this member's share (cluster.go).
 		static.Set, static.Cluster = r.SetStaticPods, cfg.cluster.name
 	}
-	if cfg.manifestPath != "" {
+	if cfg.staticPods() {
 		parts = append(parts, lifecycle.Part{Name: partStaticPods, Component: staticpod.New(static)})
 	}
 	// Last: every source had its first say (the -f pods started, the static pods' first read). With
@@ -292,7 +293,7 @@ func run(ctx context.Context, stopSignals func(), cfg runConfig, pods []*v1.Pod,
 		stopSignals()
 		return err
 	}
-	log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", cfg.rootDir, "pod_manifest_path", cfg.manifestPath,
+	log.Info("node is running", "pods", len(pods), "api", "http://"+n.ln.Addr().String(), "root_dir", cfg.rootDir, "pod_manifest_path", cfg.manifestPath, "manifest_url", cfg.manifestURL,
 		"parts", strings.Join(n.list.Names(), ","))
 	left := false
 	select {

@@ -38,6 +38,9 @@ type runConfig struct {
 	profiling      bool
 	manifestPath   string        // --pod-manifest-path: kubelet's static pod path ("" = none)
 	fileCheck      time.Duration // --file-check-frequency
+	manifestURL    string        // --manifest-url: kubelet's static pods from a URL ("" = none)
+	urlHeader      headerFlag    // --manifest-url-header
+	httpCheck      time.Duration // --http-check-frequency
 	reattach       time.Duration // --reattach-timeout: how long containers outlive node (0: not at all)
 	logOutput      io.Writer
 	cleanup        func()        // removes the demo's scratch directory
@@ -54,7 +57,7 @@ func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-no
 
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg runConfig
-	fs := newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [flags]   (neither: the embedded demo)", stderr)
+	fs := newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [--manifest-url URL] [flags]   (none: the embedded demo)", stderr)
 	recursive := addManifestFlags(fs, &cfg.files)
 	fs.StringVar(&cfg.listen, "listen", server.DefaultListen, "address of the HTTP API (kubelet's read-only port); use a non-loopback address only on purpose")
 	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
@@ -66,6 +69,9 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
 	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
+	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "an http(s) URL of Pod manifests, read with a GET at start and every --http-check-frequency, as kubelet's: pods it adds start, pods it drops stop, changed pods are replaced; an answer that is not 200 changes nothing; an empty one stops them all")
+	fs.Var(&cfg.urlHeader, "manifest-url-header", "`NAME:VALUE,...`: HTTP headers for --manifest-url's GET, as kubelet's ('a:hello,b:again'); repeatable, and a name given twice sends both values, in order")
+	fs.DurationVar(&cfg.httpCheck, "http-check-frequency", staticpod.DefaultPeriod, "how often --manifest-url is read")
 	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node; with --cluster a container outlives node only within the member's lease (about --cluster-failure-timeout), then its shim stops it")
 	addFleetFlags(fs, &cfg.fleet)
 	addClusterFlags(fs, &cfg.cluster)
@@ -106,8 +112,12 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
 		return 2
 	}
+	if err := cfg.checkManifestURL(); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 	cfg.cluster.given, cfg.fleet.given = set, set
-	if err := cfg.cluster.validate(len(cfg.files), cfg.manifestPath); err != nil {
+	if err := cfg.cluster.validate(len(cfg.files), cfg.staticPods()); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
@@ -144,7 +154,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if len(cfg.files) == 0 && cfg.manifestPath == "" {
+	if len(cfg.files) == 0 && !cfg.staticPods() {
 		if pods, cfg.cleanup, err = demoPods(cfg.gates); err != nil {
 			fmt.Fprintf(stderr, "error: demo: %v\n", err)
 			return 1
