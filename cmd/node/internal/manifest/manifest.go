@@ -270,6 +270,13 @@ func Decode(source string, data []byte) ([]Pod, []error) {
 	return pods, nil
 }
 
+// Empty reports whether data holds no document at all: nothing but white space, comments and
+// separators (an empty List is a document).
+func Empty(data []byte) bool {
+	docs, err := splitDocuments(data)
+	return err == nil && len(docs) == 0
+}
+
 // document is one document of a manifest file: JSON (line 0), or YAML and the line of the file it
 // begins on.
 type document struct {

@@ -157,8 +157,10 @@ func (c *Core) Read(files []File, now time.Time) (pods []*v1.Pod, problems []str
 
 // ScanURL takes what a GET of the --manifest-url source answered (f.Path is the URL; Err when it
 // could not be read) and returns what to do, as Scan does for the manifest path. The URL's pods
-// come after the path's in the order that decides a clash. Unlike a file, an empty answer or a List
-// of no pods is valid and runs no pods, as kubelet's URL source: a server cannot delete a file.
+// come after the path's in the order that decides a clash. Unlike a file's, a List of no pods is
+// valid and runs no pods: a server cannot delete a file. An empty answer is a problem, as an empty
+// file is (kubelet would stop every pod of the URL): a server that serves a file while it is
+// rewritten sends one.
 func (c *Core) ScanURL(f File, now time.Time) Plan {
 	c.readURL(f, now)
 	plan := c.reconcile()
@@ -410,10 +412,14 @@ func load(path string, data []byte, now time.Time, cluster string, gates feature
 		return nil, problems
 	}
 	if len(decoded) == 0 {
-		if fromURL {
-			return nil, nil // the URL's way of saying that no pod runs
+		if fromURL && !manifest.Empty(data) {
+			return nil, nil // an empty List: the URL's way of saying that no pod runs
 		}
-		return nil, []string{fmt.Sprintf("%s: %v (delete the file to stop its pods)", path, manifest.ErrNoPods)}
+		hint := "delete the file to stop its pods"
+		if fromURL {
+			hint = "serve an empty List to stop its pods"
+		}
+		return nil, []string{fmt.Sprintf("%s: %v (%s)", path, manifest.ErrNoPods, hint)}
 	}
 	source := "file:" + path
 	if fromURL {

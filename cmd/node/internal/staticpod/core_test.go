@@ -164,7 +164,7 @@ func TestCore(t *testing.T) {
 			{scan: []File{file("d/pods.yaml", podYAML("a", "")+"---\n"+podYAML("b", ""))}, want: nil, running: []string{"a"}},
 			{stopped: "b", want: []string{"start b (added)"}, running: []string{"a", "b"}},
 		}},
-		{"the URL's pods start, change and stop; an answer that cannot be read changes nothing", []step{
+		{"the URL's pods start, change and stop with an empty List; an answer that cannot be read, or an empty one, changes nothing", []step{
 			{url: urlFile(web), want: []string{"start web (added)"}, running: []string{"web"}},
 			{url: urlFile(web), want: nil},
 			{url: &File{Path: testURL, Err: errors.New("unable to read the URL: the server reported 404 Not Found")}, want: []string{
@@ -177,8 +177,12 @@ func TestCore(t *testing.T) {
 			}, running: []string{"web"}},
 			{url: urlFile(web2), want: []string{"stop web (changed)"}},
 			{stopped: "web", want: []string{"start web (changed)"}, running: []string{"web"}},
-			{url: urlFile(""), want: []string{"stop web (removed)"}, running: []string{}},
-			{url: urlFile(""), want: nil},
+			{url: urlFile("# a file being rewritten\n"), want: []string{
+				testURL + ": no pods found (serve an empty List to stop its pods)",
+				testURL + ": not applied; the pods of its last valid version keep running",
+			}, running: []string{"web"}},
+			{url: urlFile("apiVersion: v1\nkind: List\nitems: []\n"), want: []string{"stop web (removed)"}, running: []string{}},
+			{url: urlFile("apiVersion: v1\nkind: PodList\nitems: []\n"), want: nil},
 		}},
 		{"the path's files and the URL are one set of static pods", []step{
 			{scan: []File{file("d/a.yaml", podYAML("a", ""))}, want: []string{"start a (added)"}},

@@ -14,13 +14,14 @@
 // gives it to the core as one more file (ScanURL, ReadURL) whose path is the URL. The path's files
 // and the URL are one set of static pods: a listing of the path never drops the URL's pods, the
 // URL's pods come after the path's in the order that decides a clash, and a clash is refused naming
-// both. As kubelet's: an answer other than 200, or one that fails, changes nothing; an empty answer
-// (or a List of no items) runs no pods, since a server has no file to delete; a pod's UID derives
-// from the URL and its content. Unlike kubelet's: each distinct problem is logged once while it
-// lasts (kubelet logs three failures, then only at a higher verbosity); an answer that does not
-// decode or validate is reported with the URL and the field path and changes nothing (kubelet: the
-// same, without the field path); several documents are read, as from a file (kubelet: one pod or
-// a PodList). Stop ends a GET under way.
+// both. As kubelet's: an answer other than 200, or one that fails, changes nothing; a pod's UID
+// derives from the URL and its content. A List of no items runs no pods (a server has no file to
+// delete). Unlike kubelet's: an empty answer is a problem that changes nothing, as an empty file
+// is (kubelet stops every pod of the URL; a server that serves a file while it is rewritten sends
+// one); each distinct problem is logged once while it lasts (kubelet logs three failures, then only
+// at a higher verbosity); an answer that does not decode or validate is reported with the URL and
+// the field path (kubelet: without it); several documents are read, as from a file (kubelet: one
+// pod or a PodList). Stop ends a GET under way.
 //
 // When: as kubelet (pkg/kubelet/config/file_linux.go), the path is watched with fsnotify (inotify) —
 // a directory itself, a path naming one file through its parent directory (events for other names

@@ -48,8 +48,8 @@ func (s *manifestServer) seenTokens() []string {
 }
 
 // TestWatcherReadsTheURL: --manifest-url's pods start before Start returns, with the headers
-// given; each poll applies the answer (pods added, changed, removed); an answer that is not 200
-// changes nothing and is logged once; an empty answer stops every pod of the URL, as kubelet.
+// given; each poll applies the answer (pods added, changed, removed); an answer that is not 200,
+// or an empty one, changes nothing and is logged once; an empty List stops every pod of the URL.
 func TestWatcherReadsTheURL(t *testing.T) {
 	srv := &manifestServer{status: http.StatusOK, body: podYAML("a", "")}
 	ts := httptest.NewServer(srv)
@@ -89,9 +89,14 @@ func TestWatcherReadsTheURL(t *testing.T) {
 
 	srv.set(http.StatusOK, "")
 	poll()
+	srv.set(http.StatusOK, "apiVersion: v1\nkind: List\nitems: []\n")
+	poll()
 	r.waitFor(t, "b stopped", func(_, stopped []string) bool { return slices.Contains(stopped, "b") })
+	_, stopped = r.seen()
+	assert.Equal(t, []string{"a", "b"}, stopped, "stopped by the empty List, not by the empty answer")
+	assert.Contains(t, logs.String(), url+": no pods found (serve an empty List to stop its pods)")
 	assert.Empty(t, names(stop(t, w)))
-	assert.Len(t, srv.seenTokens(), 6)
+	assert.Len(t, srv.seenTokens(), 7)
 }
 
 // TestThePathAndTheURLAreOneSetOfStaticPods: a pod both define runs once, from the one that had it
