@@ -318,15 +318,7 @@ func (w *Watcher) get() File {
 }
 
 // applyURL hands the URL's answer to the core and carries out its plan, as apply does for files.
-func (w *Watcher) applyURL(f File) {
-	if w.opts.Set != nil {
-		pods, problems := w.core.ReadURL(f, w.opts.Now())
-		w.carryOut(Plan{Problems: problems})
-		w.opts.Set(pods)
-		return
-	}
-	w.carryOut(w.core.ScanURL(f, w.opts.Now()))
-}
+func (w *Watcher) applyURL(f File) { give(w, f, w.core.ReadURL, w.core.ScanURL) }
 
 // watch sets the watch on the manifest path up if there is none. A failure (no such path yet,
 // inotify's limits) is logged once while it lasts, and the watcher keeps polling.
@@ -464,14 +456,18 @@ func relist(listed []string, read map[string]File, gone map[string]bool) ([]stri
 }
 
 // apply hands the files read to the core and carries out its plan.
-func (w *Watcher) apply(files []File) {
+func (w *Watcher) apply(files []File) { give(w, files, w.core.Read, w.core.Scan) }
+
+// give hands what was read to the core: in a cluster to read (the whole set goes to Set, and only
+// the problems are carried out), else to scan, whose plan is carried out.
+func give[T any](w *Watcher, in T, read func(T, time.Time) ([]*v1.Pod, []string), scan func(T, time.Time) Plan) {
 	if w.opts.Set != nil {
-		pods, problems := w.core.Read(files, w.opts.Now())
+		pods, problems := read(in, w.opts.Now())
 		w.carryOut(Plan{Problems: problems})
 		w.opts.Set(pods)
 		return
 	}
-	w.carryOut(w.core.Scan(files, w.opts.Now()))
+	w.carryOut(scan(in, w.opts.Now()))
 }
 
 // carryOut reports the plan's problems, begins its stops (each on its own goroutine, which ends
