@@ -215,13 +215,16 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		// The watcher only reads; the runner runs this member's share (cluster.go).
 		static.Set, static.Cluster = r.SetStaticPods, cfg.cluster.name
 	}
+	var seen <-chan struct{} // nil: every source was read by now (the -f pods)
 	if cfg.staticPods() {
-		parts = append(parts, lifecycle.Part{Name: partStaticPods, Component: staticpod.New(static)})
+		w := staticpod.New(static)
+		parts = append(parts, lifecycle.Part{Name: partStaticPods, Component: w})
+		seen = w.Seen()
 	}
 	// Last: every source had its first say (the -f pods started, the static pods' first read). With
 	// --cluster the runner sweeps instead, once the cluster had its time to give them back.
 	if !cfg.cluster.enabled() {
-		parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans()})
+		parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans(seen)})
 	}
 	n.list = lifecycle.New(parts, append([]lifecycle.Option{lifecycle.WithLogger(log.Named("lifecycle"))}, opts...)...)
 	return n, nil

@@ -9,7 +9,9 @@
 // kubelet's housekeeping loop: every HousekeepingPeriod the tree, and whatever else keeps per-pod
 // state (the status page's recorder), forget every pod the runtime no longer runs.
 //
-// Host also answers what node's HTTP API and fleet link ask (Pods, View, LogPath, Events).
+// Orphans sweeps what an earlier node left that no source claims, once every source was read
+// (kubelet's sourcesReady). Host also answers what node's HTTP API and fleet link ask (Pods, View,
+// LogPath, Events).
 //
 // Invariants:
 //   - A pod is in the tree whenever it is in the runtime: StartPod adds it to the tree first and
@@ -18,4 +20,6 @@
 //   - Stop terminates every pod the Host started that still runs, within the deadline of the
 //     longest grace period among them (StopTimeout: twice it plus 10 s, apps then sidecars).
 //   - No pod starts after Stop began (the runtime refuses it).
+//   - Nothing an earlier node left is stopped before every pod source has been read successfully
+//     once (Orphans' seen): a source that cannot be read yet may still claim it.
 package podhost

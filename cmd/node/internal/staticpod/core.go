@@ -248,6 +248,12 @@ func (c *Core) readFile(f File, now time.Time) {
 	}
 }
 
+// Valid reports whether the last read of path (a file, or the URL) gave its pods without a problem.
+func (c *Core) Valid(path string) bool {
+	fs := c.files[path]
+	return fs != nil && fs.parsed && len(fs.problems) == 0
+}
+
 // keptNote follows the problems of a file whose last valid version runs.
 func keptNote(path string) string {
 	return path + ": not applied; the pods of its last valid version keep running"

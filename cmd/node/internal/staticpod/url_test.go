@@ -158,3 +158,45 @@ func TestAClusterMemberReadsTheURL(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, <-sets)
 	assert.Empty(t, stop(t, w), "the cluster runs the pods, not the watcher")
 }
+
+// TestSeenWaitsForEverySourceToBeRead: Seen (kubelet's sourcesReady) closes only once the path was
+// listed and the URL gave a valid answer; an answer that is not 200, an empty one or an invalid
+// one does not count.
+func TestSeenWaitsForEverySourceToBeRead(t *testing.T) {
+	srv := &manifestServer{status: http.StatusServiceUnavailable}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := filepath.Join(t.TempDir(), "manifests") // not there yet: it cannot be listed
+	w := polling(New(Options{Path: dir, URL: ts.URL, Runner: &fakeRunner{}}))
+	pathTicks, urlTicks := make(chan time.Time), make(chan time.Time)
+	w.ticks, w.urlTicks = pathTicks, urlTicks
+	seen := func() bool {
+		select {
+		case <-w.Seen():
+			return true
+		default:
+			return false
+		}
+	}
+	poll := func() { // a poll of the URL whose answer the loop has handled when it returns
+		urlTicks <- time.Now()
+		urlTicks <- time.Now()  // taken once the first poll's answer was handed to the loop
+		pathTicks <- time.Now() // taken once the loop has handled that answer
+	}
+	start(t, w)
+	assert.False(t, seen(), "neither source was read")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for _, body := range []string{"", "# nothing\n", podYAML("web", "    livenessProbe: {tcpSocket: {port: 80}, periodSecond: 5}\n")} {
+		srv.set(http.StatusOK, body)
+		poll()
+		assert.False(t, seen(), "the path was listed, but the URL gave %q", body)
+	}
+	srv.set(http.StatusOK, "apiVersion: v1\nkind: List\nitems: []\n")
+	poll()
+	select {
+	case <-w.Seen():
+	case <-time.After(patience):
+		t.Fatal("not seen once the URL gave a valid answer")
+	}
+	assert.Empty(t, stop(t, w))
+}

@@ -108,6 +108,12 @@ type Watcher struct {
 	urlTicks <-chan time.Time
 	polls    sync.WaitGroup
 
+	// seen is closed once every source was read successfully (kubelet's sourcesReady): the path
+	// listed, the URL's answer valid; pathSeen and urlSeen are the loop's.
+	seen     chan struct{}
+	pathSeen bool
+	urlSeen  bool
+
 	quit  chan struct{}
 	read  chan struct{} // closed once the first read of the path and of the URL was carried out
 	done  chan struct{} // closed when the loop has ended
@@ -148,6 +154,7 @@ func New(opts Options) *Watcher {
 		readOne:     readFile,
 		client:      &http.Client{Timeout: URLTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		fetched:     make(chan File),
+		seen:        make(chan struct{}),
 		quit:        make(chan struct{}),
 		read:        make(chan struct{}),
 		done:        make(chan struct{}),
@@ -318,7 +325,29 @@ func (w *Watcher) get() File {
 }
 
 // applyURL hands the URL's answer to the core and carries out its plan, as apply does for files.
-func (w *Watcher) applyURL(f File) { give(w, f, w.core.ReadURL, w.core.ScanURL) }
+func (w *Watcher) applyURL(f File) {
+	give(w, f, w.core.ReadURL, w.core.ScanURL)
+	if !w.urlSeen && w.core.Valid(f.Path) {
+		w.urlSeen = true
+		w.markSeen()
+	}
+}
+
+// Seen is closed once every source has been read successfully, as kubelet's sourcesReady: the
+// manifest path listed, the URL's answer valid. Until then a pod none of them has given yet may
+// still be one of theirs: what an earlier node left running is not swept before (podhost.Orphans).
+func (w *Watcher) Seen() <-chan struct{} { return w.seen }
+
+// markSeen closes seen when every source has been read successfully.
+func (w *Watcher) markSeen() {
+	if (w.opts.Path == "" || w.pathSeen) && (w.opts.URL == "" || w.urlSeen) {
+		select {
+		case <-w.seen:
+		default:
+			close(w.seen)
+		}
+	}
+}
 
 // watch sets the watch on the manifest path up if there is none. A failure (no such path yet,
 // inotify's limits) is logged once while it lasts, and the watcher keeps polling.
@@ -408,6 +437,10 @@ func (w *Watcher) scan() {
 	}
 	w.listedOK = w.watched != "" && w.watched == filepath.Clean(w.opts.Path)
 	w.apply(files)
+	if !w.pathSeen {
+		w.pathSeen = true
+		w.markSeen()
+	}
 }
 
 // reread reads again only the manifests the burst's events named, and applies the directory's
