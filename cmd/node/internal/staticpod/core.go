@@ -458,12 +458,37 @@ func load(path string, data []byte, now time.Time, cluster string, gates feature
 		for _, e := range proc.Prepare(d.Pod, now, gates) {
 			problems = append(problems, manifest.OneLine(d.Origin+": "+e.Error()))
 		}
+		annotate(d.Pod, fromURL, now)
 		pods = append(pods, candidate{key: podKey(d.Pod), pod: d.Pod, hash: hex.EncodeToString(content[:]), origin: d.Origin})
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	return pods, nil
+}
+
+// kubelet's annotations of a pod from a static source (pkg/kubelet/types): its config hash (the UID),
+// its source and when node first saw it.
+const (
+	configHashAnnotation   = "kubernetes.io/config.hash"
+	configSourceAnnotation = "kubernetes.io/config.source"
+	configSeenAnnotation   = "kubernetes.io/config.seen"
+)
+
+// annotate gives pod kubelet's annotations of a static pod: config.hash is its UID, config.source
+// "file" or "http", config.seen the time it was read, as kubelet's RFC 3339 timestamp in UTC. They
+// are not part of the pod's content (its hash and derived UID are taken before).
+func annotate(pod *v1.Pod, fromURL bool, now time.Time) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	source := "file"
+	if fromURL {
+		source = "http"
+	}
+	pod.Annotations[configHashAnnotation] = string(pod.UID)
+	pod.Annotations[configSourceAnnotation] = source
+	pod.Annotations[configSeenAnnotation] = now.UTC().Format(time.RFC3339Nano)
 }
 
 // derivedUID is the UID of a pod whose content (JSON) is raw, read from the source that prefix names.

@@ -292,6 +292,12 @@ func TestUIDsAreDerivedFromPathAndContent(t *testing.T) {
 	assert.NotEqual(t, member("demo"), u)
 
 	p := NewCore(nil, "-f").Scan([]File{file("d/web.yaml", web)}, t0).Start[0].Pod
+	assert.Equal(t, map[string]string{
+		"kubernetes.io/config.hash":   string(a),
+		"kubernetes.io/config.source": "file",
+		"kubernetes.io/config.seen":   "2026-11-21T10:00:00Z",
+	}, p.Annotations, "kubelet's annotations of a static pod")
+	assert.Equal(t, "http", NewCore(nil, "-f").ScanURL(file(testURL, web), t0).Start[0].Pod.Annotations["kubernetes.io/config.source"])
 	assert.Equal(t, "default", p.Namespace)
 	assert.Equal(t, v1.RestartPolicyAlways, p.Spec.RestartPolicy)
 	assert.Equal(t, int32(10), p.Spec.Containers[0].ReadinessProbe.PeriodSeconds, "probe defaults")

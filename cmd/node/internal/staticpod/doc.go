@@ -50,7 +50,9 @@
 // (so the same file gives the same UID after a restart of node, and an edited pod is a new pod);
 // a pod with an unchanged content (comments and formatting do not count) is left alone; two pods
 // with one namespace/name never run at once — a replacement starts only after the pod it replaces
-// has stopped; changes are seen through inotify, with a periodic full read as the safety net.
+// has stopped; changes are seen through inotify, with a periodic full read as the safety net; a
+// pod carries kubelet's annotations kubernetes.io/config.hash (its UID), config.source ("file", or
+// "http" for the URL's) and config.seen (when it was read; not part of its content).
 //
 // Deliberate differences from kubelet, each so that a mistake in one file cannot disturb running
 // pods:
