@@ -14,11 +14,14 @@ import (
 // both (one watcher reads them, staticpod's).
 func (c *runConfig) staticPods() bool { return c.manifestPath != "" || c.manifestURL != "" }
 
-// checkManifestURL checks --manifest-url and the flags that go with it; errors name the flag.
-func (c *runConfig) checkManifestURL() error {
+// checkManifestURL checks --manifest-url and the flags that go with it (given: the flags set);
+// errors name the flag. A flag that would silently do nothing without --manifest-url is refused.
+func (c *runConfig) checkManifestURL(given map[string]bool) error {
 	if c.manifestURL == "" {
-		if c.urlHeader.header != nil {
-			return errors.New("--manifest-url-header: needs --manifest-url")
+		for _, flag := range []string{"manifest-url-header", "http-check-frequency"} {
+			if given[flag] {
+				return fmt.Errorf("--%s: needs --manifest-url", flag)
+			}
 		}
 		return nil
 	}

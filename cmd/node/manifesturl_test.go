@@ -27,6 +27,7 @@ func TestRunRefusesBadManifestURLFlags(t *testing.T) {
 		{[]string{"--manifest-url", "config.example/pods.yaml"}, `--manifest-url "config.example/pods.yaml": must be an absolute http or https URL`},
 		{[]string{"--manifest-url", "http://%zz"}, `--manifest-url "http://%zz": invalid URL escape "%zz"`},
 		{[]string{"--manifest-url-header", "X-Token:1"}, "--manifest-url-header: needs --manifest-url"},
+		{[]string{"--http-check-frequency", "5s"}, "--http-check-frequency: needs --manifest-url"},
 		{[]string{"--manifest-url", "http://127.0.0.1:1/", "--manifest-url-header", "X-Token"}, `malformed pair "X-Token": want NAME:VALUE`},
 		{[]string{"--manifest-url", "http://127.0.0.1:1/", "--manifest-url-header", ":v"}, `malformed pair ":v": want NAME:VALUE`},
 		{[]string{"--manifest-url", "http://127.0.0.1:1/", "--http-check-frequency", "0s"}, "--http-check-frequency must be a positive duration"},

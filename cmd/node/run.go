@@ -112,7 +112,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
 		return 2
 	}
-	if err := cfg.checkManifestURL(); err != nil {
+	if err := cfg.checkManifestURL(set); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
