@@ -12,7 +12,8 @@ import (
 // recovered from --root-dir that no source claims (its manifest was removed or changed while node
 // was down, or its record is corrupt), each with its grace period. Until the sources are seen, a
 // pod none has given yet may be one whose source could not be read (a --manifest-url that does not
-// answer): its containers keep running, and the source adopts them once it can be read. The sweep
+// answer): its containers keep running (logged once, when there are such pods), and the source
+// adopts them once it can be read. The sweep
 // runs on a goroutine of its own, so node serves meanwhile; Stop ends the wait, and waits for the
 // sweep within its deadline.
 type Orphans struct {
@@ -35,11 +36,11 @@ const orphanSweepTimeout = 5 * time.Minute
 func (o *Orphans) Start(context.Context) error {
 	go func() { // ends when every orphan stopped, or at orphanSweepTimeout, or at Stop before the sources were seen
 		defer close(o.done)
-		if o.seen != nil {
+		if left := o.h.opts.Runtime.Recovered(); o.seen != nil && len(left) > 0 { // nothing left unclaimed: nothing to keep
 			select {
 			case <-o.seen:
 			default:
-				o.h.log.Warn("a pod source could not be read yet: what an earlier node left running is kept until every source has been read once")
+				o.h.log.Warn("a pod source could not be read yet: what an earlier node left running is kept until every source has been read once", "pods", len(left))
 				select {
 				case <-o.seen:
 					o.h.log.Info("every pod source has been read: stopping what an earlier node left that none claims")
