@@ -66,8 +66,8 @@ type Options struct {
 	Cluster string
 }
 
-// Watcher runs the static pods of a manifest path. It is a lifecycle.Component: Start it once,
-// Stop ends it.
+// Watcher runs the static pods of a manifest path, of a URL, or of both as one set. It is a
+// lifecycle.Component: Start it once, Stop ends it.
 type Watcher struct {
 	opts    Options
 	log     hclog.Logger
