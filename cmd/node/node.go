@@ -193,7 +193,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		parts = append(parts, lifecycle.Part{Name: partHousekeeping, Component: n.host.Housekeeping(podhost.HousekeepingPeriod, n.tries.Retain)})
 	}
 	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, URL: cfg.manifestURL, Header: cfg.urlHeader.header,
-		URLPeriod: cfg.httpCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates}
+		URLPeriod: cfg.httpCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates, Registerer: mainReg}
 	if cfg.cluster.enabled() {
 		m := n.member
 		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg,

@@ -248,6 +248,22 @@ func (c *Core) readFile(f File, now time.Time) {
 	}
 }
 
+// Problems is how many things are wrong now: the path cannot be listed, a file (or the URL) cannot
+// be read, decoded or validated (each counts once, however many errors it has), a pod is refused
+// for a clash (each pod once). Zero means the pods that run are what the sources say.
+func (c *Core) Problems() int {
+	n := len(c.clashes)
+	if c.dirProblem != "" {
+		n++
+	}
+	for _, fs := range c.files {
+		if len(fs.problems) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Valid reports whether the last read of path (a file, or the URL) gave its pods without a problem.
 func (c *Core) Valid(path string) bool {
 	fs := c.files[path]

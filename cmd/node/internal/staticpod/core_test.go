@@ -171,7 +171,8 @@ func TestCore(t *testing.T) {
 				testURL + ": unable to read the URL: the server reported 404 Not Found",
 				testURL + ": not applied; the pods of its last valid version keep running",
 			}, running: []string{"web"}},
-			{url: &File{Path: testURL, Err: errors.New("unable to read the URL: the server reported 404 Not Found")}, want: nil},
+			{url: &File{Path: testURL, Err: errors.New("unable to read the URL: the server reported 404 Not Found")}, want: nil,
+				check: func(c *Core) { assert.Equal(t, 1, c.Problems(), "one source, however many lines it logs") }},
 			{url: urlFile(invalid), want: []string{ // "not applied" is still the case: said once
 				testURL + ": spec.containers[0].livenessProbe.periodSecond: unknown field",
 			}, running: []string{"web"}},
@@ -188,14 +189,15 @@ func TestCore(t *testing.T) {
 			{scan: []File{file("d/a.yaml", podYAML("a", ""))}, want: []string{"start a (added)"}},
 			{url: urlFile(podYAML("b", "")), want: []string{"start b (added)"}, running: []string{"a", "b"}},
 			{scan: nil, want: []string{"stop a (removed)"}, running: []string{"b"}},
-			{listErr: errors.New("open d: permission denied"), want: []string{"open d: permission denied"}, running: []string{"b"}},
+			{listErr: errors.New("open d: permission denied"), want: []string{"open d: permission denied"}, running: []string{"b"},
+				check: func(c *Core) { assert.Equal(t, 1, c.Problems(), "the path that cannot be listed") }},
 			{url: urlFile("apiVersion: v1\nkind: List\nitems: []\n"), want: []string{"stop b (removed)"}, running: []string{}},
 		}},
 		{"a pod both the path and the URL define: the one running stays, the other is refused", []step{
 			{scan: []File{file("d/web.yaml", web)}, want: []string{"start web (added)"}},
 			{url: urlFile(web2), want: []string{
 				testURL + `: metadata.name: Duplicate value: pod "default/web" is also defined in d/web.yaml`,
-			}, running: []string{"web"}},
+			}, running: []string{"web"}, check: func(c *Core) { assert.Equal(t, 1, c.Problems(), "one pod refused") }},
 			{scan: nil, want: []string{"stop web (changed)"}}, // the URL's web is what should run now
 			{stopped: "web", want: []string{"start web (changed)"}, running: []string{"web"},
 				check: func(c *Core) { assert.Equal(t, testURL, c.running["default/web"].origin) }},

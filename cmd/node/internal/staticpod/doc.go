@@ -68,6 +68,11 @@
 //     pod); a path naming one manifest file that is removed stops its pods, as a file removed from a
 //     directory does.
 //
+// With Options.Registerer the watcher keeps two gauges: probeactor_static_pod_problems (Core.Problems:
+// manifests that cannot be read, decoded or validated, the path if it cannot be listed, pods refused
+// for a clash) after every read, and probeactor_static_pod_source_last_success_timestamp_seconds
+// {source="path"|"url"}, so that a source that stopped being read is an alert, not a log line.
+//
 // In a cluster (`node run --cluster`; Options.Set and Cluster, NewClusterCore) the watcher only
 // reads: after every read it hands the whole set of valid static pods to Set (node's cluster
 // runner, cluster/runner's SetStaticPods, which gives the sharder the -f pods and these; the

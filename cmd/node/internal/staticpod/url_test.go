@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -57,7 +60,13 @@ func TestWatcherReadsTheURL(t *testing.T) {
 	log, logs := logtest.Capture(t)
 	r := &fakeRunner{}
 	url := ts.URL + "/pods.yaml"
-	w := New(Options{URL: url, Header: http.Header{"X-Token": {"t1"}}, Runner: r, Logger: log})
+	reg := prometheus.NewRegistry()
+	var now atomic.Int64
+	now.Store(1_000)
+	w := New(Options{URL: url, Header: http.Header{"X-Token": {"t1"}}, Runner: r, Logger: log, Registerer: reg,
+		Now: func() time.Time { return time.Unix(now.Load(), 0) }})
+	problems := func() float64 { return testutil.ToFloat64(w.problems) }
+	lastRead := func() float64 { return testutil.ToFloat64(w.lastSuccess.WithLabelValues("url")) }
 	ticks := make(chan time.Time)
 	w.urlTicks = ticks
 	poll := func() { // one poll, which has read what the server serves now when it returns
@@ -70,15 +79,22 @@ func TestWatcherReadsTheURL(t *testing.T) {
 	started, _ := r.seen()
 	assert.Equal(t, []string{"a"}, started, "the first read is carried out before Start returns")
 	assert.Equal(t, []string{"t1"}, srv.seenTokens(), "--manifest-url-header is sent")
+	assert.Equal(t, 0.0, problems())
+	assert.Equal(t, 1_000.0, lastRead())
 
+	now.Store(1_500)
 	srv.set(http.StatusOK, podYAML("a", "")+"---\n"+podYAML("b", ""))
 	poll()
 	r.waitFor(t, "b started", func(started, _ []string) bool { return slices.Contains(started, "b") })
+	require.Eventually(t, func() bool { return lastRead() == 1_500 }, patience, time.Millisecond, "a valid answer is a success")
 
+	now.Store(2_000)
 	srv.set(http.StatusInternalServerError, "")
 	poll()
 	srv.set(http.StatusInternalServerError, "")
 	poll() // the same failure again: logged once
+	require.Eventually(t, func() bool { return problems() == 1 }, patience, time.Millisecond, "the URL that cannot be read is one problem")
+	assert.Equal(t, 1_500.0, lastRead(), "the last success stays the last success")
 	srv.set(http.StatusOK, podYAML("b", ""))
 	poll()
 	r.waitFor(t, "a stopped", func(_, stopped []string) bool { return slices.Contains(stopped, "a") })
@@ -94,6 +110,8 @@ func TestWatcherReadsTheURL(t *testing.T) {
 	r.waitFor(t, "b stopped", func(_, stopped []string) bool { return slices.Contains(stopped, "b") })
 	_, stopped = r.seen()
 	assert.Equal(t, []string{"a", "b"}, stopped, "stopped by the empty List, not by the empty answer")
+	require.Eventually(t, func() bool { return lastRead() == 2_000 }, patience, time.Millisecond, "the empty List is a success")
+	assert.Equal(t, 0.0, problems())
 	assert.Contains(t, logs.String(), url+": no pods found (serve an empty List to stop its pods)")
 	assert.Empty(t, names(stop(t, w)))
 	assert.Len(t, srv.seenTokens(), 7)
@@ -167,7 +185,7 @@ func TestSeenWaitsForEverySourceToBeRead(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	dir := filepath.Join(t.TempDir(), "manifests") // not there yet: it cannot be listed
-	w := polling(New(Options{Path: dir, URL: ts.URL, Runner: &fakeRunner{}}))
+	w := polling(New(Options{Path: dir, URL: ts.URL, Runner: &fakeRunner{}, Registerer: prometheus.NewRegistry()}))
 	pathTicks, urlTicks := make(chan time.Time), make(chan time.Time)
 	w.ticks, w.urlTicks = pathTicks, urlTicks
 	seen := func() bool {
@@ -185,12 +203,17 @@ func TestSeenWaitsForEverySourceToBeRead(t *testing.T) {
 	}
 	start(t, w)
 	assert.False(t, seen(), "neither source was read")
+	assert.Equal(t, 2.0, testutil.ToFloat64(w.problems), "the path cannot be listed, the URL cannot be read")
+	assert.Equal(t, 0.0, testutil.ToFloat64(w.lastSuccess.WithLabelValues("path")))
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	for _, body := range []string{"", "# nothing\n", podYAML("web", "    livenessProbe: {tcpSocket: {port: 80}, periodSecond: 5}\n")} {
 		srv.set(http.StatusOK, body)
 		poll()
 		assert.False(t, seen(), "the path was listed, but the URL gave %q", body)
 	}
+	assert.Equal(t, 1.0, testutil.ToFloat64(w.problems), "the URL's invalid answer")
+	assert.Positive(t, testutil.ToFloat64(w.lastSuccess.WithLabelValues("path")), "the path was listed")
+	assert.Equal(t, 0.0, testutil.ToFloat64(w.lastSuccess.WithLabelValues("url")))
 	srv.set(http.StatusOK, "apiVersion: v1\nkind: List\nitems: []\n")
 	poll()
 	select {
@@ -198,5 +221,6 @@ func TestSeenWaitsForEverySourceToBeRead(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("not seen once the URL gave a valid answer")
 	}
+	assert.Equal(t, 0.0, testutil.ToFloat64(w.problems))
 	assert.Empty(t, stop(t, w))
 }

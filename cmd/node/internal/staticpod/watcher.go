@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -56,6 +57,11 @@ type Options struct {
 	Reserved []*v1.Pod // pods node runs from -f: their names and UIDs are not available
 	Now      func() time.Time
 	Gates    features.Gates // node's --feature-gates: manifests are validated under them
+
+	// Registerer, when given, gets the watcher's metrics: probeactor_static_pod_problems (Core.Problems
+	// after every read) and probeactor_static_pod_source_last_success_timestamp_seconds{source} (when
+	// the path was last listed, source="path", or the URL last gave a valid answer, source="url").
+	Registerer prometheus.Registerer
 
 	// Set, when given, makes the watcher a reader for a member of the cluster named Cluster (see
 	// NewClusterCore): after every read of the path, Set gets the whole set of valid static pods
@@ -108,6 +114,9 @@ type Watcher struct {
 	urlTicks <-chan time.Time
 	polls    sync.WaitGroup
 
+	problems    prometheus.Gauge
+	lastSuccess *prometheus.GaugeVec
+
 	// seen is closed once every source was read successfully (kubelet's sourcesReady): the path
 	// listed, the URL's answer valid; pathSeen and urlSeen are the loop's.
 	seen     chan struct{}
@@ -142,7 +151,16 @@ func New(opts Options) *Watcher {
 	}
 	core.Gates = opts.Gates
 	ctx, cancel := context.WithCancel(context.Background())
+	problems := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probeactor_static_pod_problems",
+		Help: "Static pod manifests (files, the URL) that cannot be read, decoded or validated, plus the path if it cannot be listed and each pod refused for a clash: 0 when what runs is what the sources say."})
+	lastSuccess := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "probeactor_static_pod_source_last_success_timestamp_seconds",
+		Help: "When a static pod source was last read successfully (source=path: listed; source=url: a valid answer), in seconds since the epoch."}, []string{"source"})
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(problems, lastSuccess)
+	}
 	return &Watcher{
+		problems:    problems,
+		lastSuccess: lastSuccess,
 		ctx:         ctx,
 		cancel:      cancel,
 		opts:        opts,
@@ -327,7 +345,11 @@ func (w *Watcher) get() File {
 // applyURL hands the URL's answer to the core and carries out its plan, as apply does for files.
 func (w *Watcher) applyURL(f File) {
 	give(w, f, w.core.ReadURL, w.core.ScanURL)
-	if !w.urlSeen && w.core.Valid(f.Path) {
+	if !w.core.Valid(f.Path) {
+		return
+	}
+	w.lastSuccess.WithLabelValues("url").Set(float64(w.opts.Now().UnixNano()) / 1e9)
+	if !w.urlSeen {
 		w.urlSeen = true
 		w.markSeen()
 	}
@@ -437,6 +459,7 @@ func (w *Watcher) scan() {
 	}
 	w.listedOK = w.watched != "" && w.watched == filepath.Clean(w.opts.Path)
 	w.apply(files)
+	w.lastSuccess.WithLabelValues("path").Set(float64(w.opts.Now().UnixNano()) / 1e9)
 	if !w.pathSeen {
 		w.pathSeen = true
 		w.markSeen()
@@ -506,6 +529,7 @@ func give[T any](w *Watcher, in T, read func(T, time.Time) ([]*v1.Pod, []string)
 // carryOut reports the plan's problems, begins its stops (each on its own goroutine, which ends
 // when the pod is gone and the loop heard of it, or at Stop) and makes its starts.
 func (w *Watcher) carryOut(p Plan) {
+	w.problems.Set(float64(w.core.Problems()))
 	for _, msg := range p.Problems {
 		w.log.Error("static pod manifest not applied", "problem", msg)
 	}
