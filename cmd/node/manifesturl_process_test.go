@@ -22,10 +22,13 @@ import (
 func TestAManifestURLDownAtRestartKeepsItsPods(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
-	status := http.StatusOK
+	status, refused := http.StatusOK, 0
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
+		if status != http.StatusOK {
+			refused++
+		}
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, fmt.Sprintf(`apiVersion: v1
 kind: Pod
@@ -62,7 +65,11 @@ spec:
 	require.Eventually(t, func() bool {
 		return strings.Contains(n.proc.Stderr(), "a pod source could not be read yet")
 	}, 30*time.Second, 20*time.Millisecond, "the restarted node says why it keeps what it found")
-	time.Sleep(time.Second) // five polls of the URL that cannot be read
+	require.Eventually(t, func() bool { // five polls of the URL that cannot be read
+		mu.Lock()
+		defer mu.Unlock()
+		return refused >= 5
+	}, 30*time.Second, 20*time.Millisecond)
 	assert.True(t, alive(pid), "the container an earlier node left is not swept while the URL cannot be read")
 	_, ok := n.pod("keep")
 	assert.False(t, ok, "nor is it a pod of this node yet")

@@ -199,7 +199,6 @@ func (c *Core) read(files []File, now time.Time) {
 
 // readURL parses the URL's answer if it changed and chooses the desired pods.
 func (c *Core) readURL(f File, now time.Time) {
-	f.Unread = false
 	c.url = f.Path
 	c.readFile(f, now)
 	c.desired = c.choose(c.paths())
