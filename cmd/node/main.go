@@ -7,10 +7,11 @@
 // static pods (--pod-manifest-path, --manifest-url), --fleet, --cluster) and runs them, started in order and stopped in reverse,
 // each stop within its deadline. fleet.go and cluster.go hold those modes' flags; what each part
 // does lives next to what it adapts (cmd/node/internal/podhost, fleet/link, cluster/membership,
-// cluster/runner, ...). fleet_command.go is `node fleet`. Package main keeps flags, wiring and
+// cluster/runner, ...). kubeletconfig.go applies kubelet's configuration file under the command
+// line's flags. fleet_command.go is `node fleet`. Package main keeps flags, wiring and
 // commands: no actor, no mutex, no state machine.
 //
-//	node run [-f FILE|DIR]... [-R] [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
+//	node run [--config FILE] [--config-dir DIR] [-f FILE|DIR]... [-R] [--listen ADDR] [--root-dir DIR] [--log-level LEVEL] [--log-format text|json]
 //	         [--crashloop-backoff-initial D] [--crashloop-backoff-max D] [--profiling]
 //	         [--pod-manifest-path DIR] [--file-check-frequency D]
 //	         [--manifest-url URL [--manifest-url-header NAME:VALUE,...] [--http-check-frequency D]]

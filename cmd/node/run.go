@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -47,6 +49,8 @@ type runConfig struct {
 	fleet          fleetConfig   // --fleet, --node-name and the TLS flags (fleet.go)
 	cluster        clusterConfig // --cluster, --cluster-listen, --cluster-peers (cluster.go)
 	budget         budgetFlag    // --restart-budget (budget.go)
+	configFile     string        // --config: kubelet's configuration file (kubeletconfig.go)
+	configDir      string        // --config-dir: its drop-in directory
 }
 
 // defaultReattachTimeout is --reattach-timeout's default: long enough for a restart or an upgrade
@@ -57,25 +61,7 @@ func defaultRootDir() string { return filepath.Join(os.TempDir(), "probeactor-no
 
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg runConfig
-	fs := newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [--manifest-url URL] [flags]   (none: the embedded demo)", stderr)
-	recursive := addManifestFlags(fs, &cfg.files)
-	fs.StringVar(&cfg.listen, "listen", server.DefaultListen, "address of the HTTP API (kubelet's read-only port); use a non-loopback address only on purpose")
-	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
-	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
-	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
-	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", kubeletInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max); default kubelet's: 10s, or 1s with ReduceDefaultCrashLoopBackOffDecay")
-	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", kubeletMaxBackoff, "CrashLoopBackOff: longest delay between restarts, 1s to 300s (reset after a run of twice this); kubelet's crashLoopBackOff.maxContainerRestartPeriod: may be set only with KubeletCrashLoopBackOffMax (on by default)")
-	addFeatureGatesFlag(fs, &cfg.gates, "what node does follows them as kubelet does")
-	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
-	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
-	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
-	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "an http(s) URL of Pod manifests, read with a GET at start and every --http-check-frequency, as kubelet's: pods it adds start, pods it drops stop, changed pods are replaced; an answer that is not 200, or empty, changes nothing; an empty List stops them all")
-	fs.Var(&cfg.urlHeader, "manifest-url-header", "`NAME:VALUE,...`: HTTP headers for --manifest-url's GET, as kubelet's ('a:hello,b:again'); repeatable, and a name given twice sends both values, in order")
-	fs.DurationVar(&cfg.httpCheck, "http-check-frequency", staticpod.DefaultPeriod, "how often --manifest-url is read")
-	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node; with --cluster a container outlives node only within the member's lease (about --cluster-failure-timeout), then its shim stops it")
-	addFleetFlags(fs, &cfg.fleet)
-	addClusterFlags(fs, &cfg.cluster)
-	fs.Var(&cfg.budget, "restart-budget", budgetUsage)
+	fs, recursive := runFlags(&cfg, stderr)
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -85,20 +71,29 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.logOutput = stderr
+	set := flagsSet(fs) // the command line's; --config's settings do not count as given
+	var kc *kubeletConfig
+	if cfg.configFile != "" || cfg.configDir != "" {
+		if kc, err = applyKubeletConfig(fs, &cfg, set); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+	}
+	usage := func(err error) int { // a bad setting: exit 2, naming the field and file it came from
+		fmt.Fprintf(stderr, "error: %s\n", kc.explain(err))
+		return 2
+	}
 	log, err := newLogger(cfg.logLevel, cfg.logFormat, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
+		return usage(err)
 	}
-	set := flagsSet(fs)
+	kc.log(log)
 	if cfg.backoffInitial, cfg.backoffMax, err = crashLoopBackOff(cfg.gates, cfg.backoffInitial, set["crashloop-backoff-initial"],
-		cfg.backoffMax, set["crashloop-backoff-max"]); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
+		cfg.backoffMax, set["crashloop-backoff-max"] || kc.sets("crashloop-backoff-max")); err != nil { // kubelet refuses the field without its gate too
+		return usage(err)
 	}
 	if err := checkListen(cfg.listen); err != nil {
-		fmt.Fprintf(stderr, "error: --listen %q: %v\n", cfg.listen, err)
-		return 2
+		return usage(fmt.Errorf("--listen %q: %w", cfg.listen, err))
 	}
 	if cfg.rootDir == "" {
 		fmt.Fprintln(stderr, "error: --root-dir is empty: name the directory for container logs (default "+defaultRootDir()+")")
@@ -109,21 +104,20 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.fileCheck <= 0 {
-		fmt.Fprintln(stderr, "error: --file-check-frequency must be a positive duration (e.g. 20s)")
-		return 2
+		return usage(errors.New("--file-check-frequency must be a positive duration (e.g. 20s)"))
 	}
 	if err := cfg.checkManifestURL(set); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	cfg.cluster.given, cfg.fleet.given = set, set
 	if err := cfg.cluster.validate(len(cfg.files), cfg.staticPods()); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
+		return usage(err)
 	}
 	if err := cfg.fleet.validate(cfg.cluster.enabled()); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
+		return usage(err)
+	}
+	if kc != nil && len(cfg.files) == 0 && !cfg.staticPods() { // not the demo: a node was meant
+		return usage(errors.New("--config, --config-dir: the files set neither staticPodPath nor staticPodURL, and no -f, --pod-manifest-path or --manifest-url was given: node would run no pods"))
 	}
 
 	var pods []*v1.Pod
@@ -150,7 +144,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer lock.Release() // the kernel releases it too, however node ends
 	if cfg.manifestPath != "" {
 		if _, err := os.Stat(cfg.manifestPath); err != nil {
-			fmt.Fprintf(stderr, "error: --pod-manifest-path: %v\n", err)
+			fmt.Fprintf(stderr, "error: %s\n", kc.explain(fmt.Errorf("--pod-manifest-path: %w", err)))
 			return 1
 		}
 	}
@@ -173,6 +167,32 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// runFlags defines `node run`'s flags on cfg; recursive is -R's.
+func runFlags(cfg *runConfig, stderr io.Writer) (fs *flag.FlagSet, recursive *bool) {
+	fs = newFlagSet("run", "run [-f FILE]... [--pod-manifest-path DIR] [--manifest-url URL] [flags]   (none: the embedded demo)", stderr)
+	recursive = addManifestFlags(fs, &cfg.files)
+	fs.StringVar(&cfg.listen, "listen", server.DefaultListen, "address of the HTTP API (kubelet's read-only port); use a non-loopback address only on purpose")
+	fs.StringVar(&cfg.rootDir, "root-dir", defaultRootDir(), "directory for container logs: <root-dir>/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.DurationVar(&cfg.backoffInitial, "crashloop-backoff-initial", kubeletInitialBackoff, "CrashLoopBackOff: delay before the second restart (doubles up to the max); default kubelet's: 10s, or 1s with ReduceDefaultCrashLoopBackOffDecay")
+	fs.DurationVar(&cfg.backoffMax, "crashloop-backoff-max", kubeletMaxBackoff, "CrashLoopBackOff: longest delay between restarts, 1s to 300s (reset after a run of twice this); kubelet's crashLoopBackOff.maxContainerRestartPeriod: may be set only with KubeletCrashLoopBackOffMax (on by default)")
+	addFeatureGatesFlag(fs, &cfg.gates, "what node does follows them as kubelet does")
+	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on the --listen address (kubelet's enableProfilingHandler)")
+	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "", "a directory of Pod manifests (or one manifest file), followed with inotify and read in full every --file-check-frequency, as kubelet's static pods: files added start pods, removed stop them, changed replace them (with --cluster: on the member that owns each pod; give every member the same files)")
+	fs.DurationVar(&cfg.fileCheck, "file-check-frequency", staticpod.DefaultPeriod, "how often --pod-manifest-path is read in full (changes are also seen as they happen, through inotify)")
+	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "an http(s) URL of Pod manifests, read with a GET at start and every --http-check-frequency, as kubelet's: pods it adds start, pods it drops stop, changed pods are replaced; an answer that is not 200, or empty, changes nothing; an empty List stops them all")
+	fs.Var(&cfg.urlHeader, "manifest-url-header", "`NAME:VALUE,...`: HTTP headers for --manifest-url's GET, as kubelet's ('a:hello,b:again'); repeatable, and a name given twice sends both values, in order")
+	fs.DurationVar(&cfg.httpCheck, "http-check-frequency", staticpod.DefaultPeriod, "how often --manifest-url is read")
+	fs.DurationVar(&cfg.reattach, "reattach-timeout", defaultReattachTimeout, "how long a container outlives node (its crash, SIGKILL, an upgrade: SIGUSR2) waiting for a node on the same --root-dir to adopt it; then it is killed; 0: containers die with node; with --cluster a container outlives node only within the member's lease (about --cluster-failure-timeout), then its shim stops it")
+	addFleetFlags(fs, &cfg.fleet)
+	addClusterFlags(fs, &cfg.cluster)
+	fs.Var(&cfg.budget, "restart-budget", budgetUsage)
+	fs.StringVar(&cfg.configFile, "config", "", configUsage)
+	fs.StringVar(&cfg.configDir, "config-dir", "", configDirUsage)
+	return fs, recursive
 }
 
 // checkListen refuses an address net.Listen would refuse for its form: no port, or a port that
