@@ -19,7 +19,8 @@
 // own limits through PodValidator; a refused pod gets the field paths and starts nothing),
 // SetPodStatus, StopLivenessAndStartup, RemovePod, CleanupPods, the queries PodStatus, PodStatuses
 // (many pods in one request), Result, ProbeStates (each worker's streak, last attempt and hold:
-// node describe) and ContainerStartups (each container's time to Started and to Ready), and Stop. Result changes reach an actor (Subscribe; it
+// node describe) and ContainerStartups (each container's time to Started and to Ready), Check (each
+// of the tree's own actors answers through its mailbox: a health check), and Stop. Result changes reach an actor (Subscribe; it
 // replies messages.AckResults to each batch) or a func (SubscribeFunc; probeactor acknowledges when
 // fn returns); both take OfTypes and WithSnapshot
 // (the current value of every key first, then changes). The implementation (worker core, results

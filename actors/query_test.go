@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
@@ -77,4 +78,53 @@ func TestPodStatusesMatchesPodStatus(t *testing.T) {
 		}
 		assert.NotContains(t, got, types.UID("unknown"))
 	})
+}
+
+// stall makes the tree actor at target block in its handler until release is closed (through
+// stallMiddleware).
+type stall struct {
+	target  *actor.PID
+	release chan struct{}
+}
+
+func stallMiddleware(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+		if m, ok := env.Message.(stall); ok && c.Self().Equal(m.target) {
+			<-m.release
+			return
+		}
+		next(c, env)
+	}
+}
+
+// Check answers nil while every actor of the tree's own handles its mailbox, and names the one
+// that does not: each in turn is stuck in a handler, and Check fails naming it until it is freed.
+// A tree that stopped, or never started, fails too.
+func TestCheckNamesTheActorThatDoesNotAnswer(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t, withMiddleware(stallMiddleware))
+		require.NoError(t, h.tree.Check(context.Background()))
+		for _, name := range []string{nameRoot, nameCache, nameManager, nameStatus, nameSync} {
+			pid := h.tree.env.root
+			if name != nameRoot {
+				pid = childPID(h.tree.env.root, name)
+			}
+			release := make(chan struct{})
+			h.sys.Root.Send(pid, stall{pid, release})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := h.tree.Check(ctx)
+			cancel()
+			require.ErrorIs(t, err, context.DeadlineExceeded, name)
+			assert.ErrorContains(t, err, name+" did not answer", name)
+			close(release)
+			require.NoError(t, h.tree.Check(context.Background()), "%s answers once it is free", name)
+		}
+
+		allowDeadLetters(h.sys) // the Touch to the stopped root is one
+		require.NoError(t, h.tree.Stop(context.Background()))
+		err := h.tree.Check(context.Background())
+		require.ErrorIs(t, err, actor.ErrDeadLetter)
+		assert.ErrorContains(t, err, "root did not answer")
+	})
+	require.EqualError(t, (&Tree{}).Check(context.Background()), "probe tree: not started")
 }

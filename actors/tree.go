@@ -354,11 +354,38 @@ func (t *Tree) Stop(ctx context.Context) error {
 	return t.stopErr
 }
 
+// Check reports whether the tree's own actors handle their messages: it sends each of them in turn
+// (root, resultsCache, probeManager, statusManager, syncLoop) protoactor's Touch, which an actor
+// answers once it has handled what its mailbox held before, and returns an error naming the first
+// that does not answer within ctx (defaultQueryTimeout without a deadline): a handler that is
+// stuck, a mailbox that does not drain, a tree that stopped or never started. Workers are not
+// asked: they can number a million, and each is supervised by probeManager, which is. It is
+// node's /healthz/probe-tree and what its systemd watchdog waits for, as kubelet's syncloop check.
+func (t *Tree) Check(ctx context.Context) error {
+	if t.env == nil || t.env.root == nil {
+		return errors.New("probe tree: not started")
+	}
+	for _, a := range []struct {
+		name string
+		pid  *actor.PID
+	}{{nameRoot, t.env.root}, {nameCache, t.env.cache}, {nameManager, t.env.manager}, {nameStatus, t.env.status}, {nameSync, t.env.sync}} {
+		if _, err := t.requestTo(ctx, a.pid, &actor.Touch{}); err != nil {
+			return fmt.Errorf("%s did not answer: %w", a.name, err)
+		}
+	}
+	return nil
+}
+
 // request sends msg to the root on behalf of a one-shot reply process and waits for the answer,
 // ctx's end, or defaultQueryTimeout when ctx has no deadline. Nothing outlives the call: the reply
 // process is unregistered on return (a late answer becomes a dead letter) and no goroutine or timer
 // is left waiting, unlike a protoactor Future, whose Result blocks until its own timeout.
 func (t *Tree) request(ctx context.Context, msg any) (any, error) {
+	return t.requestTo(ctx, t.env.root, msg)
+}
+
+// requestTo is request to the actor at to.
+func (t *Tree) requestTo(ctx context.Context, to *actor.PID, msg any) (any, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultQueryTimeout)
@@ -374,7 +401,7 @@ func (t *Tree) request(ctx context.Context, msg any) (any, error) {
 		return nil, fmt.Errorf("probe tree query %T: reply process %s already registered", msg, pid)
 	}
 	defer reg.Remove(pid)
-	t.env.sys.Root.RequestWithCustomSender(t.env.root, msg, pid)
+	t.env.sys.Root.RequestWithCustomSender(to, msg, pid)
 	select {
 	case res := <-reply.ch:
 		if _, dead := res.(*actor.DeadLetterResponse); dead {

@@ -29,15 +29,15 @@ import (
 func TestEachModeAssemblesItsPartsInOrder(t *testing.T) {
 	for _, tc := range []assembleCase{
 		{"single", func(testing.TB, *runConfig) func(testing.TB) { return nil },
-			concat(assembleBase, partHTTPAPI, partPods, partOrphans)},
+			concat(assembleBase, partHTTPAPI, partPods, partOrphans, partWatchdog)},
 		{"static pods", func(t testing.TB, c *runConfig) func(testing.TB) { c.manifestPath = t.TempDir(); return nil },
-			concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans)},
+			concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans, partWatchdog)},
 		{"static pods from a URL", func(t testing.TB, c *runConfig) func(testing.TB) {
 			ts := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // no pods
 			t.Cleanup(ts.Close)
 			c.manifestURL = ts.URL
 			return nil
-		}, concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans)},
+		}, concat(assembleBase, partHTTPAPI, partPods, partHousekeeping, partStaticPods, partOrphans, partWatchdog)},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assembleInOrder(t, tc) })
 	}
@@ -50,14 +50,14 @@ func TestEachRemoteModeAssemblesItsPartsInOrder(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
 		for _, tc := range []assembleCase{
 			{"fleet", fleetFlags,
-				concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partOrphans)},
+				concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partOrphans, partWatchdog)},
 			{"cluster", func(t testing.TB, c *runConfig) func(testing.TB) { clusterFlags(t, c); return nil },
-				concat(assembleBase, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner)},
+				concat(assembleBase, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner, partWatchdog)},
 			{"cluster, fleet and static pods", func(t testing.TB, c *runConfig) func(testing.TB) {
 				clusterFlags(t, c)
 				c.manifestPath = t.TempDir()
 				return fleetFlags(t, c)
-			}, concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods)},
+			}, concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods, partWatchdog)},
 		} {
 			t.Logf("mode %q", tc.name)
 			assembleInOrder(t, tc)

@@ -24,6 +24,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/runner"
 	"github.com/probeactor/probeactor/cluster/sharder"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
+	"github.com/probeactor/probeactor/cmd/node/internal/health"
 	"github.com/probeactor/probeactor/cmd/node/internal/podhost"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
@@ -67,6 +68,7 @@ const (
 	partRunner       = "cluster-runner" // the sharder and this member's share of the pods (--cluster)
 	partStaticPods   = "static-pods"    // the --pod-manifest-path and --manifest-url watcher
 	partOrphans      = "orphans"        // stops what an earlier node left that no source claims
+	partWatchdog     = "watchdog"       // systemd: READY=1 once every other part runs; WATCHDOG=1 while healthy
 )
 
 // node is `node run` assembled: the ordered list of the parts the flags ask for, and the pieces
@@ -149,6 +151,21 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	n.host = podhost.New(podhost.Options{Tree: n.tree, Runtime: n.rt, Events: rec.List, NodeName: cfg.fleet.nodeName, Initial: initial, Logger: log})
 	page := statuspage.Handler(statuspage.Options{Source: n.host, Attempts: n.tries, Logger: log.Named("statuspage"),
 		Startups: n.tree.ContainerStartups}) // each container's time to started and to ready
+	checks := []health.Check{health.Ping,
+		{Name: "probe-tree", Run: n.tree.Check},
+		{Name: "runtime", Run: func(ctx context.Context) error { // its lock, which every pod operation takes
+			return health.Within(ctx, func() error { n.rt.Pods(); return nil })
+		}},
+	}
+	var housekeeping *podhost.Housekeeping         // static pods and --cluster
+	if cfg.staticPods() || cfg.cluster.enabled() { // pods come and go
+		housekeeping = n.host.Housekeeping(podhost.HousekeepingPeriod, n.tries.Retain)
+		checks = append(checks, health.Check{Name: "housekeeping", Run: housekeeping.Check})
+	}
+	watchdog, err := health.FromEnvironment(checks, log.Named("systemd"))
+	if err != nil {
+		return nil, err
+	}
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
@@ -166,6 +183,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		Logger:      log.Named("http"),
 		Profiling:   cfg.profiling,
 		ProbeStates: n.tree.ProbeStates, // node describe
+		Health:      health.Handler(checks, log.Named("health")),
 	})
 
 	parts := []lifecycle.Part{
@@ -189,8 +207,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		fleetLink = l
 	}
 	parts = append(parts, lifecycle.Part{Name: partPods, Component: n.host})
-	if cfg.staticPods() || cfg.cluster.enabled() { // pods come and go
-		parts = append(parts, lifecycle.Part{Name: partHousekeeping, Component: n.host.Housekeeping(podhost.HousekeepingPeriod, n.tries.Retain)})
+	if housekeeping != nil {
+		parts = append(parts, lifecycle.Part{Name: partHousekeeping, Component: housekeeping})
 	}
 	static := staticpod.Options{Path: cfg.manifestPath, Period: cfg.fileCheck, URL: cfg.manifestURL, Header: cfg.urlHeader.header,
 		URLPeriod: cfg.httpCheck, Runner: n.host, Logger: log, Reserved: pods, Gates: cfg.gates, Registerer: mainReg}
@@ -226,6 +244,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if !cfg.cluster.enabled() {
 		parts = append(parts, lifecycle.Part{Name: partOrphans, Component: n.host.Orphans(seen)})
 	}
+	// After all of them: READY=1 says node runs; stopped first, STOPPING=1 says the stop is node's.
+	parts = append(parts, lifecycle.Part{Name: partWatchdog, Component: watchdog})
 	n.list = lifecycle.New(parts, append([]lifecycle.Option{lifecycle.WithLogger(log.Named("lifecycle"))}, opts...)...)
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -180,4 +181,32 @@ func TestLeaveDetachesInsteadOfStopping(t *testing.T) {
 	assert.ErrorIs(t, h.StartPod(sleeper("b")), proc.ErrClosed, "nothing starts after Stop")
 	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil && syscall.Kill(shim, 0) != nil }, 20*time.Second, 20*time.Millisecond,
 		"no node came back: the window ends the container, then its shim")
+}
+
+// Housekeeping's health check fails while no pass completes (a pass stuck on the host's lock or
+// on a store), names how long it has been, and passes again once a pass completes.
+func TestHousekeepingCheckFailsWhileNoPassCompletes(t *testing.T) {
+	f := newFixture(t)
+	h := f.host()
+	var stuck atomic.Bool
+	release := make(chan struct{})
+	k := h.Housekeeping(5*time.Millisecond, func(map[types.UID]struct{}) {
+		if stuck.Load() {
+			<-release
+		}
+	})
+	assert.EqualError(t, k.Check(context.Background()), "housekeeping is not running")
+	require.NoError(t, k.Start(context.Background()))
+	require.NoError(t, k.Check(context.Background()))
+
+	stuck.Store(true)
+	var err error
+	require.Eventually(t, func() bool { err = k.Check(context.Background()); return err != nil }, 10*time.Second, time.Millisecond)
+	assert.Regexp(t, `^no housekeeping pass completed for \S+ \(one is due every 5ms\)$`, err.Error())
+
+	stuck.Store(false)
+	close(release)
+	require.Eventually(t, func() bool { return k.Check(context.Background()) == nil }, 10*time.Second, time.Millisecond)
+	require.NoError(t, k.Stop(context.Background()))
+	require.NoError(t, h.Stop(context.Background()))
 }

@@ -2,6 +2,8 @@ package podhost
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -9,6 +11,10 @@ import (
 
 // HousekeepingPeriod is kubelet's: how often HandlePodCleanups runs.
 const HousekeepingPeriod = 2 * time.Second
+
+// stallPeriods is how many periods may pass without a completed pass before Check fails: a
+// minute at HousekeepingPeriod.
+const stallPeriods = 30
 
 // Housekeeping is kubelet's housekeeping loop for a node whose pods come and go (static pods, a
 // cluster's share): every period the probe tree, and each of the Host's forgetters, forget every
@@ -22,6 +28,7 @@ type Housekeeping struct {
 	retain []func(desired map[types.UID]struct{})
 	stop   chan struct{}
 	done   chan struct{}
+	last   atomic.Int64 // when the last pass completed (or the loop started), in Unix nanoseconds
 }
 
 // Housekeeping returns the Host's housekeeping loop, not running yet. retain are the other
@@ -32,6 +39,7 @@ func (h *Host) Housekeeping(period time.Duration, retain ...func(desired map[typ
 
 // Start starts the loop on a goroutine of its own that ends with Stop.
 func (k *Housekeeping) Start(context.Context) error {
+	k.last.Store(time.Now().UnixNano())
 	go k.loop()
 	return nil
 }
@@ -75,4 +83,19 @@ func (k *Housekeeping) Cleanup() {
 	for _, retain := range k.retain {
 		retain(desired)
 	}
+	k.last.Store(time.Now().UnixNano())
+}
+
+// Check is node's "housekeeping" health check (kubelet's "syncloop"): it fails when no pass has
+// completed for stallPeriods periods, as when a pass is stuck on the pod host's lock or the
+// runtime.
+func (k *Housekeeping) Check(context.Context) error {
+	last := k.last.Load()
+	if last == 0 {
+		return fmt.Errorf("housekeeping is not running")
+	}
+	if since := time.Since(time.Unix(0, last)); since > stallPeriods*k.period {
+		return fmt.Errorf("no housekeeping pass completed for %v (one is due every %v)", since.Round(time.Millisecond), k.period)
+	}
+	return nil
 }

@@ -87,6 +87,9 @@ type Options struct {
 	// ProbeStates, when set, serves /probes/{namespace}/{name}: the pod's probe workers' states
 	// (the probe tree's Tree.ProbeStates), what node describe shows beyond kubectl.
 	ProbeStates func(ctx context.Context, uid types.UID) ([]messages.ProbeState, error)
+	// Health, when set, serves /healthz and /healthz/{name} (node's: health.Handler over its
+	// checks); unset, /healthz always answers "ok".
+	Health http.Handler
 }
 
 func (o *Options) setDefaults() {
@@ -187,13 +190,18 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // routes lists the paths for the 404 message.
-const routes = "/pods, /pods/{namespace}/{name}, /probes/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz"
+const routes = "/pods, /pods/{namespace}/{name}, /probes/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz, /healthz/{check}"
 
 // handler is every route behind the request guards.
 func handler(opts Options) http.Handler {
 	s := &server{opts: opts, follows: make(chan struct{}, opts.MaxFollows)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	if opts.Health != nil {
+		mux.Handle("GET /healthz", opts.Health)
+		mux.Handle("GET /healthz/{name}", opts.Health)
+	} else {
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	}
 	mux.HandleFunc("GET /pods", s.pods)
 	mux.HandleFunc("GET /pods/{$}", s.pods)
 	mux.HandleFunc("GET /pods/{namespace}/{name}", s.pod)
