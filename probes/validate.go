@@ -27,7 +27,8 @@ const (
 )
 
 // SetDefaults applies the API server's defaults that matter for probing, in place: every probe of
-// every container, init container and ephemeral container (SetProbeDefaults), the pod's
+// every container, init container and ephemeral container (SetProbeDefaults), the httpGet of every
+// lifecycle hook (path "/", scheme HTTP), the pod's
 // restartPolicy (Always) and terminationGracePeriodSeconds (30; a negative one becomes 1, as the
 // API server's SetDefaults_Pod makes it), and container ports' protocol (TCP). A nil pod is left
 // alone.
@@ -50,6 +51,7 @@ func SetDefaults(pod *v1.Pod) {
 		SetProbeDefaults(c.LivenessProbe)
 		SetProbeDefaults(c.ReadinessProbe)
 		SetProbeDefaults(c.StartupProbe)
+		setLifecycleDefaults(c.Lifecycle)
 		for i := range c.Ports {
 			if c.Ports[i].Protocol == "" {
 				c.Ports[i].Protocol = v1.ProtocolTCP
@@ -103,7 +105,8 @@ func SetProbeDefaults(p *v1.Probe) {
 	}
 }
 
-// ValidatePod checks every probe of pod with the API server's rules (pkg/apis/core/validation, 1.37:
+// ValidatePod checks every probe and lifecycle hook of pod with the API server's rules
+// (pkg/apis/core/validation, 1.37:
 // httpGet.protocol and grpc.mode included, whatever their feature gates: the API server drops a
 // field whose gate is off before it validates, and this function leaves gates to its callers) and
 // returns all violations, each naming its field path, e.g.
@@ -121,8 +124,12 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 		c := &pod.Spec.InitContainers[i]
 		p := specPath.Child("initContainers").Index(i)
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.Child("lifecycle"))...)
 			errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, p)...)
 			continue
+		}
+		if c.Lifecycle != nil {
+			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers without restartPolicy=Always"))
 		}
 		for _, f := range probeFields(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe) {
 			errs = append(errs, field.Forbidden(p.Child(f), "may not be set for init containers without restartPolicy=Always"))
@@ -130,8 +137,9 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe,
-			specPath.Child("containers").Index(i))...)
+		p := specPath.Child("containers").Index(i)
+		errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.Child("lifecycle"))...)
+		errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, p)...)
 	}
 	for i := range pod.Spec.EphemeralContainers {
 		c := &pod.Spec.EphemeralContainers[i].EphemeralContainerCommon

@@ -17,9 +17,15 @@ import (
 // container that would start now (first start, or restart with its back-off over) waits instead,
 // shown Waiting, Fenced, and no back-off step is spent on it — while stops and back-off go on as
 // ever. A later decide with the lease held again starts them.
-func (p *podState) decide(now time.Time, fenced bool) plan {
+//
+// postStart says a container's postStart hook runs: nothing starts either (no back-off step spent,
+// nothing shown), as kubelet's SyncPod runs the hook before it starts the next container. For the
+// same reason a container with a postStart hook is the last start of a plan: the ones after it
+// wait for the hook.
+func (p *podState) decide(now time.Time, fenced, postStart bool) plan {
 	var pl plan
 	p.fenced = fenced
+	p.hold = postStart
 	for _, c := range p.containers {
 		c.fenced = false // as this decision finds it
 	}
@@ -179,7 +185,9 @@ func (p *podState) restart(c *container, now time.Time, pl *plan) {
 	if c.current.exit.Reason == ReasonFenced && !p.fenced {
 		// The member's lease ended it while its node was away (a node that adopted the pod under
 		// a lease again decides here): not the container's failure, so no back-off.
-		pl.Start = append(pl.Start, c.spec.Name)
+		if !p.hold {
+			p.planned(c, pl)
+		}
 		return
 	}
 	if in, until := c.backoff.inBackoff(exit, now); in {
@@ -198,8 +206,11 @@ func (p *podState) restart(c *container, now time.Time, pl *plan) {
 		c.fenced = true // the back-off step is spent when it really starts
 		return
 	}
+	if p.hold {
+		return // the back-off step is spent when it really starts
+	}
 	c.backoff.next(exit, now)
-	pl.Start = append(pl.Start, c.spec.Name)
+	p.planned(c, pl)
 }
 
 // planStart plans c's first start, or keeps it waiting (Fenced) while node's cluster lease has run
@@ -209,5 +220,17 @@ func (p *podState) planStart(c *container, pl *plan) {
 		c.fenced = true
 		return
 	}
+	if p.hold {
+		return
+	}
+	p.planned(c, pl)
+}
+
+// planned adds c to the plan's starts; after a container with a postStart hook nothing more is
+// planned (kubelet starts the next one once the hook has ended).
+func (p *podState) planned(c *container, pl *plan) {
 	pl.Start = append(pl.Start, c.spec.Name)
+	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
+		p.hold = true
+	}
 }

@@ -235,13 +235,13 @@ func TestAFencedExitRestartsWithoutBackOff(t *testing.T) {
 	for _, state := range []string{"exited 143 fenced", "exited 143 backoff fenced"} {
 		p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app"), map[string]string{"app": state})
 		before := p.containers[0].backoff.current
-		pl := p.decide(decideNow, false)
+		pl := p.decide(decideNow, false, false)
 		assert.Equal(t, []string{"app"}, pl.Start, state)
 		assert.Empty(t, reasons(pl), "%s: no BackOff", state)
 		assert.Equal(t, before, p.containers[0].backoff.current, "%s: no back-off step spent", state)
 	}
 	p := stated(t, testPod(v1.RestartPolicyAlways, nil, "app"), map[string]string{"app": "exited 1 backoff"})
-	assert.Empty(t, p.decide(decideNow, false).Start, "an exit of the container's own still backs off")
+	assert.Empty(t, p.decide(decideNow, false, false).Start, "an exit of the container's own still backs off")
 }
 
 func TestDecideWhileFenced(t *testing.T) {
@@ -274,7 +274,7 @@ func TestDecideWhileFenced(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := stated(t, testPod(tc.policy, inits(tc.inits...), "app"), tc.states)
-			tc.want.check(t, p.decide(decideNow, true))
+			tc.want.check(t, p.decide(decideNow, true, false))
 			for _, c := range p.containers {
 				cs := p.containerStatus(c, !p.initDone())
 				if slices.Contains(tc.fenced, c.spec.Name) {
@@ -290,7 +290,7 @@ func TestDecideWhileFenced(t *testing.T) {
 				}
 			}
 
-			again := p.decide(decideNow, false)
+			again := p.decide(decideNow, false, false)
 			assert.Equal(t, tc.later, again.Start, "the lease held again")
 			for _, c := range p.containers {
 				assert.False(t, c.fenced, "%s: fenced no more", c.spec.Name)

@@ -78,6 +78,19 @@
 // node's death leave it. A container started after the last write is claimed by no record: it is
 // stopped as an orphan.
 //
+// Lifecycle hooks (hooks.go), as kubelet 1.37's kuberuntime and handler runner. postStart runs
+// on a goroutine of its own right after the container started; while it runs, decide starts
+// nothing of the pod (its input postStart; and a container with a postStart hook is the last start
+// of a plan), as kubelet's SyncPod waits for the hook before it starts the next container; a
+// failed one is the event FailedPostStartHook and a kill. Every kill (beginKill) with a grace
+// period runs preStop first: SIGTERM goes when it ends (hookDone) or when the grace period has
+// passed (preStopTimedOut), whichever is first, with the grace period less the whole seconds the
+// hook took, at least the 2 s floor. A hook is cancelled when its instance exits, when a kill
+// begins during postStart, and at Detach; exec hooks run as exec probes do (probes.RunLocal, the
+// container's env and directory, the guard) with no timeout of their own, httpGet hooks are
+// probes.HTTPHook, sleep hooks wait on the injected clock. Stops node does not make (the shim's
+// window or lease, an earlier node's replaced instances) run no preStop.
+//
 // Re-adoption. Start reads the records; one that cannot be used is logged once (error, its path
 // and why) and its containers become orphans (sockets no valid record claims). Run of a recorded
 // UID with the same spec hash adopts: running instances are attached (same container ID, start

@@ -91,6 +91,7 @@ type podState struct {
 	terminating bool
 	initFailed  bool
 	fenced      bool // decide's input: node's cluster lease has run out, nothing may start
+	hold        bool // decide's: a postStart hook runs (or one was just planned), nothing more starts
 	// restartingAll: a container exited with an exit code its RestartAllContainers rule matches
 	// (KEP-5532): every container is killed, then the pod starts again from its first init
 	// container (kubelet's AllContainersRestarting condition, True until then).

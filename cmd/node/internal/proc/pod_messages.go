@@ -43,6 +43,22 @@ type probeResult struct {
 // and the pod's goroutine; the containers run on, the record stays for the next node.
 type detachPod struct{}
 
+// hookDone (a hook's goroutine → pod): hook (hookPostStart or hookPreStop) of instance id of
+// container name ended; err is its failure, msg kubelet's text for it, fellBack an https request
+// answered over http.
+type hookDone struct {
+	name, id, hook string
+	err            error
+	msg            string
+	fellBack       bool
+}
+
+// preStopTimedOut (the preStop wait's timer → pod): the grace period passed before the preStop
+// hook of instance id of container name ended; SIGTERM goes now.
+type preStopTimedOut struct{ name, id string }
+
+func (hookDone) podMessage()         {}
+func (preStopTimedOut) podMessage()  {}
 func (probeResult) podMessage()      {}
 func (detachPod) podMessage()        {}
 func (killContainer) podMessage()    {}

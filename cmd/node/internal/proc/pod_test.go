@@ -39,6 +39,8 @@ type sim struct {
 	ids map[string]string
 	// fenced is decide's input: node's cluster lease has run out.
 	fenced bool
+	// postStart is decide's input: a postStart hook of the pod runs.
+	postStart bool
 }
 
 func newSim(t *testing.T, pod *v1.Pod) *sim {
@@ -46,7 +48,7 @@ func newSim(t *testing.T, pod *v1.Pod) *sim {
 }
 
 func (s *sim) sync() plan {
-	pl := s.p.decide(s.now, s.fenced)
+	pl := s.p.decide(s.now, s.fenced, s.postStart)
 	for _, name := range pl.Start {
 		s.n++
 		id := "proc://" + string(rune('a'+s.n))
@@ -187,7 +189,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 
 		s.advance(w - time.Millisecond)
 		assert.Empty(t, s.sync().Start, "still backing off")
-		assert.Empty(t, s.p.decide(s.now, false).Events, "BackOff recorded once per exit")
+		assert.Empty(t, s.p.decide(s.now, false, false).Events, "BackOff recorded once per exit")
 		s.advance(time.Millisecond)
 		assert.Len(t, s.sync().Start, 1)
 		assert.Equal(t, int32(i+2), s.state("app").RestartCount)
@@ -208,7 +210,7 @@ func TestKilledForRestartOverridesThePolicy(t *testing.T) {
 
 func TestStartFailure(t *testing.T) {
 	s := newSim(t, testPod(v1.RestartPolicyNever, nil, "app"))
-	pl := s.p.decide(s.now, s.fenced)
+	pl := s.p.decide(s.now, s.fenced, false)
 	s.p.startFailed(pl.Start[0], "proc://1", errors.New(`exec: "nope": executable file not found in $PATH`), s.now)
 	cs := s.state("app")
 	assert.Equal(t, "StartError", cs.State.Terminated.Reason)
@@ -259,4 +261,34 @@ func TestSidecarCrashDuringInitIsRestartedBeforeTheNextInit(t *testing.T) {
 	assert.Equal(t, []string{"side"}, s.sync().Start)
 	s.exit("init", 0)
 	assert.Equal(t, []string{"app"}, s.sync().Start)
+}
+
+func withPostStart(c v1.Container) v1.Container {
+	c.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	return c
+}
+
+// A container with a postStart hook is the last start of a plan, and while a postStart hook runs
+// nothing of the pod starts, as kubelet's SyncPod runs the hook before it starts the next
+// container; a restart held so spends no back-off step.
+func TestPostStartHoldsTheNextStart(t *testing.T) {
+	pod := testPod(v1.RestartPolicyAlways, nil, "a", "b", "c")
+	pod.Spec.Containers[1] = withPostStart(pod.Spec.Containers[1])
+	s := newSim(t, pod)
+	assert.Equal(t, []string{"a", "b"}, s.sync().Start, "c waits for b's postStart hook")
+	s.postStart = true
+	assert.Empty(t, s.sync().Start)
+	s.exit("a", 1)
+	s.advance(11 * time.Second) // a's back-off (10 s) is over
+	assert.Empty(t, s.sync().Start, "nothing starts while the hook runs, not even a restart")
+	s.postStart = false
+	assert.Equal(t, []string{"a", "c"}, s.sync().Start, "the hook ended: a's restart was not charged a back-off step while held")
+
+	side := withPostStart(sidecar("side"))
+	s = newSim(t, testPod(v1.RestartPolicyNever, []v1.Container{side, {Name: "init"}}, "app"))
+	assert.Equal(t, []string{"side"}, s.sync().Start)
+	s.postStart = true
+	assert.Empty(t, s.sync().Start, "the next init container waits for the sidecar's postStart hook")
+	s.postStart = false
+	assert.Equal(t, []string{"init"}, s.sync().Start)
 }

@@ -94,7 +94,7 @@ func TestRecordRoundTrip(t *testing.T) {
 				}
 				assert.Equal(t, want, *g, c.spec.Name)
 			}
-			wantPlan, gotPlan := p.decide(decideNow, false), got.decide(decideNow, false)
+			wantPlan, gotPlan := p.decide(decideNow, false, false), got.decide(decideNow, false, false)
 			assert.Equal(t, wantPlan, gotPlan, "the same decisions")
 		})
 	}

@@ -239,6 +239,7 @@ func (pr *podRunner) detach() {
 		if r.timer != nil {
 			r.timer.Stop()
 		}
+		r.endHooks()
 		r.proc.detach()
 	}
 }

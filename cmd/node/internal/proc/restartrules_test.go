@@ -187,7 +187,7 @@ func TestRestartAllOnStartError(t *testing.T) {
 	s := newSim(t, pod)
 	s.sync()
 	s.exit("init", 0)
-	pl := s.p.decide(s.now, false)
+	pl := s.p.decide(s.now, false, false)
 	require.Equal(t, []string{"app", "other"}, pl.Start)
 	s.p.startFailed("app", "proc://x", assert.AnError, s.now)
 	s.p.started("other", "proc://y", s.now)

@@ -453,10 +453,17 @@ func newContainerID() string {
 
 // running is one live container instance.
 type running struct {
-	id     string
-	proc   *process
-	socket string      // its shim's
-	timer  clock.Timer // the SIGKILL after the grace period, while a kill is in progress
+	name    string
+	id      string
+	proc    *process
+	socket  string      // its shim's
+	killing bool        // a kill has begun: its preStop hook, then SIGTERM, then SIGKILL
+	timer   clock.Timer // the SIGKILL after the grace period, once SIGTERM was sent
+	// Lifecycle hooks (hooks.go): hook cancels the one under way; postStart says it is the
+	// postStart hook (no container of the pod starts meanwhile); preStop is a kill waiting for it.
+	hook      context.CancelFunc
+	postStart bool
+	preStop   *preStopRun
 }
 
 // podRunner owns one pod: its state, its processes and its timer. Only loop() touches them.
@@ -548,6 +555,12 @@ func (pr *podRunner) handle(m podMessage) {
 		pr.state.probeResult(m.name, m.id, m.probe, m.success)
 	case detachPod:
 		pr.detach()
+	case hookDone:
+		pr.hookEnded(m)
+	case preStopTimedOut:
+		if r, ok := pr.procs[m.name]; ok && r.id == m.id {
+			pr.preStopOver(r)
+		}
 	default:
 		pr.log.Error("pod goroutine ignores an unknown message", "type", fmt.Sprintf("%T", m))
 	}
@@ -562,7 +575,7 @@ func (pr *podRunner) sync() {
 		// Sticky: once the lease ran out, nothing of this pod starts again, renewal or not (see
 		// Runtime.SetLease); the cluster stops the pod and places it anew.
 		pr.leaseLost = pr.leaseLost || pr.rt.leaseRanOut()
-		pl := pr.state.decide(now, pr.leaseLost)
+		pl := pr.state.decide(now, pr.leaseLost, pr.postStartRunning())
 		for _, ev := range pl.Events {
 			pr.event(ev.Kind, ev.Container, ev.Type, ev.Reason, ev.Message)
 		}
@@ -570,13 +583,13 @@ func (pr *podRunner) sync() {
 			pr.start(name)
 		}
 		for _, name := range pl.Stop {
-			if r, ok := pr.procs[name]; ok && r.timer == nil {
+			if r, ok := pr.procs[name]; ok && !r.killing {
 				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
 				pr.beginKill(r, podapi.GracePeriod(pr.pod))
 			}
 		}
 		for _, name := range pl.Kill {
-			if r, ok := pr.procs[name]; ok && r.timer == nil {
+			if r, ok := pr.procs[name]; ok && !r.killing {
 				// kubelet's RestartAllContainers kill: grace 0 (its 2 s floor), event text "killing".
 				pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "killing")
 				pr.beginKill(r, 0)
@@ -687,6 +700,13 @@ func (pr *podRunner) start(name string) {
 	// and started in one step here, so both follow a successful start.
 	pr.event(c.kind, name, v1.EventTypeNormal, "Created", "Container created")
 	pr.event(c.kind, name, v1.EventTypeNormal, "Started", "Container started")
+	// kubelet runs the postStart hook next and starts nothing else of the pod until it ends
+	// (decide holds the starts while postStartRunning).
+	if h := lifecycleOf(&c.spec).PostStart; h != nil {
+		r := pr.procs[name]
+		r.postStart = true
+		pr.startHook(r, hookPostStart, h)
+	}
 }
 
 // shimGrace is the grace period a shim stops the container with on its own (the re-attach
@@ -699,7 +719,7 @@ func (pr *podRunner) shimGrace() time.Duration {
 // exit reaches the pod, and its shim holds node's cluster lease (the one it started with may be
 // older, an adopted one's an earlier node's or none); SetLease renews it from now on.
 func (pr *podRunner) track(name, id string, proc *process, socket string) {
-	pr.procs[name] = &running{id: id, proc: proc, socket: socket}
+	pr.procs[name] = &running{name: name, id: id, proc: proc, socket: socket}
 	c := pr.state.byName[name]
 	grace := pr.shimGrace()
 	pr.rt.mu.Lock()
@@ -735,6 +755,7 @@ func (pr *podRunner) exited(name, id string, m shimMessage) {
 		if r.timer != nil {
 			r.timer.Stop()
 		}
+		r.endHooks()
 		delete(pr.procs, name)
 	}
 	pr.rt.mu.Lock()
@@ -754,7 +775,7 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 	if req.Restart && !pr.terminating {
 		pr.state.killedForRestart(req.Container, r.id)
 	}
-	if r.timer == nil {
+	if !r.killing {
 		// The caller (the actor core's syncLoop) records kubelet's Killing event itself.
 		grace := req.GracePeriod
 		if grace <= 0 {
@@ -765,8 +786,29 @@ func (pr *podRunner) kill(req messages.KillContainer) <-chan struct{} {
 	return r.proc.done
 }
 
-// beginKill sends SIGTERM now and SIGKILL after grace (at least kubelet's 2 s floor).
+// beginKill kills r as kubelet's killContainer: a postStart hook under way is cancelled; with a
+// preStop hook and a grace period, the hook runs first, for at most the grace period; then SIGTERM,
+// and SIGKILL after what is left of the grace period (at least kubelet's 2 s floor).
 func (pr *podRunner) beginKill(r *running, grace time.Duration) {
+	if r.killing {
+		return
+	}
+	r.killing = true
+	if r.postStart {
+		r.endHooks()
+	}
+	if h := lifecycleOf(&pr.state.byName[r.name].spec).PreStop; h != nil && grace > 0 {
+		name, id := r.name, r.id
+		r.preStop = &preStopRun{grace: grace, start: pr.rt.opts.Clock.Now(),
+			timer: pr.rt.opts.Clock.AfterFunc(grace, func() { pr.post(preStopTimedOut{name: name, id: id}) })}
+		pr.startHook(r, hookPreStop, h)
+		return
+	}
+	pr.signalTerm(r, grace)
+}
+
+// signalTerm sends SIGTERM now and SIGKILL after grace (at least kubelet's 2 s floor).
+func (pr *podRunner) signalTerm(r *running, grace time.Duration) {
 	grace = max(grace, podapi.MinimumGracePeriod)
 	r.proc.terminate(grace)
 	proc := r.proc
@@ -782,7 +824,7 @@ func (pr *podRunner) terminate() {
 	pr.state.terminating = true
 	pr.stopWake()
 	for name, r := range pr.procs {
-		if pr.state.byName[name].kind != kindSidecar && r.timer == nil {
+		if pr.state.byName[name].kind != kindSidecar && !r.killing {
 			pr.event(pr.state.byName[name].kind, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
 			pr.beginKill(r, podapi.GracePeriod(pr.pod))
 		}
@@ -802,7 +844,7 @@ func (pr *podRunner) maybeStopSidecars() {
 	}
 	pr.stopping = true
 	for name, r := range pr.procs {
-		if r.timer == nil {
+		if !r.killing {
 			pr.event(kindSidecar, name, v1.EventTypeNormal, messages.ReasonKilling, "Stopping container "+name)
 			pr.beginKill(r, podapi.GracePeriod(pr.pod))
 		}

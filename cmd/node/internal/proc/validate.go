@@ -32,13 +32,29 @@ func Prepare(pod *v1.Pod, now time.Time, gates features.Gates) field.ErrorList {
 }
 
 // Validate checks what the process runtime needs beyond the API server's rules (podspec.Validate):
-// a command to run, env values only from the fields it supports, no ephemeral containers.
+// a command to run, env values only from the fields it supports, lifecycle hooks it can run (not
+// tcpSocket), no stopSignal, no ephemeral containers.
 func Validate(pod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	check := func(path *field.Path, c *v1.Container) {
 		if len(c.Command) == 0 && len(c.Args) == 0 {
 			errs = append(errs, field.Required(path.Child("command"), "node runs containers as local processes: set command or args (args[0] is then the executable)"))
+		}
+		if lc := c.Lifecycle; lc != nil {
+			for _, hook := range []struct {
+				name string
+				h    *v1.LifecycleHandler
+			}{{"postStart", lc.PostStart}, {"preStop", lc.PreStop}} {
+				if hook.h != nil && hook.h.TCPSocket != nil {
+					errs = append(errs, field.Forbidden(path.Child("lifecycle", hook.name, "tcpSocket"),
+						"node runs exec, httpGet and sleep hooks; tcpSocket is deprecated and kubelet fails it as an invalid handler"))
+				}
+			}
+			if lc.StopSignal != nil {
+				errs = append(errs, field.Forbidden(path.Child("lifecycle", "stopSignal"),
+					"node implements no ContainerStopSignals (alpha): containers are stopped with SIGTERM"))
+			}
 		}
 		for i, e := range c.Env {
 			if e.ValueFrom == nil {

@@ -27,6 +27,10 @@ func TestValidate(t *testing.T) {
 		{"unsupported fieldRef", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"},
 			Env: []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.serviceAccountName"}}}}}}}},
 			[]string{`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.serviceAccountName"`}},
+		{"tcpSocket hook and stopSignal", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"},
+			Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{}}, StopSignal: ptr(v1.SIGUSR1)}}}}},
+			[]string{"spec.containers[0].lifecycle.preStop.tcpSocket: Forbidden: node runs exec, httpGet and sleep hooks",
+				"spec.containers[0].lifecycle.stopSignal: Forbidden: node implements no ContainerStopSignals"}},
 		{"ephemeral containers", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"}}},
 			EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "e"}}}}},
 			[]string{"spec.ephemeralContainers: Forbidden"}},
@@ -81,3 +85,5 @@ func TestContainerArgvAndEnv(t *testing.T) {
 	assert.Contains(t, env, "HOSTNAME=p")
 	assert.Contains(t, env, "GREETING=hello world")
 }
+
+func ptr[T any](v T) *T { return &v }
