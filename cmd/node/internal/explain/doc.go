@@ -10,7 +10,10 @@
 //   - a startup probe whose budget (the earliest its failure threshold can be reached) is shorter
 //     than the livenessProbe initialDelaySeconds it replaces;
 //   - an exec probe with a 1 s timeout;
-//   - a livenessProbe without a readinessProbe.
+//   - a livenessProbe without a readinessProbe;
+//   - a preStop hook with terminationGracePeriodSeconds 0 (kubelet runs none), and a preStop sleep
+//     that uses the grace period up (the pod's, or a livenessProbe's own), leaving the application
+//     kubelet's 2 s floor after SIGTERM.
 //
 // The arithmetic is package internal/probetiming's; this package chooses what to say and prints
 // it. Invariants: pure (no clock, no I/O besides the writer Print is given); a pod is explained

@@ -56,16 +56,56 @@ type Warning struct {
 func Pod(pod *v1.Pod) Report {
 	r := Report{Namespace: pod.Namespace, Name: pod.Name, Containers: []Container{}, Warnings: []Warning{}}
 	spec := field.NewPath("spec")
+	grace := int64(30) // the API server's default; a validated pod has it set
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
 			r.add(c, spec.Child("initContainers").Index(i), true, pod.Spec.RestartPolicy)
+			r.Warnings = append(r.Warnings, preStopWarnings(c, spec.Child("initContainers").Index(i), grace)...)
 		}
 	}
 	for i := range pod.Spec.Containers {
 		r.add(&pod.Spec.Containers[i], spec.Child("containers").Index(i), false, pod.Spec.RestartPolicy)
+		r.Warnings = append(r.Warnings, preStopWarnings(&pod.Spec.Containers[i], spec.Child("containers").Index(i), grace)...)
 	}
 	return r
+}
+
+// minimumGrace is kubelet's floor on the time between SIGTERM and SIGKILL.
+const minimumGrace = 2
+
+// preStopWarnings are the classic mistakes of a preStop hook against the grace period it runs in
+// (kubelet's killContainer: the hook first, for at most the grace period, then SIGTERM with what is
+// left, at least 2 s): a grace period of 0 runs no hook at all, and a sleep that uses the grace
+// period up leaves the application kubelet's 2 s floor after SIGTERM, for a pod's stop or for a
+// liveness kill with its own, shorter, terminationGracePeriodSeconds.
+func preStopWarnings(c *v1.Container, path *field.Path, grace int64) []Warning {
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return nil
+	}
+	hook := path.Child("lifecycle", "preStop")
+	if grace == 0 {
+		return []Warning{{Field: hook.String(), Message: "terminationGracePeriodSeconds is 0: kubelet runs no preStop hook when there is no grace period, so this one never runs"}}
+	}
+	sleep := c.Lifecycle.PreStop.Sleep
+	if sleep == nil {
+		return nil
+	}
+	var out []Warning
+	if left := grace - sleep.Seconds; left < minimumGrace {
+		out = append(out, Warning{Field: hook.Child("sleep", "seconds").String(), Message: fmt.Sprintf("the preStop sleep of %d s uses terminationGracePeriodSeconds %d up: "+
+			"SIGTERM comes after it with only kubelet's %d s floor before SIGKILL; raise terminationGracePeriodSeconds to the sleep plus the time the application needs to stop",
+			sleep.Seconds, grace, minimumGrace)})
+	}
+	if l := c.LivenessProbe; l != nil && l.TerminationGracePeriodSeconds != nil && *l.TerminationGracePeriodSeconds-sleep.Seconds < minimumGrace {
+		out = append(out, Warning{Field: path.Child("livenessProbe", "terminationGracePeriodSeconds").String(), Message: fmt.Sprintf(
+			"a liveness kill gets %d s, and the preStop sleep of %d s uses it up: the hook is cut short or SIGTERM comes with only kubelet's %d s floor before SIGKILL",
+			*l.TerminationGracePeriodSeconds, sleep.Seconds, minimumGrace)})
+	}
+	return out
 }
 
 func (r *Report) add(c *v1.Container, path *field.Path, sidecar bool, policy v1.RestartPolicy) {

@@ -136,6 +136,36 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// preStop against the grace period: none with a grace period of 0, a sleep that leaves less than
+// kubelet's 2 s floor after it (the pod's grace period, or a liveness probe's own).
+func TestPreStopWarnings(t *testing.T) {
+	sleep := func(s int64) *v1.Lifecycle {
+		return &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: s}}}
+	}
+	grace := func(g int64) *int64 { return &g }
+	for name, c := range map[string]struct {
+		grace int64
+		c     v1.Container
+		want  []string
+	}{
+		"sleep within the grace period":  {30, v1.Container{Name: "a", Lifecycle: sleep(20)}, []string{}},
+		"sleep leaves exactly the floor": {30, v1.Container{Name: "a", Lifecycle: sleep(28)}, []string{}},
+		"sleep uses the grace period up": {30, v1.Container{Name: "a", Lifecycle: sleep(29)}, []string{"spec.containers[0].lifecycle.preStop.sleep.seconds"}},
+		"no grace period": {0, v1.Container{Name: "a", Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"x"}}}}},
+			[]string{"spec.containers[0].lifecycle.preStop"}},
+		"a liveness kill's own grace period": {60, v1.Container{Name: "a", Lifecycle: sleep(20), ReadinessProbe: execProbe(5),
+			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 10, TimeoutSeconds: 5,
+				SuccessThreshold: 1, FailureThreshold: 3, TerminationGracePeriodSeconds: grace(10)}},
+			[]string{"spec.containers[0].livenessProbe.terminationGracePeriodSeconds"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := pod(c.c)
+			p.Spec.TerminationGracePeriodSeconds = grace(c.grace)
+			assert.Equal(t, c.want, fields(Pod(p).Warnings))
+		})
+	}
+}
+
 func TestStartupWarningSaysHowManyFailuresWouldDo(t *testing.T) {
 	r := Pod(pod(v1.Container{Name: "a",
 		StartupProbe:   httpProbe(80, "/", 0, 10, 1, 3),
