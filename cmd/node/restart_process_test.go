@@ -58,23 +58,25 @@ func (n *restartNode) pod(name string) (v1.Pod, bool) {
 }
 
 func (n *restartNode) events() string {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(n.api + "/events")
-	require.NoError(n.t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(n.t, err)
-	return string(b)
+	_, body := getBody(n.t, n.api+"/events")
+	return body
 }
 
 func (n *restartNode) logs(pod, container string) string {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(n.api + "/containerLogs/default/" + pod + "/" + container)
-	require.NoError(n.t, err)
+	_, body := getBody(n.t, n.api+"/containerLogs/default/"+pod+"/"+container)
+	return body
+}
+
+// getBody GETs url and returns the status code and the body.
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 15 * time.Second}
+	resp, err := c.Get(url)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(n.t, err)
-	return string(b)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }
 
 // statuses is a pod's container statuses by name.

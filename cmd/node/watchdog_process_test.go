@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -40,17 +39,6 @@ func (s *notifySocket) next() string {
 	n, err := s.conn.Read(b)
 	require.NoError(s.t, err, "no notification from node")
 	return string(b[:n])
-}
-
-func getBody(t *testing.T, url string) (int, string) {
-	t.Helper()
-	c := http.Client{Timeout: 15 * time.Second}
-	resp, err := c.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
 }
 
 // TestNodeTellsSystemdItRuns: under systemd (Type=notify, WatchdogSec=2s) node sends READY=1 once

@@ -144,7 +144,7 @@ func TestPostStartHoldsTheNextContainer(t *testing.T) {
 		assert.Equal(t, "/ready", r.URL.Path)
 		assert.Equal(t, "kube-lifecycle/1.37", r.UserAgent())
 		hooked.Store(true)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "hooked"), nil, 0o600))
+		assert.NoError(t, os.WriteFile(filepath.Join(dir, "hooked"), nil, 0o600)) // not require: the handler runs on the server's goroutine
 	}))
 	defer srv.Close()
 	_, portStr, err := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
