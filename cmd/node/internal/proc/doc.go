@@ -91,6 +91,13 @@
 // probes.HTTPHook, sleep hooks wait on the injected clock. Stops node does not make (the shim's
 // window or lease, an earlier node's replaced instances) run no preStop.
 //
+// Termination messages (termination.go), as kubelet's: at an instance's exit, what it wrote to its
+// terminationMessagePath, else (FallbackToLogsOnError, a failed exit that is not a StartError) its
+// log's tail; kubelet's bounds (4 KiB, 80 lines and 2 KiB, 12 KiB per pod). node mounts nothing:
+// the path is read on the host (relative: under workingDir), and only when the file differs from
+// what the instance found at its start (size and modification time), so a file left by an earlier
+// run or another process is not this run's message. The message is kept in the pod's record.
+//
 // Re-adoption. Start reads the records; one that cannot be used is logged once (error, its path
 // and why) and its containers become orphans (sockets no valid record claims). Run of a recorded
 // UID with the same spec hash adopts: running instances are attached (same container ID, start

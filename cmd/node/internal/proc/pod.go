@@ -262,6 +262,7 @@ func (p *podState) status() v1.PodStatus {
 			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 		}
 	}
+	truncateMessages(&st, len(p.containers))
 	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap(), p.restartingAll)
 	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime, p.restartingAll, p.initialized)
 	st.ObservedGeneration = p.pod.Generation // kubelet 1.37 (PodObservedGenerationTracking, GA)

@@ -464,6 +464,8 @@ type running struct {
 	hook      context.CancelFunc
 	postStart bool
 	preStop   *preStopRun
+	// message is what its terminationMessagePath held when it started (nil: adopted, unknown).
+	message *fileMark
 }
 
 // podRunner owns one pod: its state, its processes and its timer. Only loop() touches them.
@@ -671,6 +673,7 @@ func (pr *podRunner) start(name string) {
 		pr.state.fence(name)
 		return
 	}
+	mark := markOf(terminationPath(&c.spec)) // before the process can write it
 	// Opening the log is part of starting the container, as with containerd ("failed to create
 	// container loggers"): if it cannot be opened the start fails (StartError, retried with
 	// back-off); no running container is touched.
@@ -695,6 +698,7 @@ func (pr *podRunner) start(name string) {
 	}
 	pr.state.started(name, id, now)
 	pr.track(name, id, proc, socket)
+	pr.procs[name].message = &mark
 	pr.log.Debug("container started", "container", name, "container_id", id, "pid", proc.pid)
 	// kubelet 1.37's pair for a new container (kuberuntime's startContainer): a process is created
 	// and started in one step here, so both follow a successful start.
@@ -749,20 +753,34 @@ func openLog(dir string, restartCount int) (*os.File, error) {
 	return f, nil
 }
 
-// exited records the end of an instance.
+// exited records the end of an instance, with its termination message (kubelet's: what it wrote
+// to its terminationMessagePath, else the tail of its log for FallbackToLogsOnError), after the
+// message the exit itself has, if any.
 func (pr *podRunner) exited(name, id string, m shimMessage) {
+	var mark *fileMark
 	if r, ok := pr.procs[name]; ok && r.id == id {
 		if r.timer != nil {
 			r.timer.Stop()
 		}
 		r.endHooks()
+		mark = r.message
 		delete(pr.procs, name)
+	}
+	st := exitOf(m, pr.rt.opts.Clock.Now())
+	if c := pr.state.byName[name]; c != nil && c.current != nil && c.current.id == id && !c.current.exited {
+		log := filepath.Join(pr.dir, name, strconv.Itoa(int(c.restarts))+".log")
+		if msg := terminationMessage(&c.spec, mark, st.Code, st.Reason, log); msg != "" {
+			if st.Message != "" {
+				st.Message += ": "
+			}
+			st.Message += msg
+		}
 	}
 	pr.rt.mu.Lock()
 	delete(pr.rt.byID, id)
 	pr.rt.mu.Unlock()
 	pr.log.Debug("container exited", "container", name, "container_id", id, "exit_code", m.ExitCode, "fenced", m.Fenced)
-	pr.state.exited(name, id, exitOf(m, pr.rt.opts.Clock.Now()))
+	pr.state.exited(name, id, st)
 }
 
 // kill starts killing a container for a failed probe; it returns the instance's done channel, or nil

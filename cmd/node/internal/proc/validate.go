@@ -41,6 +41,12 @@ func Validate(pod *v1.Pod) field.ErrorList {
 		if len(c.Command) == 0 && len(c.Args) == 0 {
 			errs = append(errs, field.Required(path.Child("command"), "node runs containers as local processes: set command or args (args[0] is then the executable)"))
 		}
+		switch c.TerminationMessagePolicy {
+		case "", v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError:
+		default:
+			errs = append(errs, field.NotSupported(path.Child("terminationMessagePolicy"), c.TerminationMessagePolicy,
+				[]v1.TerminationMessagePolicy{v1.TerminationMessageReadFile, v1.TerminationMessageFallbackToLogsOnError}))
+		}
 		if lc := c.Lifecycle; lc != nil {
 			for _, hook := range []struct {
 				name string
