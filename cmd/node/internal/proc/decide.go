@@ -32,6 +32,9 @@ func (p *podState) decide(now time.Time, fenced, postStart bool) plan {
 	if p.terminating {
 		return pl
 	}
+	if p.decideDeadline(now, &pl) {
+		return pl
+	}
 	if p.restartingAll && !p.decideRestartAll(now, &pl) {
 		return pl
 	}
@@ -42,6 +45,37 @@ func (p *podState) decide(now time.Time, fenced, postStart bool) plan {
 	appActive := p.decideApps(now, &pl)
 	p.decideSidecars(now, appActive, &pl)
 	return pl
+}
+
+// decideDeadline is kubelet's activeDeadlineHandler: once the pod has been running for
+// activeDeadlineSeconds since its start time, it is Failed (DeadlineExceeded, with kubelet's
+// event, once) and every running container is stopped with the pod's grace period; nothing starts
+// again. A pod that has already Succeeded stays so. Before the deadline, decide wakes at it. It
+// reports whether the deadline has passed (the decision is then only that).
+func (p *podState) decideDeadline(now time.Time, pl *plan) (exceeded bool) {
+	if d := p.pod.Spec.ActiveDeadlineSeconds; d != nil && !p.deadlineExceeded {
+		deadline := p.startTime.Add(time.Duration(*d) * time.Second)
+		if now.Before(deadline) {
+			if pl.WakeAt.IsZero() || deadline.Before(pl.WakeAt) {
+				pl.WakeAt = deadline
+			}
+			return false
+		}
+		if p.status().Phase == v1.PodSucceeded {
+			return false
+		}
+		p.deadlineExceeded = true
+		pl.Events = append(pl.Events, event{Type: v1.EventTypeNormal, Reason: ReasonDeadlineExceeded, Message: messageDeadlineExceeded})
+	}
+	if !p.deadlineExceeded {
+		return false
+	}
+	for _, c := range p.containers {
+		if c.running() {
+			pl.Stop = append(pl.Stop, c.spec.Name)
+		}
+	}
+	return true
 }
 
 // decideRestartAll is kubelet 1.37's RestartAllContainers restart in place (KEP-5532): kill every

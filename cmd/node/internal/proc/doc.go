@@ -91,6 +91,12 @@
 // probes.HTTPHook, sleep hooks wait on the injected clock. Stops node does not make (the shim's
 // window or lease, an earlier node's replaced instances) run no preStop.
 //
+// activeDeadlineSeconds is decide's too (decideDeadline, kubelet's activeDeadlineHandler): decide
+// wakes at the pod's start time plus the deadline; past it the pod is Failed, DeadlineExceeded
+// (status reason and message, one Normal event on the pod), every running container is stopped and
+// none starts again, unless the pod had Succeeded already. The start time is in the record, so a
+// restarted node keeps the same deadline.
+//
 // Termination messages (termination.go), as kubelet's: at an instance's exit, what it wrote to its
 // terminationMessagePath, else (FallbackToLogsOnError, a failed exit that is not a StartError) its
 // log's tail; kubelet's bounds (4 KiB, 80 lines and 2 KiB, 12 KiB per pod). node mounts nothing:

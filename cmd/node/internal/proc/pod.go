@@ -96,6 +96,9 @@ type podState struct {
 	// (KEP-5532): every container is killed, then the pod starts again from its first init
 	// container (kubelet's AllContainersRestarting condition, True until then).
 	restartingAll bool
+	// deadlineExceeded: the pod ran for its activeDeadlineSeconds (kubelet's activeDeadlineHandler):
+	// Failed, DeadlineExceeded, every container stopped, none started again.
+	deadlineExceeded bool
 	// initialized: initialization completed once. kubelet 1.37 keeps the Initialized condition
 	// True from then on (an in-place restart runs the init containers again; a pod that was
 	// initialized is not uninitialized).
@@ -264,6 +267,9 @@ func (p *podState) status() v1.PodStatus {
 	}
 	truncateMessages(&st, len(p.containers))
 	st.Phase = phase(p.pod, st.InitContainerStatuses, st.ContainerStatuses, p.sidecarStartedMap(), p.restartingAll)
+	if p.deadlineExceeded && st.Phase != v1.PodSucceeded { // kubelet: no transition out of a terminal phase
+		st.Phase, st.Reason, st.Message = v1.PodFailed, ReasonDeadlineExceeded, messageDeadlineExceeded
+	}
 	st.Conditions = conditions(p.pod, st, p.sidecarStartedMap(), p.startTime, p.restartingAll, p.initialized)
 	st.ObservedGeneration = p.pod.Generation // kubelet 1.37 (PodObservedGenerationTracking, GA)
 	return st
@@ -351,6 +357,12 @@ func (p *podState) containerStatus(c *container, initRunning bool) v1.ContainerS
 	}
 	return cs
 }
+
+// kubelet's activeDeadlineHandler: the pod's reason, message and event.
+const (
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
 
 // ReasonRestartingAllContainers is kubelet's reason for a container a RestartAllContainers rule
 // restarts in place (its Waiting state and its lastState while it waits).

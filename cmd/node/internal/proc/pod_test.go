@@ -292,3 +292,47 @@ func TestPostStartHoldsTheNextStart(t *testing.T) {
 	s.postStart = false
 	assert.Equal(t, []string{"init"}, s.sync().Start)
 }
+
+// activeDeadlineSeconds, as kubelet's activeDeadlineHandler: decide wakes at the deadline; then
+// the pod is Failed, DeadlineExceeded (one event), its containers are stopped and none starts
+// again; a pod that had already Succeeded stays so.
+func TestActiveDeadline(t *testing.T) {
+	deadline := int64(10)
+	pod := testPod(v1.RestartPolicyAlways, []v1.Container{sidecar("side")}, "app")
+	pod.Spec.ActiveDeadlineSeconds = &deadline
+	s := newSim(t, pod)
+	assert.Equal(t, []string{"side"}, s.sync().Start)
+	assert.Equal(t, []string{"app"}, s.sync().Start)
+	s.advance(5 * time.Second)
+	pl := s.sync()
+	assert.Equal(t, t0.Add(10*time.Second), pl.WakeAt, "wakes at the deadline")
+	assert.Empty(t, pl.Stop)
+	assert.Equal(t, v1.PodRunning, s.p.status().Phase)
+
+	s.advance(5 * time.Second)
+	pl = s.sync()
+	assert.ElementsMatch(t, []string{"side", "app"}, pl.Stop)
+	assert.Equal(t, []event{{Type: v1.EventTypeNormal, Reason: "DeadlineExceeded", Message: "Pod was active on the node longer than the specified deadline"}}, pl.Events)
+	st := s.p.status()
+	assert.Equal(t, v1.PodFailed, st.Phase)
+	assert.Equal(t, "DeadlineExceeded", st.Reason)
+	assert.Equal(t, "Pod was active on the node longer than the specified deadline", st.Message)
+
+	s.exit("app", 143)
+	s.exit("side", 143)
+	s.advance(time.Minute)
+	pl = s.sync()
+	assert.Empty(t, pl.Start, "nothing starts again, whatever the restart policy")
+	assert.Empty(t, pl.Events, "the event once")
+	assert.Equal(t, v1.PodFailed, s.p.status().Phase)
+
+	done := testPod(v1.RestartPolicyNever, nil, "job")
+	done.Spec.ActiveDeadlineSeconds = &deadline
+	s = newSim(t, done)
+	s.sync()
+	s.exit("job", 0)
+	s.advance(time.Minute)
+	pl = s.sync()
+	assert.Empty(t, pl.Events)
+	assert.Equal(t, v1.PodSucceeded, s.p.status().Phase, "a pod that completed stays Succeeded")
+}

@@ -873,6 +873,10 @@ func (pr *podRunner) event(k kind, container, typ, reason, msg string) {
 	if pr.rt.opts.Events == nil {
 		return
 	}
+	fieldPath := "" // the pod's own event
+	if container != "" {
+		fieldPath = podapi.FieldPath(container, k != kindApp)
+	}
 	pr.rt.opts.Events.Event(messages.Event{
 		Time:      pr.rt.opts.Clock.Now(),
 		Type:      typ,
@@ -880,6 +884,6 @@ func (pr *podRunner) event(k kind, container, typ, reason, msg string) {
 		Message:   msg,
 		Pod:       types.NamespacedName{Namespace: pr.pod.Namespace, Name: pr.pod.Name},
 		PodUID:    pr.pod.UID,
-		FieldPath: podapi.FieldPath(container, k != kindApp),
+		FieldPath: fieldPath,
 	})
 }

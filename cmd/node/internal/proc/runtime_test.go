@@ -507,3 +507,40 @@ func TestSubscribersSeeEveryPodEventBeforeTheTree(t *testing.T) {
 	defer mu.Unlock()
 	assert.Len(t, second, seen, "a cancelled subscriber hears nothing more")
 }
+
+// TestActiveDeadlineStopsThePod: a pod that outlives its activeDeadlineSeconds is Failed,
+// DeadlineExceeded, with kubelet's event on the pod itself, and its container is stopped and not
+// restarted (restartPolicy Always notwithstanding).
+func TestActiveDeadlineStopsThePod(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	rt, rec := newTestRuntime(t, clk)
+	pod := shPod("deadline", v1.RestartPolicyAlways, "exec sleep 300")
+	deadline := int64(60)
+	pod.Spec.ActiveDeadlineSeconds = &deadline
+	require.NoError(t, rt.Run(pod))
+	cs := waitRunning(t, rec, pod.UID, "c")
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	require.NoError(t, clk.WaitPending(ctx, 1)) // the deadline
+	clk.Advance(time.Minute)
+	require.Eventually(t, func() bool {
+		clk.Advance(time.Second) // a timer armed for a time passed fires at the next Advance
+		c, phase := rec.container(pod.UID, "c")
+		return phase == v1.PodFailed && c.State.Terminated != nil
+	}, settle, tick)
+	rec.mu.Lock()
+	st := rec.statuses[pod.UID]
+	var podEvents []string
+	for _, e := range rec.events {
+		if e.FieldPath == "" {
+			podEvents = append(podEvents, e.Reason+": "+e.Message)
+		}
+	}
+	rec.mu.Unlock()
+	assert.Equal(t, "DeadlineExceeded", st.Reason)
+	assert.Equal(t, []string{"DeadlineExceeded: Pod was active on the node longer than the specified deadline"}, podEvents)
+	assert.Contains(t, rec.reasons("c"), "Killing: Stopping container c")
+	after, _ := rec.container(pod.UID, "c")
+	assert.Equal(t, cs.ContainerID, after.ContainerID, "not restarted")
+}

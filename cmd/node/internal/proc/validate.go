@@ -80,6 +80,9 @@ func Validate(pod *v1.Pod) field.ErrorList {
 	for i := range pod.Spec.Containers {
 		check(spec.Child("containers").Index(i), &pod.Spec.Containers[i])
 	}
+	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && *d < 1 { // the API server's rule
+		errs = append(errs, field.Invalid(spec.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
+	}
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(spec.Child("ephemeralContainers"), "not supported by node"))
 	}
