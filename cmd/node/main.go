@@ -26,6 +26,7 @@
 //	              (NODE column from a fleet aggregator with -A)
 //	node logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N]
 //	          [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]
+//	node top pod[s] [NAME...] [-n NS | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
 //	node events [--for pod/NAME|node/NAME] [--types T,...] [-n NS | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]
 //	node wait pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all --for condition=NAME[=VALUE]|delete|create
 //	          [--timeout D] [-n NS] [--server ADDR]
@@ -54,6 +55,7 @@ Usage:
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
   node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)
   node events [--for pod/NAME]    the events of a running node or fleet aggregator, as kubectl events prints them
+  node top pods [NAME...]         each pod's CPU and memory on a running node, as kubectl top pod
   node wait pod/NAME --for ...    wait until pods meet a condition (condition=Ready), or go, as kubectl wait
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information
@@ -90,6 +92,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return getCommand(args[1:], stdout, stderr)
 	case "logs":
 		return logsCommand(args[1:], stdout, stderr)
+	case "top":
+		return topCommand(args[1:], stdout, stderr)
 	case "events":
 		return eventsCommand(args[1:], stdout, stderr)
 	case "wait":

@@ -30,11 +30,13 @@ import (
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/cmd/node/internal/staticpod"
 	"github.com/probeactor/probeactor/cmd/node/internal/statuspage"
+	resourceusage "github.com/probeactor/probeactor/cmd/node/internal/usage"
 	"github.com/probeactor/probeactor/fleet/link"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/lifecycle"
 	"github.com/probeactor/probeactor/internal/pidregistry"
+	"github.com/probeactor/probeactor/internal/procfs"
 	"github.com/probeactor/probeactor/messages"
 	"github.com/probeactor/probeactor/probes"
 	"github.com/probeactor/probeactor/remotesec"
@@ -166,6 +168,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if err != nil {
 		return nil, err
 	}
+	resourceReg := prometheus.NewRegistry() // kubelet's /metrics/resource: what each container uses
+	resourceReg.MustRegister(resourceusage.NewCollector(n.rt.Running, procfs.Processes))
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
@@ -179,6 +183,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		Source:      n.host,
 		Metrics:     prometheus.Gatherers{mainReg, probeReg},
 		Probes:      probeReg,
+		Resource:    resourceReg,
 		Index:       page,
 		Logger:      log.Named("http"),
 		Profiling:   cfg.profiling,

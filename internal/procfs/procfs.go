@@ -1,6 +1,6 @@
-// Package procfs reads the processes' /proc/<pid>/stat, for the measurements that watch node and
-// its containers from outside (tests/soak, tests/nodebench). Linux only; test tooling that node
-// never imports.
+// Package procfs reads the processes' /proc/<pid>/stat: for the measurements that watch node and
+// its containers from outside (tests/soak, tests/nodebench), and for node's own resource metrics
+// (cmd/node/internal/usage). Linux only.
 package procfs
 
 import (
@@ -26,6 +26,7 @@ type ProcStat struct {
 	State     byte          // 'R', 'S', 'Z', ...
 	RSS       float64       // bytes
 	CPU       time.Duration // used so far, user and system (utime + stime)
+	ChildCPU  time.Duration // used by the children it has waited for (cutime + cstime)
 }
 
 // ParseStat parses one /proc/<pid>/stat line; the command name (in parentheses) may itself hold
@@ -40,19 +41,19 @@ func ParseStat(line string) (ProcStat, error) {
 		return ProcStat{}, fmt.Errorf("stat %q: pid: %w", line, err)
 	}
 	f := strings.Fields(line[end+1:])
-	// After the name: state(3) ppid(4) ... utime(14) stime(15) ... rss(24): indexes 0, 1, 11, 12
-	// and 21 here.
+	// After the name: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) ... rss(24):
+	// indexes 0, 1, 11, 12, 13, 14 and 21 here.
 	if len(f) < 22 || len(f[0]) != 1 {
 		return ProcStat{}, fmt.Errorf("stat %q: too few fields", line)
 	}
-	var n [4]int64
-	for i, k := range []int{1, 11, 12, 21} {
+	var n [6]int64
+	for i, k := range []int{1, 11, 12, 21, 13, 14} {
 		if n[i], err = strconv.ParseInt(f[k], 10, 64); err != nil {
 			return ProcStat{}, fmt.Errorf("stat %q: field %d: %w", line, k+3, err)
 		}
 	}
 	return ProcStat{PID: pid, PPID: int(n[0]), Comm: line[open+1 : end], State: f[0][0], RSS: float64(n[3]) * pageSize,
-		CPU: time.Duration(n[1]+n[2]) * time.Second / ClockTicks}, nil
+		CPU: time.Duration(n[1]+n[2]) * time.Second / ClockTicks, ChildCPU: time.Duration(n[4]+n[5]) * time.Second / ClockTicks}, nil
 }
 
 // Processes reads every process's stat (processes that end meanwhile are skipped).

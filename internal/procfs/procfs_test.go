@@ -15,9 +15,9 @@ func TestParseStat(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ProcStat{PID: 4242, PPID: 4200, Comm: "node (x) y", State: 'S', RSS: 2560 * pageSize, CPU: 70 * time.Millisecond}, st)
 
-	st, err = ParseStat("4242 (node (shim) x) S 17 4242 4242 0 -1 4194560 1 0 0 0 150 25 0 0 20 0 9 0 1234 0 0")
+	st, err = ParseStat("4242 (node (shim) x) S 17 4242 4242 0 -1 4194560 1 0 0 0 150 25 7 3 20 0 9 0 1234 0 0")
 	require.NoError(t, err)
-	assert.Equal(t, ProcStat{PID: 4242, PPID: 17, Comm: "node (shim) x", State: 'S', CPU: 1750 * time.Millisecond}, st)
+	assert.Equal(t, ProcStat{PID: 4242, PPID: 17, Comm: "node (shim) x", State: 'S', CPU: 1750 * time.Millisecond, ChildCPU: 100 * time.Millisecond}, st)
 
 	for _, bad := range []string{"", "12 no-paren S 1", "x (a) S 1 2 3", "12 (a) S 1",
 		"12 (a) S x 1 1 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0",

@@ -36,6 +36,7 @@ type process struct {
 	conn *net.UnixConn
 	cmd  *exec.Cmd // started only
 	pid  int       // the container's main process (not the shim)
+	shim int       // the shim's pid (0: an older shim did not say)
 
 	mu       sync.Mutex
 	closed   bool
@@ -117,7 +118,7 @@ func startProcess(shim []string, spec processSpec) (*process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("connect to the container shim: %w", err)
 	}
-	p := &process{conn: conn, cmd: cmd, pid: first.PID, done: make(chan struct{}),
+	p := &process{conn: conn, cmd: cmd, pid: first.PID, shim: cmd.Process.Pid, done: make(chan struct{}),
 		lease: lease{deadline: spec.LeaseDeadline, grace: spec.Grace}}
 	reaped := make(chan struct{})
 	go func() { // ends when the shim exits (after a Detach, that may be long after)
@@ -140,7 +141,7 @@ func attachProcess(socket string) (*process, shimMessage, error) {
 	if err != nil {
 		return nil, shimMessage{}, err
 	}
-	p := &process{conn: conn, pid: hello.PID, done: make(chan struct{})}
+	p := &process{conn: conn, pid: hello.PID, shim: hello.ShimPID, done: make(chan struct{})}
 	reaped := make(chan struct{})
 	close(reaped)                    // not node's child: its parent reaps it
 	go p.watch(lines, hello, reaped) // ends when the connection does

@@ -101,13 +101,41 @@ type Runtime struct {
 	statesDir string // <RootDir>/state: one record per pod
 }
 
-// containerRef is what an exec probe needs to run "in" a container, and what SetLease needs to
-// renew its shim's lease.
+// containerRef is what an exec probe needs to run "in" a container, what SetLease needs to
+// renew its shim's lease, and what Running lists.
 type containerRef struct {
 	env   []string
 	dir   string
 	proc  *process
 	grace time.Duration // of the shim's stop at the lease's end: the pod's grace period
+	pod   *v1.Pod
+	name  string    // the container's
+	start time.Time // the instance's
+}
+
+// RunningContainer is one running container instance, as Running lists it.
+type RunningContainer struct {
+	Pod       *v1.Pod // the pod's object as Run got it: read only
+	Container string
+	ID        string    // its container ID
+	PID       int       // its main process
+	ShimPID   int       // its shim's (the subreaper of what it forks); 0 when unknown
+	StartedAt time.Time // the instance's start
+}
+
+// Running lists the container instances that run now (started or adopted), in no order: what
+// node's resource metrics measure.
+func (r *Runtime) Running() []RunningContainer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]RunningContainer, 0, len(r.byID))
+	for id, ref := range r.byID {
+		if ref.pod == nil {
+			continue
+		}
+		out = append(out, RunningContainer{Pod: ref.pod, Container: ref.name, ID: id, PID: ref.proc.pid, ShimPID: ref.proc.shim, StartedAt: ref.start})
+	}
+	return out
 }
 
 // New returns an empty Runtime.
@@ -727,7 +755,12 @@ func (pr *podRunner) track(name, id string, proc *process, socket string) {
 	c := pr.state.byName[name]
 	grace := pr.shimGrace()
 	pr.rt.mu.Lock()
-	pr.rt.byID[id] = containerRef{env: containerEnv(pr.pod, &c.spec), dir: c.spec.WorkingDir, proc: proc, grace: grace}
+	start := time.Time{}
+	if c.current != nil {
+		start = c.current.startedAt
+	}
+	pr.rt.byID[id] = containerRef{env: containerEnv(pr.pod, &c.spec), dir: c.spec.WorkingDir, proc: proc, grace: grace,
+		pod: pr.pod, name: name, start: start}
 	deadline := pr.rt.lease
 	pr.rt.mu.Unlock()
 	if deadline != 0 {

@@ -50,6 +50,9 @@ type shimSpec struct {
 type shimMessage struct {
 	Event string `json:"event"` // "started", "error", "hello", "exited"
 	PID   int    `json:"pid,omitempty"`
+	// ShimPID (hello) is the shim's own pid: the root of the container's process tree, for its
+	// resource usage. A shim of an older node sends none.
+	ShimPID int `json:"shimPID,omitempty"`
 	// Exited (hello only) says the container's main process has already exited, with ExitCode
 	// and Signal; the shim exits once it said so.
 	Exited   bool   `json:"exited,omitempty"`
@@ -251,6 +254,9 @@ func (s *shim) read(c *net.UnixConn) {
 func (s *shim) exitMessage(event string) shimMessage {
 	done := s.core.mainDone
 	m := shimMessage{Event: event, PID: s.pid, Exited: done && event == "hello", Fenced: done && s.core.fenced}
+	if event == "hello" {
+		m.ShimPID = os.Getpid()
+	}
 	switch {
 	case !done:
 	case s.ws.Exited():

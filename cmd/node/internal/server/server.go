@@ -58,6 +58,7 @@ type Options struct {
 	Source   Source
 	Metrics  prometheus.Gatherer // everything, served at /metrics
 	Probes   prometheus.Gatherer // the prober's series, served at /metrics/probes
+	Resource prometheus.Gatherer // kubelet's resource metrics, served at /metrics/resource (nil: a 404)
 	// Index is served at / exactly (node's status page); nil leaves / a 404 like any unknown path.
 	Index  http.Handler
 	Logger hclog.Logger
@@ -190,7 +191,7 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // routes lists the paths for the 404 message.
-const routes = "/pods, /pods/{namespace}/{name}, /probes/{namespace}/{name}, /events, /metrics, /metrics/probes, /containerLogs/{namespace}/{pod}/{container}, /healthz, /healthz/{check}"
+const routes = "/pods, /pods/{namespace}/{name}, /probes/{namespace}/{name}, /events, /metrics, /metrics/probes, /metrics/resource, /containerLogs/{namespace}/{pod}/{container}, /healthz, /healthz/{check}"
 
 // handler is every route behind the request guards.
 func handler(opts Options) http.Handler {
@@ -211,6 +212,9 @@ func handler(opts Options) http.Handler {
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("GET /metrics/probes", promhttp.HandlerFor(opts.Probes, promhttp.HandlerOpts{}))
+	if opts.Resource != nil {
+		mux.Handle("GET /metrics/resource", promhttp.HandlerFor(opts.Resource, promhttp.HandlerOpts{}))
+	}
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.logs)
 	hint := routes
 	if opts.Index != nil {

@@ -1,0 +1,113 @@
+package usage
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/proc"
+	"github.com/probeactor/probeactor/internal/procfs"
+)
+
+// Usage is what one container's process tree has used.
+type Usage struct {
+	CPU    time.Duration // so far
+	Memory float64       // resident now, bytes
+}
+
+// Measure is the usage of the container whose main process is pid and whose shim is shim, from
+// one read of every process: the tree below the shim (the main process, and whatever it forked,
+// setsid'd or orphaned ones included), when the shim is known and is still the main process's
+// parent; else the main process and its own descendants. false when pid is not in all (it has
+// ended).
+func Measure(all []procfs.ProcStat, pid, shim int) (Usage, bool) {
+	main := findPID(all, pid)
+	if main == nil {
+		return Usage{}, false
+	}
+	root, u := main, Usage{CPU: main.CPU + main.ChildCPU, Memory: main.RSS}
+	if s := findPID(all, shim); shim != 0 && s != nil && main.PPID == shim {
+		root, u = s, Usage{CPU: s.ChildCPU} // the orphans it reaped; not the shim's own work
+	}
+	for _, p := range procfs.Descendants(all, root.PID) {
+		u.CPU += p.CPU + p.ChildCPU
+		u.Memory += p.RSS
+	}
+	return u, true
+}
+
+func findPID(all []procfs.ProcStat, pid int) *procfs.ProcStat {
+	for i := range all {
+		if all[i].PID == pid {
+			return &all[i]
+		}
+	}
+	return nil
+}
+
+// Collector serves kubelet's resource metrics for the containers list returns, reading the
+// processes with read (procfs.Processes in node).
+type Collector struct {
+	list func() []proc.RunningContainer
+	read func() ([]procfs.ProcStat, error)
+}
+
+// NewCollector returns node's Collector.
+func NewCollector(list func() []proc.RunningContainer, read func() ([]procfs.ProcStat, error)) *Collector {
+	return &Collector{list: list, read: read}
+}
+
+// kubelet 1.37's resource metrics (pkg/kubelet/metrics/collectors/resource_metrics.go).
+var (
+	containerCPU = prometheus.NewDesc("container_cpu_usage_seconds_total",
+		"Cumulative cpu time consumed by the container in core-seconds", []string{"container", "pod", "namespace"}, nil)
+	containerMemory = prometheus.NewDesc("container_memory_working_set_bytes",
+		"Current working set of the container in bytes", []string{"container", "pod", "namespace"}, nil)
+	containerStart = prometheus.NewDesc("container_start_time_seconds",
+		"Start time of the container since unix epoch in seconds", []string{"container", "pod", "namespace"}, nil)
+	podCPU = prometheus.NewDesc("pod_cpu_usage_seconds_total",
+		"Cumulative cpu time consumed by the pod in core-seconds", []string{"pod", "namespace"}, nil)
+	podMemory = prometheus.NewDesc("pod_memory_working_set_bytes",
+		"Current working set of the pod in bytes", []string{"pod", "namespace"}, nil)
+	scrapeError = prometheus.NewDesc("scrape_error",
+		"1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{containerCPU, containerMemory, containerStart, podCPU, podMemory, scrapeError} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: one read of /proc for every running container.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	all, err := c.read()
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 1)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 0)
+	type podKey struct{ ns, name string }
+	pods := map[podKey]*Usage{}
+	for _, r := range c.list() {
+		u, ok := Measure(all, r.PID, r.ShimPID)
+		if !ok {
+			continue
+		}
+		labels := []string{r.Container, r.Pod.Name, r.Pod.Namespace}
+		ch <- prometheus.MustNewConstMetric(containerCPU, prometheus.CounterValue, u.CPU.Seconds(), labels...)
+		ch <- prometheus.MustNewConstMetric(containerMemory, prometheus.GaugeValue, u.Memory, labels...)
+		ch <- prometheus.MustNewConstMetric(containerStart, prometheus.GaugeValue, float64(r.StartedAt.UnixNano())/1e9, labels...)
+		k := podKey{r.Pod.Namespace, r.Pod.Name}
+		if pods[k] == nil {
+			pods[k] = &Usage{}
+		}
+		pods[k].CPU += u.CPU
+		pods[k].Memory += u.Memory
+	}
+	for k, u := range pods {
+		ch <- prometheus.MustNewConstMetric(podCPU, prometheus.CounterValue, u.CPU.Seconds(), k.name, k.ns)
+		ch <- prometheus.MustNewConstMetric(podMemory, prometheus.GaugeValue, u.Memory, k.name, k.ns)
+	}
+}
