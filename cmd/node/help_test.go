@@ -16,7 +16,7 @@ import (
 // "-fleet node fleet --remote-listen". Each flag line must name one word of argument, never "value".
 func TestHelpNamesEveryFlagsArgument(t *testing.T) {
 	flagLine := regexp.MustCompile(`^  -([a-zA-Z-]+)(?: ([^\t]*))?(?:\t.*)?$`)
-	for _, cmd := range []string{"run", "validate", "explain", "describe", "get", "logs", "events", "wait", "fleet"} {
+	for _, cmd := range []string{"run", "validate", "explain", "describe", "get", "logs", "events", "wait", "fleet", "top"} {
 		t.Run(cmd, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := dispatch([]string{cmd, "-h"}, strings.NewReader(""), &stdout, &stderr)
