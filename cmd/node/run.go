@@ -79,21 +79,21 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	usage := func(err error) int { // a bad setting: exit 2, naming the field and file it came from
+	refuse := func(err error) int { // a bad setting: exit 2, naming the field and file it came from
 		fmt.Fprintf(stderr, "error: %s\n", kc.explain(err))
 		return 2
 	}
 	log, err := newLogger(cfg.logLevel, cfg.logFormat, stderr)
 	if err != nil {
-		return usage(err)
+		return refuse(err)
 	}
 	kc.log(log)
 	if cfg.backoffInitial, cfg.backoffMax, err = crashLoopBackOff(cfg.gates, cfg.backoffInitial, set["crashloop-backoff-initial"],
 		cfg.backoffMax, set["crashloop-backoff-max"] || kc.sets("crashloop-backoff-max")); err != nil { // kubelet refuses the field without its gate too
-		return usage(err)
+		return refuse(err)
 	}
 	if err := checkListen(cfg.listen); err != nil {
-		return usage(fmt.Errorf("--listen %q: %w", cfg.listen, err))
+		return refuse(fmt.Errorf("--listen %q: %w", cfg.listen, err))
 	}
 	if cfg.rootDir == "" {
 		fmt.Fprintln(stderr, "error: --root-dir is empty: name the directory for container logs (default "+defaultRootDir()+")")
@@ -104,20 +104,20 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.fileCheck <= 0 {
-		return usage(errors.New("--file-check-frequency must be a positive duration (e.g. 20s)"))
+		return refuse(errors.New("--file-check-frequency must be a positive duration (e.g. 20s)"))
 	}
 	if err := cfg.checkManifestURL(set); err != nil {
-		return usage(err)
+		return refuse(err)
 	}
 	cfg.cluster.given, cfg.fleet.given = set, set
 	if err := cfg.cluster.validate(len(cfg.files), cfg.staticPods()); err != nil {
-		return usage(err)
+		return refuse(err)
 	}
 	if err := cfg.fleet.validate(cfg.cluster.enabled()); err != nil {
-		return usage(err)
+		return refuse(err)
 	}
 	if kc != nil && len(cfg.files) == 0 && !cfg.staticPods() { // not the demo: a node was meant
-		return usage(errors.New("--config, --config-dir: the files set neither staticPodPath nor staticPodURL, and no -f, --pod-manifest-path or --manifest-url was given: node would run no pods"))
+		return refuse(errors.New("--config, --config-dir: the files set neither staticPodPath nor staticPodURL, and no -f, --pod-manifest-path or --manifest-url was given: node would run no pods"))
 	}
 
 	var pods []*v1.Pod
