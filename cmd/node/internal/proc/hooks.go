@@ -116,6 +116,7 @@ func (pr *podRunner) hookEnded(m hookDone) {
 		if !r.postStart {
 			return // a kill began meanwhile and cancelled it
 		}
+		r.hook() // releases its context
 		r.postStart, r.hook = false, nil
 		if m.err == nil {
 			return
