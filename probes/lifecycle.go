@@ -108,7 +108,7 @@ func validateLifecycleHandler(h *v1.LifecycleHandler, grace *int64, path *field.
 		// validateHandler counted one handler already; it reported "must specify" for none.
 		return append(errs, field.Forbidden(path.Child("sleep"), "may not specify more than 1 handler type"))
 	}
-	errs = slicesDeleteRequired(errs, path)
+	errs = dropHandlerRequired(errs, path)
 	if grace != nil && (h.Sleep.Seconds < 0 || h.Sleep.Seconds > *grace) {
 		errs = append(errs, field.Invalid(path.Child("sleep"), h.Sleep.Seconds,
 			fmt.Sprintf("must be non-negative and less than terminationGracePeriodSeconds (%d)", *grace)))
@@ -116,9 +116,9 @@ func validateLifecycleHandler(h *v1.LifecycleHandler, grace *int64, path *field.
 	return errs
 }
 
-// slicesDeleteRequired drops validateHandler's "must specify a handler type" at path: a sleep is
+// dropHandlerRequired drops validateHandler's "must specify a handler type" at path: a sleep is
 // the handler.
-func slicesDeleteRequired(errs field.ErrorList, path *field.Path) field.ErrorList {
+func dropHandlerRequired(errs field.ErrorList, path *field.Path) field.ErrorList {
 	out := errs[:0]
 	for _, e := range errs {
 		if e.Type == field.ErrorTypeRequired && e.Field == path.String() {
