@@ -11,10 +11,10 @@ import (
 )
 
 // containerEnv is a container's environment: node's own environment (so PATH, HOME and the like
-// work as on the host), then HOSTNAME, then the container's env in order. Values may reference
+// work as on the host), then HOSTNAME (podHostname), then the container's env in order. Values may reference
 // earlier variables with $(VAR); valueFrom supports the pod fields node knows (see fieldValue).
 func containerEnv(pod *v1.Pod, c *v1.Container) []string {
-	vars := []v1.EnvVar{{Name: "HOSTNAME", Value: pod.Name}}
+	vars := []v1.EnvVar{{Name: "HOSTNAME", Value: podHostname(pod)}}
 	for _, e := range c.Env {
 		value := e.Value
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
@@ -94,4 +94,21 @@ func containerArgv(pod *v1.Pod, c *v1.Container) []string {
 	env := resolvedEnv(pod, c)
 	argv := append(probes.ExpandCommand(c.Command, env), probes.ExpandCommand(c.Args, env)...)
 	return argv
+}
+
+// hostnameMaxLen is the longest hostname kubelet gives a pod (64 bytes with the terminating NUL).
+const hostnameMaxLen = 63
+
+// podHostname is the pod's hostname as kubelet's GeneratePodHostNameAndDomain makes it (a
+// container runtime then sets HOSTNAME to it): spec.hostname, else the pod's name, cut to 63
+// characters with no trailing '-' or '.'.
+func podHostname(pod *v1.Pod) string {
+	h := pod.Name
+	if pod.Spec.Hostname != "" {
+		h = pod.Spec.Hostname
+	}
+	if len(h) > hostnameMaxLen {
+		h = strings.TrimRight(h[:hostnameMaxLen], "-.")
+	}
+	return h
 }

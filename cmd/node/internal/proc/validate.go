@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/features"
@@ -79,6 +80,14 @@ func Validate(pod *v1.Pod) field.ErrorList {
 	}
 	for i := range pod.Spec.Containers {
 		check(spec.Child("containers").Index(i), &pod.Spec.Containers[i])
+	}
+	if h := pod.Spec.Hostname; h != "" { // the API server's rule
+		for _, msg := range validation.IsDNS1123Label(h) {
+			errs = append(errs, field.Invalid(spec.Child("hostname"), h, msg))
+		}
+	}
+	if pod.Spec.HostnameOverride != nil {
+		errs = append(errs, field.Forbidden(spec.Child("hostnameOverride"), "node implements no HostnameOverride (alpha): the hostname is spec.hostname or the pod's name"))
 	}
 	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && *d < 1 { // the API server's rule
 		errs = append(errs, field.Invalid(spec.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,10 @@ func TestValidate(t *testing.T) {
 		{"activeDeadlineSeconds", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{ActiveDeadlineSeconds: ptr(int64(0)),
 			Containers: []v1.Container{{Name: "c", Command: []string{"x"}}}}},
 			[]string{"spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"}},
+		{"hostname", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Hostname: "Web_1", HostnameOverride: ptr("x"),
+			Containers: []v1.Container{{Name: "c", Command: []string{"x"}}}}},
+			[]string{`spec.hostname: Invalid value: "Web_1": a lowercase RFC 1123 label must consist of`,
+				"spec.hostnameOverride: Forbidden: node implements no HostnameOverride"}},
 		{"ephemeral containers", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Command: []string{"x"}}},
 			EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "e"}}}}},
 			[]string{"spec.ephemeralContainers: Forbidden"}},
@@ -90,6 +95,19 @@ func TestContainerArgvAndEnv(t *testing.T) {
 	assert.Contains(t, env, "POD=p")
 	assert.Contains(t, env, "HOSTNAME=p")
 	assert.Contains(t, env, "GREETING=hello world")
+}
+
+// The hostname, as kubelet makes it: spec.hostname, else the pod's name, cut to 63 characters
+// without a trailing '-' or '.'.
+func TestPodHostname(t *testing.T) {
+	pod := func(name, hostname string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.PodSpec{Hostname: hostname}}
+	}
+	assert.Equal(t, "web", podHostname(pod("web", "")))
+	assert.Equal(t, "db-0", podHostname(pod("web", "db-0")))
+	long := strings.Repeat("a", 61) + "-.b" // 64 characters: cut at 63, then "-." trimmed
+	assert.Equal(t, strings.Repeat("a", 61), podHostname(pod(long, "")))
+	assert.Contains(t, containerEnv(pod("web", "db-0"), &v1.Container{}), "HOSTNAME=db-0")
 }
 
 func ptr[T any](v T) *T { return &v }
