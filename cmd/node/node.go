@@ -169,7 +169,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		return nil, err
 	}
 	resourceReg := prometheus.NewRegistry() // kubelet's /metrics/resource: what each container uses
-	resourceReg.MustRegister(resourceusage.NewCollector(n.rt.Running, procfs.Processes))
+	resourceReg.MustRegister(resourceusage.NewCollector(n.rt.Running, procfs.Processes, procfs.Host))
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{

@@ -137,6 +137,9 @@ func TestNodeMeasuresItsContainers(t *testing.T) {
 	assert.Greater(t, u.memory, float64(100*1024), "the processes' resident memory")
 	assert.Equal(t, u, first[usageKey{"default", "burn", ""}], "a one-container pod uses what its container does")
 
+	_, raw := getBody(t, n.api+"/metrics/resource")
+	assert.Regexp(t, `(?m)^node_cpu_usage_seconds_total [0-9.e+]+$`, raw, "the host's series too")
+	assert.Regexp(t, `(?m)^node_memory_working_set_bytes [0-9.e+]+$`, raw)
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"top", "pods", "--server", n.api, "--window", "200ms"}, nil, &out, &errb), errb.String())
 	assert.Regexp(t, `(?m)^burn\s+\d+m\s+\d+Mi$`, out.String())

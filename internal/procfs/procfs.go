@@ -5,6 +5,7 @@ package procfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -98,4 +99,74 @@ func Descendants(all []ProcStat, root int) []ProcStat {
 		}
 	}
 	return out
+}
+
+// ParseHostCPU reads /proc/stat's first line ("cpu  user nice system idle iowait irq softirq steal
+// ..."): the time every CPU has spent busy (user, nice, system, irq, softirq and steal; idle and
+// iowait are not busy, guest time is inside user already).
+func ParseHostCPU(stat string) (time.Duration, error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: first line %q is not the cpu line", line)
+	}
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: cpu field %d: %w", i, err)
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / ClockTicks, nil
+}
+
+// ParseMemInfo reads /proc/meminfo's MemTotal and MemAvailable, in bytes.
+func ParseMemInfo(meminfo string) (total, available float64, err error) {
+	seen := 0
+	for _, line := range strings.Split(meminfo, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "MemTotal" && name != "MemAvailable") {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, fmt.Errorf("/proc/meminfo: %q", line)
+		}
+		kb, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/meminfo: %s: %w", name, err)
+		}
+		if name == "MemTotal" {
+			total = kb * 1024
+		} else {
+			available = kb * 1024
+		}
+		seen++
+	}
+	if seen != 2 {
+		return 0, 0, errors.New("/proc/meminfo: no MemTotal or MemAvailable")
+	}
+	return total, available, nil
+}
+
+// Host reads the host's busy CPU time (ParseHostCPU) and its memory in use: MemTotal less
+// MemAvailable.
+func Host() (cpu time.Duration, memory float64, err error) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	if cpu, err = ParseHostCPU(string(stat)); err != nil {
+		return 0, 0, err
+	}
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	total, available, err := ParseMemInfo(string(meminfo))
+	if err != nil {
+		return 0, 0, err
+	}
+	return cpu, total - available, nil
 }

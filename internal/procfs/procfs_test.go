@@ -54,3 +54,25 @@ func TestProcessesFindsThisOne(t *testing.T) {
 	}
 	assert.True(t, found)
 }
+
+func TestParseHost(t *testing.T) {
+	cpu, err := ParseHostCPU("cpu  100 20 30 5000 40 1 2 3 7 0\ncpu0 50 10 15 2500 20 0 1 1 3 0\n")
+	require.NoError(t, err)
+	assert.Equal(t, 1560*time.Millisecond, cpu, "user+nice+system+irq+softirq+steal = 156 ticks")
+	_, err = ParseHostCPU("intr 1 2 3\n")
+	assert.Error(t, err)
+	_, err = ParseHostCPU("cpu  1 2 x 4 5 6 7 8\n")
+	assert.Error(t, err)
+
+	total, avail, err := ParseMemInfo("MemTotal:       16000000 kB\nMemFree:  1 kB\nMemAvailable:   4000000 kB\n")
+	require.NoError(t, err)
+	assert.Equal(t, 16000000.0*1024, total)
+	assert.Equal(t, 4000000.0*1024, avail)
+	_, _, err = ParseMemInfo("MemTotal: 5 kB\n")
+	assert.Error(t, err)
+
+	cpu, mem, err := Host()
+	require.NoError(t, err, "this machine's /proc")
+	assert.Positive(t, cpu)
+	assert.Positive(t, mem)
+}

@@ -15,8 +15,8 @@
 //     usage less its inactive file pages; shared pages count once per process here, so two
 //     processes sharing a library count it twice).
 //
-// A pod's usage is its containers' sum. The Collector reads /proc once per scrape; a container whose
-// process has gone between the listing and the read is left out of that scrape. The node-level
-// series (node_cpu_usage_seconds_total, node_memory_working_set_bytes) are not served: node does
-// not account for the rest of the host.
+// A pod's usage is its containers' sum. The node-level series are the host's: busy CPU time from
+// /proc/stat, and memory in use as MemTotal less MemAvailable (kubelet's is the root cgroup's
+// working set). The Collector reads /proc once per scrape; a container whose process has gone
+// between the listing and the read is left out of that scrape.
 package usage

@@ -46,15 +46,16 @@ func findPID(all []procfs.ProcStat, pid int) *procfs.ProcStat {
 }
 
 // Collector serves kubelet's resource metrics for the containers list returns, reading the
-// processes with read (procfs.Processes in node).
+// processes with read (procfs.Processes in node) and the host with host (procfs.Host).
 type Collector struct {
 	list func() []proc.RunningContainer
 	read func() ([]procfs.ProcStat, error)
+	host func() (time.Duration, float64, error)
 }
 
 // NewCollector returns node's Collector.
-func NewCollector(list func() []proc.RunningContainer, read func() ([]procfs.ProcStat, error)) *Collector {
-	return &Collector{list: list, read: read}
+func NewCollector(list func() []proc.RunningContainer, read func() ([]procfs.ProcStat, error), host func() (time.Duration, float64, error)) *Collector {
+	return &Collector{list: list, read: read, host: host}
 }
 
 // kubelet 1.37's resource metrics (pkg/kubelet/metrics/collectors/resource_metrics.go).
@@ -69,19 +70,31 @@ var (
 		"Cumulative cpu time consumed by the pod in core-seconds", []string{"pod", "namespace"}, nil)
 	podMemory = prometheus.NewDesc("pod_memory_working_set_bytes",
 		"Current working set of the pod in bytes", []string{"pod", "namespace"}, nil)
+	nodeCPU = prometheus.NewDesc("node_cpu_usage_seconds_total",
+		"Cumulative cpu time consumed by the node in core-seconds", nil, nil)
+	nodeMemory = prometheus.NewDesc("node_memory_working_set_bytes",
+		"Current working set of the node in bytes", nil, nil)
 	scrapeError = prometheus.NewDesc("scrape_error",
 		"1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{containerCPU, containerMemory, containerStart, podCPU, podMemory, scrapeError} {
+	for _, d := range []*prometheus.Desc{nodeCPU, nodeMemory, containerCPU, containerMemory, containerStart, podCPU, podMemory, scrapeError} {
 		ch <- d
 	}
 }
 
-// Collect implements prometheus.Collector: one read of /proc for every running container.
+// Collect implements prometheus.Collector: the host's usage, then one read of /proc for every
+// running container.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	cpu, memory, err := c.host()
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 1)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(nodeCPU, prometheus.CounterValue, cpu.Seconds())
+	ch <- prometheus.MustNewConstMetric(nodeMemory, prometheus.GaugeValue, memory)
 	all, err := c.read()
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 1)

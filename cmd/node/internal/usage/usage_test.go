@@ -64,8 +64,15 @@ func TestCollector(t *testing.T) {
 			{Pod: pod("jobs", "gone"), Container: "c", PID: 99, ShimPID: 98, StartedAt: started},
 		}
 	}
-	c := NewCollector(list, func() ([]procfs.ProcStat, error) { return procs, nil })
+	host := func() (time.Duration, float64, error) { return 90 * s, 4e9, nil }
+	c := NewCollector(list, func() ([]procfs.ProcStat, error) { return procs, nil }, host)
 	want := `
+# HELP node_cpu_usage_seconds_total Cumulative cpu time consumed by the node in core-seconds
+# TYPE node_cpu_usage_seconds_total counter
+node_cpu_usage_seconds_total 90
+# HELP node_memory_working_set_bytes Current working set of the node in bytes
+# TYPE node_memory_working_set_bytes gauge
+node_memory_working_set_bytes 4e+09
 # HELP container_cpu_usage_seconds_total Cumulative cpu time consumed by the container in core-seconds
 # TYPE container_cpu_usage_seconds_total counter
 container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"} 6.5
@@ -90,8 +97,21 @@ scrape_error 0
 `
 	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
 
-	broken := NewCollector(list, func() ([]procfs.ProcStat, error) { return nil, errors.New("no /proc") })
+	broken := NewCollector(list, func() ([]procfs.ProcStat, error) { return nil, errors.New("no /proc") }, host)
 	assert.NoError(t, testutil.CollectAndCompare(broken, strings.NewReader(`
+# HELP node_cpu_usage_seconds_total Cumulative cpu time consumed by the node in core-seconds
+# TYPE node_cpu_usage_seconds_total counter
+node_cpu_usage_seconds_total 90
+# HELP node_memory_working_set_bytes Current working set of the node in bytes
+# TYPE node_memory_working_set_bytes gauge
+node_memory_working_set_bytes 4e+09
+# HELP scrape_error 1 if there was an error while getting container metrics, 0 otherwise
+# TYPE scrape_error gauge
+scrape_error 1
+`)))
+	noHost := NewCollector(list, func() ([]procfs.ProcStat, error) { return procs, nil },
+		func() (time.Duration, float64, error) { return 0, 0, errors.New("no /proc/stat") })
+	assert.NoError(t, testutil.CollectAndCompare(noHost, strings.NewReader(`
 # HELP scrape_error 1 if there was an error while getting container metrics, 0 otherwise
 # TYPE scrape_error gauge
 scrape_error 1
