@@ -28,6 +28,23 @@ type fleetNode struct {
 	proc *fleettest.Proc
 }
 
+// sleeperPod is the manifest of pod name: one container "app" sleeping, ready by an exec probe
+// every second, stopped with grace seconds.
+func sleeperPod(name string, grace int) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  terminationGracePeriodSeconds: %d
+  containers:
+  - name: app
+    command: ["sleep", "300"]
+    readinessProbe:
+      exec: {command: ["true"]}
+      periodSeconds: 1
+`, name, grace)
+}
+
 // startFleetNode runs `node run` as a child with pods pods of one sleeping container each, ready by
 // an exec probe every second, reporting to the aggregator at aggRemote; extra flags come last.
 func startFleetNode(t *testing.T, name, aggRemote string, pods int, extra ...string) *fleetNode {
@@ -35,18 +52,7 @@ func startFleetNode(t *testing.T, name, aggRemote string, pods int, extra ...str
 	dir := t.TempDir()
 	var docs []string
 	for i := range pods {
-		docs = append(docs, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s-pod-%d}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    command: ["sleep", "300"]
-    readinessProbe:
-      exec: {command: ["true"]}
-      periodSeconds: 1
-`, name, i))
+		docs = append(docs, sleeperPod(fmt.Sprintf("%s-pod-%d", name, i), 1))
 	}
 	manifest := filepath.Join(dir, "pods.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(strings.Join(docs, "---\n")), 0o600))

@@ -27,26 +27,12 @@ import (
 // says, and the fields node does not use are named in the log.
 func TestNodeRunsFromKubeletsConfigFiles(t *testing.T) {
 	dir := t.TempDir()
-	pod := func(name string) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    command: ["sleep", "300"]
-    readinessProbe:
-      exec: {command: ["true"]}
-      periodSeconds: 1
-`, name)
-	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer a,b" {
 			w.WriteHeader(http.StatusForbidden)
 			return
 		}
-		_, _ = io.WriteString(w, pod("from-url"))
+		_, _ = io.WriteString(w, sleeperPod("from-url", 1))
 	}))
 	defer ts.Close()
 	listen := freeport.Addr(t)
@@ -55,7 +41,7 @@ spec:
 
 	etc := filepath.Join(dir, "etc")
 	files := map[string]string{
-		"manifests/from-file.yaml": pod("from-file"),
+		"manifests/from-file.yaml": sleeperPod("from-file", 1),
 		"config.yaml": kubeletConfigHeader + fmt.Sprintf(`staticPodPath: manifests
 address: %s
 readOnlyPort: %s

@@ -52,19 +52,7 @@ func TestManifestURLHeaderFlag(t *testing.T) {
 // and stops them when the URL serves an empty List.
 func TestManifestURLPodsRun(t *testing.T) {
 	var mu sync.Mutex
-	body, tokens := `
-apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: app
-    command: ["sleep", "300"]
-    readinessProbe:
-      exec: {command: ["true"]}
-      periodSeconds: 1
-`, []string{}
+	body, tokens := sleeperPod("web", 2), []string{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()

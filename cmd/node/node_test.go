@@ -109,19 +109,7 @@ func TestRemovedStaticPodIsForgottenByTheTree(t *testing.T) {
 	manifests := filepath.Join(dir, "manifests")
 	require.NoError(t, os.Mkdir(manifests, 0o755))
 	file := filepath.Join(manifests, "web.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(`
-apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: app
-    command: ["sleep", "300"]
-    readinessProbe:
-      exec: {command: ["true"]}
-      periodSeconds: 1
-`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(sleeperPod("web", 2)), 0o600))
 	cfg := runConfig{listen: "127.0.0.1:0", rootDir: filepath.Join(dir, "root"), logFormat: "text", logOutput: io.Discard,
 		backoffInitial: 10 * time.Second, backoffMax: time.Minute, manifestPath: manifests, fileCheck: 100 * time.Millisecond}
 	n, err := assemble(cfg, nil, hclog.NewNullLogger(), io.Discard)

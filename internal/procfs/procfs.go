@@ -81,17 +81,40 @@ func Processes() ([]ProcStat, error) {
 
 // Descendants returns the processes below root (not root itself), zombies excluded (their
 // children are followed).
-func Descendants(all []ProcStat, root int) []ProcStat {
-	children := map[int][]ProcStat{}
+func Descendants(all []ProcStat, root int) []ProcStat { return NewTree(all).Descendants(root) }
+
+// Tree is one read of every process, indexed by pid and by parent, for asking about many
+// processes of the same read.
+type Tree struct {
+	byPID    map[int]ProcStat
+	children map[int][]ProcStat
+}
+
+// NewTree indexes all.
+func NewTree(all []ProcStat) Tree {
+	t := Tree{byPID: make(map[int]ProcStat, len(all)), children: map[int][]ProcStat{}}
 	for _, p := range all {
-		children[p.PPID] = append(children[p.PPID], p)
+		t.byPID[p.PID] = p
+		t.children[p.PPID] = append(t.children[p.PPID], p)
 	}
+	return t
+}
+
+// Get returns process pid, if the read has it.
+func (t Tree) Get(pid int) (ProcStat, bool) {
+	p, ok := t.byPID[pid]
+	return p, ok
+}
+
+// Descendants returns the processes below root (not root itself), zombies excluded (their
+// children are followed).
+func (t Tree) Descendants(root int) []ProcStat {
 	var out []ProcStat
 	queue := []int{root}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		for _, c := range children[pid] {
+		for _, c := range t.children[pid] {
 			if c.State != 'Z' {
 				out = append(out, c)
 			}

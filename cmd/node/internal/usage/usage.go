@@ -21,28 +21,24 @@ type Usage struct {
 // parent; else the main process and its own descendants. false when pid is not in all (it has
 // ended).
 func Measure(all []procfs.ProcStat, pid, shim int) (Usage, bool) {
-	main := findPID(all, pid)
-	if main == nil {
+	return measure(procfs.NewTree(all), pid, shim)
+}
+
+// measure is Measure on a read indexed once for every container of a scrape.
+func measure(t procfs.Tree, pid, shim int) (Usage, bool) {
+	main, ok := t.Get(pid)
+	if !ok {
 		return Usage{}, false
 	}
-	root, u := main, Usage{CPU: main.CPU + main.ChildCPU, Memory: main.RSS}
-	if s := findPID(all, shim); shim != 0 && s != nil && main.PPID == shim {
-		root, u = s, Usage{CPU: s.ChildCPU} // the orphans it reaped; not the shim's own work
+	root, u := main.PID, Usage{CPU: main.CPU + main.ChildCPU, Memory: main.RSS}
+	if s, ok := t.Get(shim); shim != 0 && ok && main.PPID == shim {
+		root, u = shim, Usage{CPU: s.ChildCPU} // the orphans it reaped; not the shim's own work
 	}
-	for _, p := range procfs.Descendants(all, root.PID) {
+	for _, p := range t.Descendants(root) {
 		u.CPU += p.CPU + p.ChildCPU
 		u.Memory += p.RSS
 	}
 	return u, true
-}
-
-func findPID(all []procfs.ProcStat, pid int) *procfs.ProcStat {
-	for i := range all {
-		if all[i].PID == pid {
-			return &all[i]
-		}
-	}
-	return nil
 }
 
 // Collector serves kubelet's resource metrics for the containers list returns, reading the
@@ -103,8 +99,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 0)
 	type podKey struct{ ns, name string }
 	pods := map[podKey]*Usage{}
+	tree := procfs.NewTree(all)
 	for _, r := range c.list() {
-		u, ok := Measure(all, r.PID, r.ShimPID)
+		u, ok := measure(tree, r.PID, r.ShimPID)
 		if !ok {
 			continue
 		}
