@@ -83,7 +83,7 @@ func setLifecycleDefaults(lc *v1.Lifecycle) {
 // path: each hook has exactly one handler (exec, httpGet, tcpSocket or sleep), each valid, a
 // sleep of 0 to terminationGracePeriodSeconds seconds. stopSignal is left to the callers: the API
 // server drops it while its gate (ContainerStopSignals, alpha) is off.
-func validateLifecycle(lc *v1.Lifecycle, grace *int64, path *field.Path) field.ErrorList {
+func validateLifecycle(lc *v1.Lifecycle, grace *int64, path *lazyPath) field.ErrorList {
 	if lc == nil {
 		return nil
 	}
@@ -93,38 +93,25 @@ func validateLifecycle(lc *v1.Lifecycle, grace *int64, path *field.Path) field.E
 		h    *v1.LifecycleHandler
 	}{{"postStart", lc.PostStart}, {"preStop", lc.PreStop}} {
 		if hook.h != nil {
-			errs = append(errs, validateLifecycleHandler(hook.h, grace, path.Child(hook.name))...)
+			errs = append(errs, validateLifecycleHandler(hook.h, grace, path.child(hook.name))...)
 		}
 	}
 	return errs
 }
 
-func validateLifecycleHandler(h *v1.LifecycleHandler, grace *int64, path *field.Path) field.ErrorList {
-	errs := validateHandler(&v1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}, path)
-	if h.Sleep == nil {
-		return errs
+// validateLifecycleHandler checks that h has exactly one handler, sleep last in the API's order (a
+// probe's, then sleep), and that one's fields.
+func validateLifecycleHandler(h *v1.LifecycleHandler, grace *int64, path *lazyPath) field.ErrorList {
+	others := &v1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}
+	switch {
+	case h.Sleep == nil:
+		return validateHandler(others, path)
+	case h.Exec != nil || h.HTTPGet != nil || h.TCPSocket != nil: // sleep is a second handler
+		return append(validateHandler(others, path), field.Forbidden(path.child("sleep").build(), "may not specify more than 1 handler type"))
+	case grace != nil && (h.Sleep.Seconds < 0 || h.Sleep.Seconds > *grace):
+		return field.ErrorList{field.Invalid(path.child("sleep").build(), h.Sleep.Seconds,
+			fmt.Sprintf("must be non-negative and less than terminationGracePeriodSeconds (%d)", *grace))}
+	default:
+		return nil
 	}
-	if h.Exec != nil || h.HTTPGet != nil || h.TCPSocket != nil {
-		// validateHandler counted one handler already; it reported "must specify" for none.
-		return append(errs, field.Forbidden(path.Child("sleep"), "may not specify more than 1 handler type"))
-	}
-	errs = dropHandlerRequired(errs, path)
-	if grace != nil && (h.Sleep.Seconds < 0 || h.Sleep.Seconds > *grace) {
-		errs = append(errs, field.Invalid(path.Child("sleep"), h.Sleep.Seconds,
-			fmt.Sprintf("must be non-negative and less than terminationGracePeriodSeconds (%d)", *grace)))
-	}
-	return errs
-}
-
-// dropHandlerRequired drops validateHandler's "must specify a handler type" at path: a sleep is
-// the handler.
-func dropHandlerRequired(errs field.ErrorList, path *field.Path) field.ErrorList {
-	out := errs[:0]
-	for _, e := range errs {
-		if e.Type == field.ErrorTypeRequired && e.Field == path.String() {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }

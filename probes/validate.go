@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -119,36 +120,66 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 		return field.ErrorList{field.Required(field.NewPath("spec"), "pod is nil")}
 	}
 	var errs field.ErrorList
-	specPath := field.NewPath("spec")
+	spec := lazyPath{name: "spec"}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		p := specPath.Child("initContainers").Index(i)
+		p := spec.child("initContainers").index(i)
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.Child("lifecycle"))...)
+			errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.child("lifecycle"))...)
 			errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, p)...)
 			continue
 		}
 		if c.Lifecycle != nil {
-			errs = append(errs, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers without restartPolicy=Always"))
+			errs = append(errs, field.Forbidden(p.child("lifecycle").build(), "may not be set for init containers without restartPolicy=Always"))
 		}
 		for _, f := range probeFields(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe) {
-			errs = append(errs, field.Forbidden(p.Child(f), "may not be set for init containers without restartPolicy=Always"))
+			errs = append(errs, field.Forbidden(p.child(f).build(), "may not be set for init containers without restartPolicy=Always"))
 		}
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		p := specPath.Child("containers").Index(i)
-		errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.Child("lifecycle"))...)
+		p := spec.child("containers").index(i)
+		errs = append(errs, validateLifecycle(c.Lifecycle, pod.Spec.TerminationGracePeriodSeconds, p.child("lifecycle"))...)
 		errs = append(errs, validateContainerProbes(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, p)...)
 	}
 	for i := range pod.Spec.EphemeralContainers {
 		c := &pod.Spec.EphemeralContainers[i].EphemeralContainerCommon
 		for _, f := range probeFields(c.LivenessProbe, c.ReadinessProbe, c.StartupProbe) {
-			errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers").Index(i).Child(f),
+			errs = append(errs, field.Forbidden(spec.child("ephemeralContainers").index(i).child(f).build(),
 				"cannot be set for an Ephemeral Container"))
 		}
 	}
 	return errs
+}
+
+// lazyPath is a field path that becomes a *field.Path only when an error names it. A *field.Path
+// escapes to the heap (its String does), so building one per container and probe was most of what
+// a valid pod's validation allocated; a lazyPath's elements live in their callers' frames (child
+// and index are inlined, and no function keeps a lazyPath), and a valid pod allocates nothing.
+type lazyPath struct {
+	parent *lazyPath
+	name   string // "" for the element i of the list parent
+	i      int
+}
+
+// child is the field name of p.
+func (p *lazyPath) child(name string) *lazyPath { return &lazyPath{parent: p, name: name} }
+
+// index is the element i of the list p.
+func (p *lazyPath) index(i int) *lazyPath { return &lazyPath{parent: p, i: i} }
+
+// build returns p as a *field.Path, for an error. The *field.Path gets copies of the names: escape
+// analysis tells no field of a lazyPath from another, and a name stored in a *field.Path would make
+// every parent escape too.
+func (p *lazyPath) build() *field.Path {
+	switch {
+	case p.parent == nil:
+		return field.NewPath(strings.Clone(p.name))
+	case p.name == "":
+		return p.parent.build().Index(p.i)
+	default:
+		return p.parent.build().Child(strings.Clone(p.name))
+	}
 }
 
 // probeFields names the probe fields that are set, in the API's field order.
@@ -166,34 +197,34 @@ func probeFields(liveness, readiness, startup *v1.Probe) []string {
 	return set
 }
 
-func validateContainerProbes(liveness, readiness, startup *v1.Probe, path *field.Path) field.ErrorList {
+func validateContainerProbes(liveness, readiness, startup *v1.Probe, path *lazyPath) field.ErrorList {
 	var errs field.ErrorList
 	if liveness != nil {
-		p := path.Child("livenessProbe")
+		p := path.child("livenessProbe")
 		errs = append(errs, validateProbe(liveness, p)...)
 		if liveness.SuccessThreshold != 1 {
-			errs = append(errs, field.Invalid(p.Child("successThreshold"), liveness.SuccessThreshold, "must be 1"))
+			errs = append(errs, field.Invalid(p.child("successThreshold").build(), liveness.SuccessThreshold, "must be 1"))
 		}
 	}
 	if readiness != nil {
-		p := path.Child("readinessProbe")
+		p := path.child("readinessProbe")
 		errs = append(errs, validateProbe(readiness, p)...)
 		if readiness.TerminationGracePeriodSeconds != nil {
-			errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"),
+			errs = append(errs, field.Invalid(p.child("terminationGracePeriodSeconds").build(),
 				*readiness.TerminationGracePeriodSeconds, "must not be set for readinessProbes"))
 		}
 	}
 	if startup != nil {
-		p := path.Child("startupProbe")
+		p := path.child("startupProbe")
 		errs = append(errs, validateProbe(startup, p)...)
 		if startup.SuccessThreshold != 1 {
-			errs = append(errs, field.Invalid(p.Child("successThreshold"), startup.SuccessThreshold, "must be 1"))
+			errs = append(errs, field.Invalid(p.child("successThreshold").build(), startup.SuccessThreshold, "must be 1"))
 		}
 	}
 	return errs
 }
 
-func validateProbe(probe *v1.Probe, path *field.Path) field.ErrorList {
+func validateProbe(probe *v1.Probe, path *lazyPath) field.ErrorList {
 	errs := validateHandler(&probe.ProbeHandler, path)
 	for _, f := range []struct {
 		name  string
@@ -206,48 +237,49 @@ func validateProbe(probe *v1.Probe, path *field.Path) field.ErrorList {
 		{"failureThreshold", probe.FailureThreshold},
 	} {
 		if f.value < 0 {
-			errs = append(errs, field.Invalid(path.Child(f.name), int64(f.value), apivalidation.IsNegativeErrorMsg))
+			errs = append(errs, field.Invalid(path.child(f.name).build(), int64(f.value), apivalidation.IsNegativeErrorMsg))
 		}
 	}
 	if g := probe.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
-		errs = append(errs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+		errs = append(errs, field.Invalid(path.child("terminationGracePeriodSeconds").build(), *g, "must be greater than 0"))
 	}
 	return errs
 }
 
-func validateHandler(h *v1.ProbeHandler, path *field.Path) field.ErrorList {
+// validateHandler checks that h has exactly one handler, in the API's order (exec, httpGet,
+// tcpSocket, grpc: a later one is forbidden), and that one's fields.
+func validateHandler(h *v1.ProbeHandler, path *lazyPath) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
-	one := func(name string, set bool, validate func(*field.Path) field.ErrorList) {
+	// first reports whether the handler name is set and the first set: a later one is forbidden.
+	first := func(name string, set bool) bool {
 		if !set {
-			return
+			return false
 		}
-		if n > 0 {
-			errs = append(errs, field.Forbidden(path.Child(name), "may not specify more than 1 handler type"))
-			return
+		if n++; n > 1 {
+			errs = append(errs, field.Forbidden(path.child(name).build(), "may not specify more than 1 handler type"))
+			return false
 		}
-		n++
-		errs = append(errs, validate(path.Child(name))...)
+		return true
 	}
-	one("exec", h.Exec != nil, func(p *field.Path) field.ErrorList {
-		if len(h.Exec.Command) == 0 {
-			return field.ErrorList{field.Required(p.Child("command"), "")}
-		}
-		return nil
-	})
-	one("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return validateHTTPGet(h.HTTPGet, p) })
-	one("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList {
-		return validatePortNumOrName(h.TCPSocket.Port, p.Child("port"))
-	})
-	one("grpc", h.GRPC != nil, func(p *field.Path) field.ErrorList {
-		errs := validatePortNumOrName(intstr.FromInt32(h.GRPC.Port), p.Child("port"))
+	if first("exec", h.Exec != nil) && len(h.Exec.Command) == 0 {
+		errs = append(errs, field.Required(path.child("exec").child("command").build(), ""))
+	}
+	if first("httpGet", h.HTTPGet != nil) {
+		errs = append(errs, validateHTTPGet(h.HTTPGet, path.child("httpGet"))...)
+	}
+	if first("tcpSocket", h.TCPSocket != nil) {
+		errs = append(errs, validatePortNumOrName(h.TCPSocket.Port, path.child("tcpSocket").child("port"))...)
+	}
+	if first("grpc", h.GRPC != nil) {
+		p := path.child("grpc")
+		errs = append(errs, validatePortNumOrName(intstr.FromInt32(h.GRPC.Port), p.child("port"))...)
 		if m := h.GRPC.Mode; m != nil && *m != v1.GRPCProbeModePlaintext && *m != v1.GRPCProbeModeTLS {
-			errs = append(errs, field.NotSupported(p.Child("mode"), *m, supportedGRPCProbeModes))
+			errs = append(errs, field.NotSupported(p.child("mode").build(), *m, supportedGRPCProbeModes))
 		}
-		return errs
-	})
+	}
 	if n == 0 {
-		errs = append(errs, field.Required(path, "must specify a handler type"))
+		errs = append(errs, field.Required(path.build(), "must specify a handler type"))
 	}
 	return errs
 }
@@ -258,29 +290,29 @@ var (
 	supportedGRPCProbeModes = []string{string(v1.GRPCProbeModePlaintext), string(v1.GRPCProbeModeTLS)}
 )
 
-func validateHTTPGet(h *v1.HTTPGetAction, path *field.Path) field.ErrorList {
+func validateHTTPGet(h *v1.HTTPGetAction, path *lazyPath) field.ErrorList {
 	var errs field.ErrorList
 	if h.Path == "" {
-		errs = append(errs, field.Required(path.Child("path"), ""))
+		errs = append(errs, field.Required(path.child("path").build(), ""))
 	}
-	errs = append(errs, validatePortNumOrName(h.Port, path.Child("port"))...)
+	errs = append(errs, validatePortNumOrName(h.Port, path.child("port"))...)
 	if h.Scheme != v1.URISchemeHTTP && h.Scheme != v1.URISchemeHTTPS {
-		errs = append(errs, field.NotSupported(path.Child("scheme"), h.Scheme, supportedHTTPSchemes))
+		errs = append(errs, field.NotSupported(path.child("scheme").build(), h.Scheme, supportedHTTPSchemes))
 	}
 	for _, hdr := range h.HTTPHeaders {
 		for _, msg := range validation.IsHTTPHeaderName(hdr.Name) {
-			errs = append(errs, field.Invalid(path.Child("httpHeaders"), hdr.Name, msg))
+			errs = append(errs, field.Invalid(path.child("httpHeaders").build(), hdr.Name, msg))
 		}
 	}
 	// kubelet 1.37 (H2CContainerProbe): HTTP2 is h2c, so plain HTTP to the pod itself.
 	if pr := h.Protocol; pr != nil {
 		switch {
 		case *pr != v1.HTTPProtocolHTTP1 && *pr != v1.HTTPProtocolHTTP2:
-			errs = append(errs, field.NotSupported(path.Child("protocol"), *pr, supportedHTTPProtocols))
+			errs = append(errs, field.NotSupported(path.child("protocol").build(), *pr, supportedHTTPProtocols))
 		case *pr == v1.HTTPProtocolHTTP2 && h.Scheme != v1.URISchemeHTTP:
-			errs = append(errs, field.Invalid(path.Child("protocol"), *pr, "is only supported with HTTP (H2C)"))
+			errs = append(errs, field.Invalid(path.child("protocol").build(), *pr, "is only supported with HTTP (H2C)"))
 		case *pr == v1.HTTPProtocolHTTP2 && h.Host != "":
-			errs = append(errs, field.Invalid(path.Child("host"), h.Host, "must be empty when `protocol` is \"HTTP2\""))
+			errs = append(errs, field.Invalid(path.child("host").build(), h.Host, "must be empty when `protocol` is \"HTTP2\""))
 		default:
 		}
 	}
@@ -288,19 +320,19 @@ func validateHTTPGet(h *v1.HTTPGetAction, path *field.Path) field.ErrorList {
 }
 
 // validatePortNumOrName is the API's ValidatePortNumOrName: a number in 1–65535 or an IANA_SVC_NAME.
-func validatePortNumOrName(port intstr.IntOrString, path *field.Path) field.ErrorList {
+func validatePortNumOrName(port intstr.IntOrString, path *lazyPath) field.ErrorList {
 	var errs field.ErrorList
 	switch port.Type {
 	case intstr.Int:
 		for _, msg := range validation.IsValidPortNum(port.IntValue()) {
-			errs = append(errs, field.Invalid(path, port.IntValue(), msg))
+			errs = append(errs, field.Invalid(path.build(), port.IntValue(), msg))
 		}
 	case intstr.String:
 		for _, msg := range validation.IsValidPortName(port.StrVal) {
-			errs = append(errs, field.Invalid(path, port.StrVal, msg))
+			errs = append(errs, field.Invalid(path.build(), port.StrVal, msg))
 		}
 	default:
-		errs = append(errs, field.InternalError(path, fmt.Errorf("unknown type: %v", port.Type)))
+		errs = append(errs, field.InternalError(path.build(), fmt.Errorf("unknown type: %v", port.Type)))
 	}
 	return errs
 }

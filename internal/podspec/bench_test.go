@@ -11,7 +11,8 @@ import (
 
 // BenchmarkValidate is Validate on the pods of tests/bench's ProbeLoop (one container, a liveness
 // probe), the check every AddPod runs on its caller's goroutine: 1.6 µs a pod with the API's
-// regular expressions for names, 0.6 µs with the hand-written checks in front of them (2-vCPU VM).
+// regular expressions for names, 0.6 µs with the hand-written checks in front of them, 0.14 µs and
+// no allocation (from 1 KB in 15) with field paths built only for an error (2-vCPU VM).
 func BenchmarkValidate(b *testing.B) {
 	pods := make([]*v1.Pod, 1000)
 	for i := range pods {

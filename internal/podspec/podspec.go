@@ -1,7 +1,6 @@
 package podspec
 
 import (
-	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -49,93 +48,144 @@ func Validate(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return field.ErrorList{field.Required(field.NewPath("metadata"), "pod is nil")}
 	}
+	// Paths are built only for an error: a valid pod, the case of every AddPod, allocates nothing.
 	var errs field.ErrorList
-	meta := field.NewPath("metadata")
 	if pod.UID == "" {
-		errs = append(errs, field.Required(meta.Child("uid"), "the pod's identity: every later call names the pod by it"))
+		errs = append(errs, field.Required(field.NewPath("metadata", "uid"), "the pod's identity: every later call names the pod by it"))
 	}
 	switch {
 	case pod.Name == "" && pod.GenerateName != "": // the API server would have made the name by now
-		errs = append(errs, field.Required(meta.Child("name"), "generateName is not supported here: give the pod its name"))
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "generateName is not supported here: give the pod its name"))
 	case pod.Name == "":
-		errs = append(errs, field.Required(meta.Child("name"), "name or generateName is required"))
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 	default:
 		for _, msg := range dns1123Subdomain(pod.Name) {
-			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), pod.Name, msg))
 		}
 	}
 	if pod.Namespace != "" {
 		for _, msg := range dns1123Label(pod.Namespace) {
-			errs = append(errs, field.Invalid(meta.Child("namespace"), pod.Namespace, msg))
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), pod.Namespace, msg))
 		}
 	}
-	spec := field.NewPath("spec")
 	switch pod.Spec.RestartPolicy {
 	case "", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever:
 	default:
-		errs = append(errs, field.NotSupported(spec.Child("restartPolicy"), pod.Spec.RestartPolicy,
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "restartPolicy"), pod.Spec.RestartPolicy,
 			[]string{string(v1.RestartPolicyAlways), string(v1.RestartPolicyOnFailure), string(v1.RestartPolicyNever)}))
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(spec.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+		errs = append(errs, field.Invalid(field.NewPath("spec", "terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
 	if len(pod.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(spec.Child("containers"), ""))
+		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
 	}
-	// Names are unique among the app containers, and an init container's among them all: the API
-	// server reports a clash on the init container (an empty name too, as it does).
-	appNames := map[string]bool{}
-	for i, c := range pod.Spec.Containers {
-		if appNames[c.Name] {
-			errs = append(errs, field.Duplicate(spec.Child("containers").Index(i).Child("name"), c.Name))
-		}
-		appNames[c.Name] = true
-	}
-	allNames := maps.Clone(appNames)
-	for i, c := range pod.Spec.InitContainers {
-		if allNames[c.Name] {
-			errs = append(errs, field.Duplicate(spec.Child("initContainers").Index(i).Child("name"), c.Name))
-		} else if c.Name != "" {
-			allNames[c.Name] = true
-		}
-	}
-	check := func(path *field.Path, c *v1.Container, init bool) {
+	errs = duplicateNames(&pod.Spec, errs)
+	check := func(at container, c *v1.Container) {
 		if c.Name == "" {
-			errs = append(errs, field.Required(path.Child("name"), ""))
+			errs = append(errs, field.Required(at.child("name"), ""))
 		} else {
 			for _, msg := range dns1123Label(c.Name) {
-				errs = append(errs, field.Invalid(path.Child("name"), c.Name, msg))
+				errs = append(errs, field.Invalid(at.child("name"), c.Name, msg))
 			}
 		}
-		if init && c.RestartPolicy == nil {
+		if at.init && c.RestartPolicy == nil {
 			if len(c.RestartPolicyRules) > 0 {
-				errs = append(errs, field.Required(path.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+				errs = append(errs, field.Required(at.child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
 			}
 		} else {
-			errs = append(errs, validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, path)...)
+			errs = append(errs, validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, at)...)
 		}
 		for i, e := range c.Env {
-			ep := path.Child("env").Index(i)
 			if e.Name == "" {
-				errs = append(errs, field.Required(ep.Child("name"), ""))
+				errs = append(errs, field.Required(at.child("env").Index(i).Child("name"), ""))
 			} else {
 				// RelaxedEnvironmentVariableValidation (GA, locked on since 1.34): printable ASCII but '='.
 				for _, msg := range validation.IsRelaxedEnvVarName(e.Name) {
-					errs = append(errs, field.Invalid(ep.Child("name"), e.Name, msg))
+					errs = append(errs, field.Invalid(at.child("env").Index(i).Child("name"), e.Name, msg))
 				}
 			}
 			if e.ValueFrom != nil && e.Value != "" {
-				errs = append(errs, field.Invalid(ep.Child("valueFrom"), "", "may not be specified when `value` is not empty"))
+				errs = append(errs, field.Invalid(at.child("env").Index(i).Child("valueFrom"), "", "may not be specified when `value` is not empty"))
 			}
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		check(spec.Child("initContainers").Index(i), &pod.Spec.InitContainers[i], true)
+		check(container{init: true, i: i}, &pod.Spec.InitContainers[i])
 	}
 	for i := range pod.Spec.Containers {
-		check(spec.Child("containers").Index(i), &pod.Spec.Containers[i], false)
+		check(container{i: i}, &pod.Spec.Containers[i])
 	}
 	return Unique(append(errs, probes.ValidatePod(pod)...))
+}
+
+// container names spec.initContainers[i] or spec.containers[i] for the errors about it.
+type container struct {
+	init bool
+	i    int
+}
+
+// child is the path of the container's field name.
+func (c container) child(name string) *field.Path {
+	list := "containers"
+	if c.init {
+		list = "initContainers"
+	}
+	return field.NewPath("spec", list).Index(c.i).Child(name)
+}
+
+// rule is the path of the container's restart rule i.
+func (c container) rule(i int) *field.Path { return c.child("restartPolicyRules").Index(i) }
+
+// scanNames is the most containers whose names duplicateNames compares by a scan of the earlier
+// ones, which allocates nothing, rather than with maps.
+const scanNames = 16
+
+// duplicateNames appends to errs a Duplicate for each container name that is not unique: an app
+// container's among the app containers, an init container's among all of them, the clash reported
+// on the later app container or on the init container, app containers first (the API server's
+// checks and order). An empty name is a name like another, except that an init container's is not
+// recorded: two nameless init containers do not clash with each other.
+func duplicateNames(spec *v1.PodSpec, errs field.ErrorList) field.ErrorList {
+	apps, inits := spec.Containers, spec.InitContainers
+	if len(apps)+len(inits) <= scanNames {
+		for i := range apps {
+			if hasName(apps[:i], apps[i].Name) {
+				errs = append(errs, field.Duplicate(container{i: i}.child("name"), apps[i].Name))
+			}
+		}
+		for i := range inits {
+			if name := inits[i].Name; hasName(apps, name) || name != "" && hasName(inits[:i], name) {
+				errs = append(errs, field.Duplicate(container{init: true, i: i}.child("name"), name))
+			}
+		}
+		return errs
+	}
+	names := make(map[string]bool, len(apps)+len(inits))
+	for i := range apps {
+		if names[apps[i].Name] {
+			errs = append(errs, field.Duplicate(container{i: i}.child("name"), apps[i].Name))
+		}
+		names[apps[i].Name] = true
+	}
+	for i := range inits {
+		if name := inits[i].Name; names[name] {
+			errs = append(errs, field.Duplicate(container{init: true, i: i}.child("name"), name))
+		} else if name != "" {
+			names[name] = true
+		}
+	}
+	return errs
+}
+
+// hasName reports whether one of cs is named name.
+func hasName(cs []v1.Container, name string) bool {
+	for i := range cs {
+		if cs[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Unique drops repeated errors (the same text), keeping the first of each.
@@ -167,34 +217,32 @@ const (
 // validateContainerRestartPolicy is the API server's check of a container's restartPolicy and
 // restartPolicyRules (validateContainerRestartPolicy in pkg/apis/core/validation, 1.37, both gates
 // on). An empty exitCodes.values is valid, as there (In matches no exit code, NotIn every one).
-func validateContainerRestartPolicy(policy *v1.ContainerRestartPolicy, rules []v1.ContainerRestartRule, path *field.Path) field.ErrorList {
+func validateContainerRestartPolicy(policy *v1.ContainerRestartPolicy, rules []v1.ContainerRestartRule, at container) field.ErrorList {
 	var errs field.ErrorList
-	policyPath := path.Child("restartPolicy")
 	if policy == nil {
 		if len(rules) == 0 {
 			return nil
 		}
-		errs = append(errs, field.Required(policyPath, "must specify restartPolicy when restart rules are used"))
+		errs = append(errs, field.Required(at.child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
 	} else if !slices.Contains(supportedContainerRestartPolicies, string(*policy)) {
-		errs = append(errs, field.NotSupported(policyPath, *policy, supportedContainerRestartPolicies))
+		errs = append(errs, field.NotSupported(at.child("restartPolicy"), *policy, supportedContainerRestartPolicies))
 	}
 	if len(rules) > maxRestartRules {
-		errs = append(errs, field.TooMany(path.Child("restartPolicyRules"), len(rules), maxRestartRules))
+		errs = append(errs, field.TooMany(at.child("restartPolicyRules"), len(rules), maxRestartRules))
 	}
 	for i, rule := range rules {
-		rp := path.Child("restartPolicyRules").Index(i)
 		if !slices.Contains(supportedRestartRuleActions, string(rule.Action)) {
-			errs = append(errs, field.NotSupported(rp.Child("action"), rule.Action, supportedRestartRuleActions))
+			errs = append(errs, field.NotSupported(at.rule(i).Child("action"), rule.Action, supportedRestartRuleActions))
 		}
 		if rule.ExitCodes == nil {
-			errs = append(errs, field.Required(rp.Child("exitCodes"), "must be specified"))
+			errs = append(errs, field.Required(at.rule(i).Child("exitCodes"), "must be specified"))
 			continue
 		}
 		if !slices.Contains(supportedRestartRuleOperators, string(rule.ExitCodes.Operator)) {
-			errs = append(errs, field.NotSupported(rp.Child("exitCodes", "operator"), rule.ExitCodes.Operator, supportedRestartRuleOperators))
+			errs = append(errs, field.NotSupported(at.rule(i).Child("exitCodes", "operator"), rule.ExitCodes.Operator, supportedRestartRuleOperators))
 		}
 		if len(rule.ExitCodes.Values) > maxRuleExitCodes {
-			errs = append(errs, field.TooMany(rp.Child("exitCodes", "values"), len(rule.ExitCodes.Values), maxRuleExitCodes))
+			errs = append(errs, field.TooMany(at.rule(i).Child("exitCodes", "values"), len(rule.ExitCodes.Values), maxRuleExitCodes))
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func TestValidate(t *testing.T) {
@@ -87,6 +89,112 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	assert.NotEmpty(t, Validate(nil), "a nil pod is refused, not a panic")
+}
+
+// TestValidatePathsAndOrder: which container a clash of names is reported on, an empty name's
+// clashes, the paths of errors in later containers' hooks and probes, and the order of the errors,
+// with few containers (names compared by a scan) and many (maps).
+func TestValidatePathsAndOrder(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "p", UID: "u"}
+	always := v1.ContainerRestartPolicyAlways
+	grace := int64(30)
+	mtls := v1.GRPCProbeMode("mTLS")
+	probe := func(h v1.ProbeHandler) *v1.Probe {
+		return &v1.Probe{ProbeHandler: h, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
+	}
+	named := func(names ...string) []v1.Container {
+		cs := make([]v1.Container, len(names))
+		for i, n := range names {
+			cs[i].Name = n
+		}
+		return cs
+	}
+	cases := []struct {
+		name string
+		pod  v1.Pod
+		want []string
+	}{
+		{"duplicates", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
+			InitContainers: named("a", "i", "i", "", ""),
+			Containers:     named("a", "b", "a", "b")}},
+			[]string{
+				`spec.containers[2].name: Duplicate value: "a"`,
+				`spec.containers[3].name: Duplicate value: "b"`,
+				`spec.initContainers[0].name: Duplicate value: "a"`,
+				`spec.initContainers[2].name: Duplicate value: "i"`,
+				"spec.initContainers[3].name: Required value",
+				"spec.initContainers[4].name: Required value",
+			}},
+		{"empty names", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{
+			InitContainers: named("", "", "b"),
+			Containers:     named("b", "", "")}},
+			[]string{
+				`spec.containers[2].name: Duplicate value: ""`,
+				`spec.initContainers[0].name: Duplicate value: ""`,
+				`spec.initContainers[1].name: Duplicate value: ""`,
+				`spec.initContainers[2].name: Duplicate value: "b"`,
+				"spec.initContainers[0].name: Required value",
+				"spec.initContainers[1].name: Required value",
+				"spec.containers[1].name: Required value",
+				"spec.containers[2].name: Required value",
+			}},
+		{"errors of every kind, in order", v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "I_", LivenessProbe: &v1.Probe{}}},
+			Containers: []v1.Container{{Name: "c"}, {Name: "c", Env: []v1.EnvVar{{Value: "x"}},
+				RestartPolicyRules: []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart}},
+				Lifecycle:          &v1.Lifecycle{PreStop: &v1.LifecycleHandler{}},
+				LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
+					TimeoutSeconds: 1, PeriodSeconds: 1, SuccessThreshold: 2, FailureThreshold: 1}}}}},
+			[]string{
+				"metadata.uid: Required value: the pod's identity: every later call names the pod by it",
+				`spec.containers[1].name: Duplicate value: "c"`,
+				`spec.initContainers[0].name: Invalid value: "I_": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+				"spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+				"spec.containers[1].restartPolicyRules[0].exitCodes: Required value: must be specified",
+				"spec.containers[1].env[0].name: Required value",
+				"spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+				"spec.containers[1].lifecycle.preStop: Required value: must specify a handler type",
+				"spec.containers[1].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+			}},
+		{"the hooks and probes of a second container and a sidecar", v1.Pod{ObjectMeta: meta, Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace,
+			InitContainers: []v1.Container{{Name: "i"}, {Name: "s", RestartPolicy: &always, Lifecycle: &v1.Lifecycle{
+				PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 31}}}, StartupProbe: probe(v1.ProbeHandler{})}},
+			Containers: []v1.Container{
+				{Name: "a", Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 5}}},
+					LivenessProbe: probe(v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromString("http")}})},
+				{Name: "b", Lifecycle: &v1.Lifecycle{
+					PostStart: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(0)}},
+					PreStop:   &v1.LifecycleHandler{Exec: &v1.ExecAction{}, Sleep: &v1.SleepAction{Seconds: 1}}},
+					ReadinessProbe: probe(v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt32(80), Scheme: v1.URISchemeHTTP}}),
+					StartupProbe:   probe(v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9000, Mode: &mtls}})},
+			}}},
+			[]string{
+				"spec.initContainers[1].lifecycle.preStop.sleep: Invalid value: 31: must be non-negative and less than terminationGracePeriodSeconds (30)",
+				"spec.initContainers[1].startupProbe: Required value: must specify a handler type",
+				"spec.containers[1].lifecycle.postStart.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive",
+				"spec.containers[1].lifecycle.preStop.exec.command: Required value",
+				"spec.containers[1].lifecycle.preStop.sleep: Forbidden: may not specify more than 1 handler type",
+				"spec.containers[1].readinessProbe.httpGet.path: Required value",
+				`spec.containers[1].startupProbe.grpc.mode: Unsupported value: "mTLS": supported values: "Plaintext", "TLS"`,
+			}},
+	}
+	for _, tc := range cases {
+		for _, many := range []bool{false, true} {
+			pod := tc.pod.DeepCopy()
+			if many { // more containers than duplicateNames scans, after those of the case
+				for i := range scanNames {
+					pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("pad-%d", i)})
+				}
+			}
+			t.Run(fmt.Sprintf("%s/%d containers", tc.name, len(pod.Spec.Containers)+len(pod.Spec.InitContainers)), func(t *testing.T) {
+				var got []string
+				for _, e := range Validate(pod) {
+					got = append(got, e.Error())
+				}
+				assert.Equal(t, tc.want, got)
+			})
+		}
+	}
 }
 
 func rule(action v1.ContainerRestartRuleAction, op v1.ContainerRestartRuleOnExitCodesOperator, values ...int32) v1.ContainerRestartRule {
