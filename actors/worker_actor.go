@@ -92,14 +92,14 @@ func newWorkerActor(e *env, k messages.ProbeKey, pod *podrecord.Record, c *v1.Co
 	return w
 }
 
-// see gives a worker not spawned yet its container's view when it is spawned (the zero view, no
-// status yet, if view is nil).
+// see gives a worker not spawned yet its container's view when it is spawned. nil (no status yet)
+// leaves the zero view its Machine starts with: stepping it would change nothing, and it was 5 % of
+// probeManager's set-up CPU at 1,000,000 workers on 16 cores, where probeManager's goroutine is one
+// of the stages that bound set-up.
 func (w *workerActor) see(view *protocol.ContainerView) {
-	var v protocol.ContainerView
 	if view != nil {
-		v = *view
+		w.step(nil, &worker.Event{Kind: worker.View, View: view})
 	}
-	w.step(nil, &worker.Event{Kind: worker.View, View: &v})
 }
 
 // newWorkerProps builds the one Props every worker of a tree is spawned with. protoactor calls a
