@@ -6,7 +6,10 @@
 //	make plots   # go run ./tests/bench/benchplot: the charts of that run, as PNGs in docs/bench
 //
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
-// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then),
+// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then;
+// feed-ns/worker: from the first AddPod to the return of the last SetPodStatus, the caller's own
+// stage, so that setup minus feed is what the pipeline behind the caller and the last workers'
+// jitter, up to one period, add),
 // a forced GC (setup's garbage) and a further 2 s warm-up, it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
 // allocs/probe (heap allocations in the window / probes), go-starts/probe (goroutines started in the
