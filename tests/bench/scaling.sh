@@ -25,15 +25,19 @@
 #
 # Issue 22's targets were measured with it at 74ba271 (ARCHITECTURE.md, "16 cores, measured again":
 # parts 1 and 2 under the benchmark's jitter window, part 1 again under kubelet's rule, in one call
-# of 8.3 min; part 3 took 3.6 min and the profiles 0.5 min). All but set-up at 1,000,000 workers are
-# met. What a later lent 16-core machine should run, in the order that matters:
+# of 8.3 min; part 3 took 3.6 min and the profiles 0.5 min), and part 1, the profiles and a shard
+# experiment again at 66d17a1 (5.5 min; "16 cores, a third time"). All but set-up at 1,000,000
+# workers are met. What a later lent 16-core machine should run, in the order that matters (build
+# with -ldflags='-s -w' to carry two binaries, 24 MB each, inside the 64 MiB a call takes along):
 #
-#	bash tests/bench/scaling.sh 1 "$OUT/window"   # set-up, since 9c62290 and a8abcfa cut probeManager's share
-#	cd tests/bench && for s in 4 8 4 8; do PROBEACTOR_BENCH_SHARDS=$s PROBEACTOR_BENCH_WORKERS=1000000 \
-#		../../bin/bench.test -test.run '^$' -test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 8; done
+#	cd tests/bench && for i in 1 2 3; do PROBEACTOR_BENCH_JITTER_WINDOW=0 PROBEACTOR_BENCH_WORKERS=1000000 \
+#		../../bin/bench.test -test.run '^$' -test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 16; done
+#	bash tests/bench/scaling.sh 2 "$OUT/s" && bash tests/bench/scaling.sh 3 "$OUT/s"
 #
-# The second (~3 min) asks why 1,000,000 workers fall behind at 8 procs, where the CPU is there: with
-# the default 4 shards, or with 8 as at 16 procs.
+# The first (~1.5 min) is set-up under kubelet's jitter rule, where the last workers add no jitter
+# to it (at cbed6ef probeManager's backlog ends about one period before set-up does); the second
+# (~8.5 min, two calls) is kubelet-style at 1,000,000 workers and the actor core at 8, 4 and 2 procs
+# since the third run, for the plots.
 #
 # SCALING_CPUS (largest first), SCALING_SMALL and SCALING_LARGE override the procs and the two sizes
 # (a quick check of the script itself: SCALING_CPUS=4,2 SCALING_SMALL=1000 SCALING_LARGE=2000; a
