@@ -70,7 +70,7 @@ func (e *env) props(name string, produce actor.Producer, opts ...actor.PropsOpti
 	opts = append(opts, actor.WithMailbox(func() actor.Mailbox {
 		owner := &treeActor{log: e.log, name: name}
 		if name != nameRoot { // the root's Stopped handler stops the runners
-			owner.wake = e.cfg.exec.Runner()
+			owner.wake = e.cfg.exec.Runner(name)
 		}
 		return &exec.Mailbox{Owner: owner, Depth: &e.queued[kindOf(name)]}
 	}))

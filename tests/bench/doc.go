@@ -77,6 +77,11 @@
 // from the first AddPod until every worker has probed) and mutex-<impl>-<n>.pprof with
 // mutex-<impl>-<n>-start.pprof (contention in the window: pprof -base the start one) there, and
 // BenchmarkProbeLoopHTTP the same as heap-http-<impl>-<n>.pprof and cpu-http-<impl>-<n>.pprof.
+// The actor core's goroutines carry profiler labels (actors/internal/exec): actor=probeManager,
+// statusManager, resultsCache or syncLoop on the tree's stages, exec=mailboxes or attempts on the
+// shards' pools. `go tool pprof -tags FILE` gives each stage's whole CPU (its mailbox and its
+// collector assists included), and -tagfocus one stage's profile; the unlabelled rest is the
+// caller (the benchmark), the root's activations, the shards' timers and the collector.
 //
 // BenchmarkChurn/impl=… — per iteration 1,000 fresh pods (liveness + readiness) are added, reported
 // running, probed at least once (the last pod's readiness is Success) and removed (the last pod's

@@ -47,6 +47,9 @@
 //     tests), the pools' housekeeping (backlog rescue, idle sweep) through Config.Housekeeping, the
 //     real clock by default, because a test holding a Fake still must not hold back a goroutine.
 //   - After Stop no timer fires, and no goroutine of the executor is left.
+//   - Every goroutine the executor starts carries profiler labels of its own (LabelActor on a
+//     Runner, LabelPool on the pools' goroutines and their fallbacks), never its starter's
+//     (TestGoroutinesCarryLabels): a profile's stages add up without double counting.
 //
 // Why S = GOMAXPROCS/2 shards rather than one scheduler or a shard per P: with one scheduler, at
 // 1,000,000 workers on 16 cores every due worker passed through its mutex (44 % of the CPU in

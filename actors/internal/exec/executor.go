@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -22,6 +24,27 @@ type Executor struct {
 	quit    chan struct{} // closed by Stop: runners end
 	runners sync.WaitGroup
 	once    sync.Once
+}
+
+// Profiler labels on the executor's goroutines. A goroutine inherits its creator's labels, so every
+// goroutine the executor starts sets its own: without that, a worker mailbox run on a fallback
+// goroutine by probeManager's spawn would count as probeManager's.
+const (
+	LabelActor = "actor" // a Runner's: the tree actor's name
+	LabelPool  = "exec"  // a pool goroutine's: "mailboxes" or "attempts"
+)
+
+var (
+	mailboxLabels = pprof.WithLabels(context.Background(), pprof.Labels(LabelPool, "mailboxes"))
+	attemptLabels = pprof.WithLabels(context.Background(), pprof.Labels(LabelPool, "attempts"))
+)
+
+// goLabeled runs j on a new goroutine that carries labels.
+func goLabeled(labels context.Context, j Job) {
+	go func() {
+		pprof.SetGoroutineLabels(labels)
+		j.Run()
+	}()
 }
 
 // Shard is the part of an Executor a worker lives on for its whole life (Executor.Next deals them
@@ -145,11 +168,17 @@ func (s *Shard) IdleAttempts() int { return s.attempts.Idle() }
 // a long-lived goroutine, woken when its mailbox has work, rather than a new goroutine (and a new
 // stack to grow) per activation or a place in the workers' queue. It ends when the Executor stops;
 // wake then runs the mailbox on a goroutine of its own, as protoactor's default dispatcher does.
-func (x *Executor) Runner() (wake func(*Mailbox)) {
+//
+// The goroutine carries the profiler label actor=name, so that a CPU profile gives each stage's
+// whole cost, its mailbox's share and the collector's assists included (go tool pprof -tagfocus
+// actor=probeManager): the stages' figures in ARCHITECTURE.md's set-up analyses.
+func (x *Executor) Runner(name string) (wake func(*Mailbox)) {
 	ch := make(chan *Mailbox, 1) // one activation at a time: at most one wake-up is pending
 	x.runners.Add(1)
+	labels := pprof.WithLabels(context.Background(), pprof.Labels(LabelActor, name))
 	go func() {
 		defer x.runners.Done()
+		pprof.SetGoroutineLabels(labels)
 		for {
 			select {
 			case m := <-ch:

@@ -43,7 +43,7 @@ func TestExecutorShards(t *testing.T) {
 		s.Schedule(jobFunc(wg.Done))
 	}
 	wg.Wait()
-	wake := x.Runner()
+	wake := x.Runner("test")
 	ran := make(chan struct{})
 	m := &Mailbox{Owner: &runnerOwner{wake: wake}}
 	m.RegisterHandlers(invokerFunc(func(any) { close(ran) }), nil)

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,7 @@ func newMailboxPool(goroutines int) *mailboxPool {
 // run ends when Stop closed the queue and it is drained.
 func (p *mailboxPool) run() {
 	defer p.wg.Done()
+	pprof.SetGoroutineLabels(mailboxLabels)
 	for j := range p.queue {
 		j.Run()
 	}
@@ -62,7 +64,7 @@ func (p *mailboxPool) schedule(m Job) {
 		}
 	}
 	p.mu.RUnlock()
-	go m.Run()
+	goLabeled(mailboxLabels, m)
 }
 
 // Stop runs what is queued, then ends the pool's goroutines and waits for them. Idempotent.
@@ -155,7 +157,7 @@ func (p *attemptPool) Go(s Job) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
-		go s.Run()
+		goLabeled(attemptLabels, s)
 		return
 	}
 	if w := p.pop(); w != nil {
@@ -190,7 +192,7 @@ func (p *attemptPool) rescueBacklog() {
 		select {
 		case s := <-p.backlog:
 			if p.closed {
-				go s.Run()
+				goLabeled(attemptLabels, s)
 			} else if w := p.pop(); w != nil {
 				w.work <- s
 			} else {
@@ -367,6 +369,7 @@ func (p *attemptPool) sweep() {
 func (p *attemptPool) run(s Job) {
 	defer p.wg.Done()
 	defer p.live.Add(-1)
+	pprof.SetGoroutineLabels(attemptLabels)
 	me := &idler{work: make(chan Job, 1)}
 	taken := 0 // jobs taken from the backlog since this goroutine last went idle
 	for s != nil {
