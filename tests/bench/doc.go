@@ -65,6 +65,10 @@
 //	                                          duration; default 1h, every worker jittered; 0 is
 //	                                          kubelet's own rule, the schedule of the figures
 //	                                          measured before the window)
+//	PROBEACTOR_BENCH_ORDER=kubelet            ProbeLoop hands each pod's status over before the pod,
+//	                                          as kubelet's SyncPod does (SetPodStatus, then AddPod);
+//	                                          default add-first, the order of the figures measured
+//	                                          before the variable
 //	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
 //	                                          name suffixed -P (make bench-scaling does this;
 //	                                          scaling.sh runs the same matrix, what the targets

@@ -87,12 +87,18 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 		b.Fatal(err)
 	}
 	defer d.Stop()
+	statusFirst := benchStatusFirst(b)
 	setupStart, stopSetupProfile := time.Now(), startCPUProfile(b, profileName(im.name, n)+"-setup")
 	for _, f := range fixtures {
+		if statusFirst {
+			d.SetPodStatus(f.pod, f.status)
+		}
 		if err := d.AddPod(f.pod); err != nil {
 			b.Fatal(err)
 		}
-		d.SetPodStatus(f.pod, f.status)
+		if !statusFirst {
+			d.SetPodStatus(f.pod, f.status)
+		}
 	}
 	fed := time.Since(setupStart)
 	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, loopWindow)

@@ -123,6 +123,22 @@ func benchShards(b *testing.B) int {
 	return n
 }
 
+// benchStatusFirst reports PROBEACTOR_BENCH_ORDER=kubelet: ProbeLoop hands each pod's status over
+// before the pod, in the order of kubelet's SyncPod (statusManager.SetPodStatus, then
+// probeManager.AddPod); default (or "add-first") the pod first, the order of every figure measured
+// before the variable.
+func benchStatusFirst(b *testing.B) bool {
+	switch v := os.Getenv("PROBEACTOR_BENCH_ORDER"); v {
+	case "", "add-first":
+		return false
+	case "kubelet":
+		return true
+	default:
+		b.Fatalf("PROBEACTOR_BENCH_ORDER=%q: want kubelet or add-first", v)
+		return false
+	}
+}
+
 // benchJitterWindow is the start-up jitter window both designs get (conformance.Env.JitterWindow):
 // PROBEACTOR_BENCH_JITTER_WINDOW, a Go duration, "0" for kubelet's own rule; default jitterAll.
 func benchJitterWindow(b *testing.B) time.Duration {

@@ -32,12 +32,16 @@
 #
 #	cd tests/bench && for i in 1 2 3; do PROBEACTOR_BENCH_JITTER_WINDOW=0 PROBEACTOR_BENCH_WORKERS=1000000 \
 #		../../bin/bench.test -test.run '^$' -test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 16; done
+#	cd tests/bench && for o in kubelet add-first kubelet add-first; do PROBEACTOR_BENCH_ORDER=$o \
+#		PROBEACTOR_BENCH_WORKERS=1000000 ../../bin/bench.test -test.run '^$' \
+#		-test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 16; done
 #	bash tests/bench/scaling.sh 2 "$OUT/s" && bash tests/bench/scaling.sh 3 "$OUT/s"
 #
 # The first (~1.5 min) is set-up under kubelet's jitter rule, where the last workers add no jitter
 # to it (at cbed6ef probeManager's backlog ends about one period before set-up does); the second
-# (~8.5 min, two calls) is kubelet-style at 1,000,000 workers and the actor core at 8, 4 and 2 procs
-# since the third run, for the plots.
+# (~2 min) is set-up with each pod's status handed over first, kubelet's SyncPod order, which spares
+# probeManager a message per pod; the third (~8.5 min, two calls) is kubelet-style at 1,000,000
+# workers and the actor core at 8, 4 and 2 procs since the third run, for the plots.
 #
 # SCALING_CPUS (largest first), SCALING_SMALL and SCALING_LARGE override the procs and the two sizes
 # (a quick check of the script itself: SCALING_CPUS=4,2 SCALING_SMALL=1000 SCALING_LARGE=2000; a
