@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
 // serverURL turns --server (host:port or a URL) into a base URL.
@@ -37,17 +39,27 @@ func apiGet(ctx context.Context, base, path string) (*http.Response, error) {
 	resp, err := apiClient.Do(req)
 	if err != nil {
 		if path == "/nodes" {
-			return nil, fmt.Errorf("cannot reach a fleet aggregator at %s (is `node fleet` running? see --server): %w", base, err)
+			return nil, fmt.Errorf("cannot reach a fleet aggregator or node at %s (is `node fleet` or `node run` running? see --server): %w", base, err)
 		}
 		return nil, fmt.Errorf("cannot reach node at %s (is `node run` running? see --server): %w", base, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		return nil, &statusError{code: resp.StatusCode, status: resp.Status, message: strings.TrimSpace(string(b)),
+			fleet: resp.Header.Get(aggregator.ServerHeader) == aggregator.ServerName}
 	}
 	return resp, nil
 }
+
+// statusError is a non-2xx answer: its status and message, and whether a fleet aggregator gave it.
+type statusError struct {
+	code            int
+	status, message string
+	fleet           bool
+}
+
+func (e *statusError) Error() string { return e.status + ": " + e.message }
 
 // printWarnings prints the answer's Warning headers as kubectl does ("Warning: <text>" on stderr):
 // a cluster member that runs no pods says why.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/probeactor/probeactor/cluster/membership"
@@ -108,4 +110,11 @@ func quorumCondition(reason string, now time.Time) uplink.Condition {
 		why, msg = "QuorumLost", reason
 	}
 	return uplink.Condition{Type: ClusterQuorumCondition, Status: "False", Reason: why, Message: msg + "; it runs no pods", Transition: now}
+}
+
+// nodeCondition is c as a v1.NodeCondition, for node's own Node object (its heartbeat is set when
+// the object is read).
+func nodeCondition(c uplink.Condition) v1.NodeCondition {
+	return v1.NodeCondition{Type: v1.NodeConditionType(c.Type), Status: v1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+		LastTransitionTime: metav1.NewTime(c.Transition)}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -331,6 +332,29 @@ func TestAMemberInTheMinorityRunsNothingAndSaysWhy(t *testing.T) {
 		return ok && cond.Status == v1.ConditionFalse && cond.Reason == "QuorumLost"
 	},
 		30*time.Second, 100*time.Millisecond, "the aggregator shows ClusterQuorum False")
+	// The member's own Node object says what the aggregator says.
+	own := func() (v1.NodeCondition, bool) {
+		nodes, err := nodeList(c.apis[0])
+		if err != nil || len(nodes) != 1 || nodes[0].Name != c.names[0] {
+			return v1.NodeCondition{}, false
+		}
+		for _, cond := range nodes[0].Status.Conditions {
+			if cond.Type == ClusterQuorumCondition {
+				return cond, true
+			}
+		}
+		return v1.NodeCondition{}, false
+	}
+	aggregated, _ := quorum()
+	self, ok := own()
+	require.True(t, ok, "the member's /nodes has its ClusterQuorum condition")
+	assert.Equal(t, aggregated.Status, self.Status)
+	assert.Equal(t, aggregated.Reason, self.Reason)
+	assert.Equal(t, aggregated.Message, self.Message)
+	assert.True(t, aggregated.LastTransitionTime.Equal(&self.LastTransitionTime), "the same transition: %v, %v", aggregated.LastTransitionTime, self.LastTransitionTime)
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"get", "nodes", "--server", c.apis[0]}, nil, &stdout, &stderr))
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(c.names[0])+`\s+Ready,QuorumLost\s`, stdout.String())
 	time.Sleep(time.Second)
 	assert.Empty(t, processTable(token), "a member without a majority starts nothing, not even the lost members' pods")
 
@@ -338,6 +362,10 @@ func TestAMemberInTheMinorityRunsNothingAndSaysWhy(t *testing.T) {
 	awaitTable(t, token, "every pod once on the two", 60*time.Second, func(tab map[string][]string) bool { return len(tab) == npods && !twice(tab) })
 	require.Eventually(t, func() bool { cond, ok := quorum(); return ok && cond.Status == v1.ConditionTrue },
 		30*time.Second, 100*time.Millisecond, "the aggregator shows ClusterQuorum True again")
+	self, ok = own()
+	require.True(t, ok)
+	assert.Equal(t, v1.ConditionTrue, self.Status, "and so does the member's own /nodes")
+	assert.Equal(t, "QuorumHeld", self.Reason)
 }
 
 func twice(tab map[string][]string) bool {

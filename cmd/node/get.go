@@ -22,13 +22,14 @@ import (
 
 const getSynopsis = "get pods|nodes [NAME...] [-l SELECTOR] [--field-selector SELECTOR] [--server ADDR] [-n NAMESPACE | -A] [-o json|yaml|name|wide|jsonpath=T|custom-columns=C] [--sort-by PATH] [--show-labels] [--no-headers] [--ignore-not-found] [-w]"
 
-// getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list:
+// getCommand is `kubectl get pods|nodes` against a running node's (or a fleet aggregator's) list
+// (a node's /nodes is its own Node object; an aggregator's, every node of the fleet):
 // names, label selectors and kubectl's output formats, chosen client-side
 // (internal/kubectl.Select), so the same command reads a node and an aggregator; -w reads the
 // list every second (node has no watch API) and prints a row for each object that changed or went.
 func getCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("get", getSynopsis, stderr)
-	srv := fs.String("server", server.DefaultListen, "address of a running node's (or, for nodes, a fleet aggregator's) HTTP API")
+	srv := fs.String("server", server.DefaultListen, "address of a running node's or a fleet aggregator's HTTP API (for nodes the default is an aggregator's, 127.0.0.1:10256; a node lists itself)")
 	ns := fs.String("n", "", "only pods in this `NAMESPACE` (default: all; with NAMEs: default)")
 	all := fs.Bool("A", false, "show the NAMESPACE column (and NODE, from a fleet aggregator)")
 	selector := fs.String("l", "", "only objects whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")

@@ -27,11 +27,13 @@
 //	node logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N]
 //	          [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]
 //	node top pod[s] [NAME...] [-n NS | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
+//	node top node[s] [NAME...] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
 //	node events [--for pod/NAME|node/NAME] [--types T,...] [-n NS | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]
 //	node wait pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all --for condition=NAME[=VALUE]|delete|create
 //	          [--timeout D] [-n NS] [--server ADDR]
 //	node fleet [--listen ADDR] [--remote-listen ADDR] [--node-monitor-grace-period D] [TLS flags]
 //	node get nodes [NAME...] [--server ADDR] [-l SELECTOR] [-o json|yaml|name] [--show-labels] [-w]
+//	              (a fleet aggregator's nodes, or a node's own Node object)
 //	node version
 package main
 
@@ -52,10 +54,11 @@ Usage:
   node explain -f FILE...         what each probe's numbers mean in time, and the classic mistakes
   node describe pod [NAME...]     pods as kubectl describe shows them, with each probe's live state
   node get pods [--server ADDR]   list the pods of a running node (or of a fleet aggregator: -A adds NODE)
-  node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256)
+  node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256), or a node itself
   node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)
   node events [--for pod/NAME]    the events of a running node or fleet aggregator, as kubectl events prints them
   node top pods [NAME...]         each pod's CPU and memory on a running node, as kubectl top pod
+  node top node [NAME]            a running node's CPU and memory, and their share of the machine, as kubectl top node
   node wait pod/NAME --for ...    wait until pods meet a condition (condition=Ready), or go, as kubectl wait
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information

@@ -310,7 +310,7 @@ func TestClientWithoutServer(t *testing.T) {
 	}{
 		{"get pods, refused", []string{"get", "pods", "--server", refused}, "cannot reach node at http://" + refused + " (is `node run` running? see --server)"},
 		{"logs, refused", []string{"logs", "web", "--server", refused}, "cannot reach node at http://" + refused},
-		{"get nodes, refused", []string{"get", "nodes", "--server", refused}, "cannot reach a fleet aggregator at http://" + refused + " (is `node fleet` running? see --server)"},
+		{"get nodes, refused", []string{"get", "nodes", "--server", refused}, "cannot reach a fleet aggregator or node at http://" + refused + " (is `node fleet` or `node run` running? see --server)"},
 		{"get pods, never answers", []string{"get", "pods", "--server", mute.Addr().String()}, "timeout awaiting response headers"},
 		{"logs -f, never answers", []string{"logs", "web", "-c", "app", "-f", "--server", mute.Addr().String()}, "timeout awaiting response headers"},
 		{"unparseable server", []string{"get", "pods", "--server", "ht tp://x"}, "--server ht tp://x: "},

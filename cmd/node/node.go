@@ -25,6 +25,7 @@ import (
 	"github.com/probeactor/probeactor/cluster/sharder"
 	"github.com/probeactor/probeactor/cmd/node/internal/events"
 	"github.com/probeactor/probeactor/cmd/node/internal/health"
+	"github.com/probeactor/probeactor/cmd/node/internal/nodeobject"
 	"github.com/probeactor/probeactor/cmd/node/internal/podhost"
 	"github.com/probeactor/probeactor/cmd/node/internal/proc"
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
@@ -168,6 +169,10 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	if err != nil {
 		return nil, err
 	}
+	// node's own Node object (/nodes): the machine, Ready while every check passes, and with
+	// --cluster the ClusterQuorum condition it reports to the fleet.
+	nodeObject := nodeobject.New(nodeobject.Options{Name: cfg.fleet.nodeName, Start: time.Now(), Port: ln.Addr().(*net.TCPAddr).Port,
+		NodeVersion: version, Failures: func(ctx context.Context) []string { return health.Failures(ctx, checks) }})
 	resourceReg := prometheus.NewRegistry() // kubelet's /metrics/resource: what each container uses
 	resourceReg.MustRegister(resourceusage.NewCollector(n.rt.Running, procfs.Processes, procfs.Host))
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
@@ -189,6 +194,7 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		Profiling:   cfg.profiling,
 		ProbeStates: n.tree.ProbeStates, // node describe
 		Health:      health.Handler(checks, log.Named("health")),
+		Node:        nodeObject.Node,
 	})
 
 	parts := []lifecycle.Part{
@@ -221,8 +227,10 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		m := n.member
 		r, err := runner.New(runner.Config{System: sys, Membership: m, Pods: n.host, FilePods: pods, Logger: log.Named("cluster"), Registerer: mainReg,
 			Margin: sharder.Margin(cfg.cluster.failureTimeout), Quorum: func(reason string) {
+				cond := quorumCondition(reason, time.Now())
+				nodeObject.SetCondition(nodeCondition(cond)) // the member's own /nodes says what the aggregator says
 				if fleetLink != nil {
-					fleetLink.SetCondition(quorumCondition(reason, time.Now()))
+					fleetLink.SetCondition(cond)
 				}
 			},
 			// What an earlier node on this --root-dir left running is held (no peer starts it) until

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -86,6 +87,21 @@ spec:
 	logText, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, "hello\n", string(logText))
+	resp, err = client.Get(base + "/nodes") // node's own Node object
+	require.NoError(t, err)
+	var nodes v1.NodeList
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&nodes))
+	resp.Body.Close()
+	require.Len(t, nodes.Items, 1)
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+	self := nodes.Items[0]
+	assert.Equal(t, strings.ToLower(hostname), self.Name, "no --node-name: the host's name")
+	assert.Equal(t, int32(n.ln.Addr().(*net.TCPAddr).Port), self.Status.DaemonEndpoints.KubeletEndpoint.Port) //nolint:gosec // a port
+	require.NotEmpty(t, self.Status.Conditions)
+	ready := self.Status.Conditions[len(self.Status.Conditions)-1]
+	assert.Equal(t, v1.NodeReady, ready.Type)
+	assert.Equal(t, v1.ConditionTrue, ready.Status, "every health check passes: %s", ready.Message)
 	pidText, err := os.ReadFile(filepath.Join(dir, "pid"))
 	require.NoError(t, err)
 

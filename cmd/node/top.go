@@ -12,21 +12,26 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 )
 
-const topSynopsis = "top pod[s] [NAME...] [-n NAMESPACE | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]"
+const topSynopsis = "top pod[s] [NAME...] [-n NAMESPACE | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
+	"       node top node[s] [NAME...] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]"
 
-// topCommand is `kubectl top pods` against a running node: each pod's (or container's) CPU, as
-// the rate of its usage counter over --window (two reads of the node's /metrics/resource), and
-// memory working set now, in kubectl's table ("3m", "12Mi").
+// topCommand is `kubectl top pod` and `kubectl top node` against a running node: each pod's (or
+// container's) CPU, as the rate of its usage counter over --window (two reads of the node's
+// /metrics/resource), and memory working set now, in kubectl's table ("3m", "12Mi"); for the node,
+// the host's, and each as a share of the node's allocatable (or capacity) from its /nodes.
 func topCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("top", topSynopsis, stderr)
-	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API")
-	ns := fs.String("n", "default", "only pods in this `NAMESPACE`")
-	all := fs.Bool("A", false, "pods in every namespace (a NAMESPACE column)")
-	containers := fs.Bool("containers", false, "a line per container (a POD column)")
+	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API (not a fleet aggregator's: it has no /metrics/resource)")
+	ns := fs.String("n", "default", "pods: only pods in this `NAMESPACE`")
+	all := fs.Bool("A", false, "pods: pods in every namespace (a NAMESPACE column)")
+	containers := fs.Bool("containers", false, "pods: a line per container (a POD column)")
+	showCapacity := fs.Bool("show-capacity", false, "nodes: CPU(%) and MEMORY(%) of the node's capacity instead of its allocatable (node reserves nothing: the same)")
 	sortBy := fs.String("sort-by", "", "sort by `cpu` or `memory`, largest first (default: by namespace and name)")
 	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
 	window := fs.Duration("window", time.Second, "the CPU rate's window: how long between the two reads of the usage counters (kubectl's metrics-server measures over its own)")
@@ -34,12 +39,31 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	if len(rest) == 0 || (rest[0] != "pod" && rest[0] != "pods" && rest[0] != "po") {
-		fmt.Fprintln(stderr, "error: node top shows pods: node top pods [NAME...] (kubectl's top pod)")
+	kind := ""
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "pod", "pods", "po":
+			kind = "pods"
+		case "node", "nodes", "no":
+			kind = "node"
+		}
+	}
+	if kind == "" {
+		fmt.Fprintln(stderr, "error: node top shows pods or nodes: node top pods [NAME...] or node top node [NAME...] (kubectl's top pod and top node)")
 		return 2
 	}
 	names := rest[1:]
+	var misplaced []string // the flags of the other kind
+	for _, f := range map[string][]string{"pods": {"--show-capacity"}, "node": {"-n", "-A", "--containers"}}[kind] {
+		if flagSet(fs, strings.TrimLeft(f, "-")) {
+			misplaced = append(misplaced, f)
+		}
+	}
 	switch {
+	case len(misplaced) > 0:
+		other := map[string]string{"pods": "node", "node": "pods"}[kind]
+		fmt.Fprintf(stderr, "error: %s: a flag of node top %s, not of node top %s\n", strings.Join(misplaced, ", "), other, kind)
+		return 2
 	case *sortBy != "" && *sortBy != "cpu" && *sortBy != "memory":
 		fmt.Fprintf(stderr, "error: --sort-by %q: use cpu or memory\n", *sortBy)
 		return 2
@@ -51,6 +75,9 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	base := serverURL(*srv)
+	if kind == "node" {
+		return topNodeCommand(base, names, *window, *showCapacity, *noHeaders, stdout, stderr)
+	}
 	first, t0, err := readUsage(base)
 	if err == nil {
 		time.Sleep(*window)
@@ -88,8 +115,59 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// usageKey names a pod's (container "") or a container's usage.
+// topNodeCommand is `kubectl top node [NAME...]` against the node at base: the host's CPU (the
+// rate of node_cpu_usage_seconds_total over window) and memory working set, as shares of what its
+// /nodes says it has. A NAME that is not this node's is kubectl's NotFound, before the window.
+func topNodeCommand(base string, names []string, window time.Duration, capacity, noHeaders bool, stdout, stderr io.Writer) int {
+	first, t0, err := readUsage(base)
+	var node v1.Node
+	if err == nil {
+		node, err = readNode(base, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	for _, n := range names {
+		if n != node.Name {
+			fmt.Fprintf(stderr, "Error from server (NotFound): nodemetrics.metrics.k8s.io %q not found\n", n)
+			return 1
+		}
+	}
+	time.Sleep(window)
+	second, t1, err := readUsage(base)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	row, err := topNodeRow(node, first, second, t1.Sub(t0), capacity)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	printTopNodes(stdout, []nodeTopRow{row}, noHeaders)
+	return 0
+}
+
+// readNode reads the node's own Node object from its /nodes (one item).
+func readNode(base string, stderr io.Writer) (v1.Node, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list v1.NodeList
+	if _, err := getJSON(ctx, base, "/nodes", &list, stderr); err != nil {
+		return v1.Node{}, fmt.Errorf("read %s/nodes: %w", base, err)
+	}
+	if len(list.Items) != 1 {
+		return v1.Node{}, fmt.Errorf("%s/nodes lists %d nodes: node top node needs a node's API, which lists itself", base, len(list.Items))
+	}
+	return list.Items[0], nil
+}
+
+// usageKey names a pod's (container "") or a container's usage, or, nodeKey, the host's.
 type usageKey struct{ namespace, pod, container string }
+
+// nodeKey is the host's usage: node_cpu_usage_seconds_total and node_memory_working_set_bytes.
+var nodeKey = usageKey{}
 
 // usageSample is one read of a usage: its CPU counter (core-seconds) and memory working set.
 type usageSample struct {
@@ -97,11 +175,19 @@ type usageSample struct {
 	memory float64
 }
 
-// readUsage reads node's /metrics/resource: every container's and pod's usage, and when.
+// readUsage reads node's /metrics/resource: every container's and pod's usage, the host's
+// (nodeKey), and when. A server without that path (a fleet aggregator) is an error saying so.
 func readUsage(base string) (map[usageKey]usageSample, time.Time, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := apiGet(ctx, base, "/metrics/resource")
+	if se := (*statusError)(nil); errors.As(err, &se) && se.code == 404 {
+		what := "serves no /metrics/resource (" + se.status + ")"
+		if se.fleet {
+			what = "is a fleet aggregator, which serves no /metrics/resource"
+		}
+		return nil, time.Time{}, fmt.Errorf("node top needs a node's API (node run's --listen, default %s): %s %s", server.DefaultListen, base, what)
+	}
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -121,6 +207,8 @@ func readUsage(base string) (map[usageKey]usageSample, time.Time, error) {
 		"container_memory_working_set_bytes": func(s *usageSample, v float64) { s.memory = v },
 		"pod_cpu_usage_seconds_total":        func(s *usageSample, v float64) { s.cpu = v },
 		"pod_memory_working_set_bytes":       func(s *usageSample, v float64) { s.memory = v },
+		"node_cpu_usage_seconds_total":       func(s *usageSample, v float64) { s.cpu = v },
+		"node_memory_working_set_bytes":      func(s *usageSample, v float64) { s.memory = v },
 	} {
 		f := families[name]
 		if f == nil {
@@ -161,20 +249,26 @@ type topRow struct {
 func topRows(first, second map[usageKey]usageSample, elapsed time.Duration, containers bool) []topRow {
 	var rows []topRow
 	for k, b := range second {
-		if (k.container != "") != containers {
+		if k == nodeKey || (k.container != "") != containers {
 			continue
 		}
 		a, ok := first[k]
 		if !ok {
 			continue
 		}
-		used := b.cpu - a.cpu
-		if used < 0 {
-			used = b.cpu
-		}
-		rows = append(rows, topRow{key: k, cores: used / elapsed.Seconds(), memory: b.memory})
+		rows = append(rows, topRow{key: k, cores: cpuRate(a, b, elapsed), memory: b.memory})
 	}
 	return rows
+}
+
+// cpuRate is the cores used between two reads of a counter, elapsed apart; a counter that went
+// back (a container restarted between them) counts from zero.
+func cpuRate(first, second usageSample, elapsed time.Duration) float64 {
+	used := second.cpu - first.cpu
+	if used < 0 {
+		used = second.cpu
+	}
+	return used / elapsed.Seconds()
 }
 
 func sortTop(rows []topRow, by string) {
@@ -224,4 +318,66 @@ func printTop(w io.Writer, rows []topRow, namespaces, containers, noHeaders bool
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	_ = tw.Flush()
+}
+
+// nodeTopRow is `kubectl top node`'s line for one node: its usage as metrics-server reports it
+// (CPU in whole nanocores, memory in bytes) and what the percentages are of (its allocatable, or
+// its capacity); a resource the node does not report has no percentage.
+type nodeTopRow struct {
+	name        string
+	cpu, memory resource.Quantity
+	available   v1.ResourceList
+}
+
+// topNodeRow is the node's line from two reads of its /metrics/resource elapsed apart: the
+// host's CPU rate between them and its memory at the second, against node's allocatable (with
+// capacity, its capacity). An error when a read lacks the host's series.
+func topNodeRow(node v1.Node, first, second map[usageKey]usageSample, elapsed time.Duration, capacity bool) (nodeTopRow, error) {
+	a, okA := first[nodeKey]
+	b, okB := second[nodeKey]
+	if !okA || !okB {
+		return nodeTopRow{}, errors.New("/metrics/resource has no node_cpu_usage_seconds_total or node_memory_working_set_bytes")
+	}
+	available := node.Status.Allocatable
+	if capacity {
+		available = node.Status.Capacity
+	}
+	return nodeTopRow{
+		name:      node.Name,
+		cpu:       *resource.NewScaledQuantity(int64(cpuRate(a, b, elapsed)*1e9), resource.Nano),
+		memory:    *resource.NewQuantity(int64(b.memory), resource.BinarySI),
+		available: available,
+	}, nil
+}
+
+// printTopNodes prints kubectl 1.37's top node table (metricsutil.TopCmdPrinter): NAME,
+// CPU(cores) in millicores rounded up, CPU(%), MEMORY(bytes) in whole mebibytes, MEMORY(%), each
+// percentage truncated, of the millivalues.
+func printTopNodes(w io.Writer, rows []nodeTopRow, noHeaders bool) {
+	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0) // kubectl's printers.GetNewTabWriter
+	if !noHeaders {
+		fmt.Fprintln(tw, "NAME\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)")
+	}
+	for _, r := range rows {
+		cols := []string{r.name, fmt.Sprintf("%dm", r.cpu.MilliValue())}
+		cols = append(cols, percentOf(r.cpu, r.available, v1.ResourceCPU)...)
+		cols = append(cols, fmt.Sprintf("%dMi", r.memory.Value()/(1024*1024)))
+		cols = append(cols, percentOf(r.memory, r.available, v1.ResourceMemory)...)
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// percentOf is kubectl's percentage cell: used of what is available, truncated ("0%" of nothing);
+// no cell when the node does not report the resource.
+func percentOf(used resource.Quantity, available v1.ResourceList, name v1.ResourceName) []string {
+	total, ok := available[name]
+	if !ok {
+		return nil
+	}
+	fraction := 0.0
+	if !total.IsZero() {
+		fraction = float64(used.MilliValue()) / float64(total.MilliValue()) * 100
+	}
+	return []string{fmt.Sprintf("%d%%", int64(fraction))}
 }

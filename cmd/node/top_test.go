@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probeactor/probeactor/cmd/node/internal/nodeobject"
+	"github.com/probeactor/probeactor/internal/procfs"
 )
 
 // resourceFixture is /metrics/resource as node serves it; cpu is added to every counter.
@@ -97,9 +104,10 @@ func TestTopPods(t *testing.T) {
 	assert.Equal(t, "error: pod \"nope\" has no metrics in namespace \"default\": it is not running on this node\n", errOut)
 
 	for args, want := range map[string]string{
-		"nodes":               "error: node top shows pods",
-		"pods --sort-by name": `error: --sort-by "name": use cpu or memory`,
-		"pods -A web":         "error: a pod name and -A cannot go together",
+		"services":             "error: node top shows pods or nodes",
+		"pods --show-capacity": "error: --show-capacity: a flag of node top node, not of node top pods",
+		"pods --sort-by name":  `error: --sort-by "name": use cpu or memory`,
+		"pods -A web":          "error: a pod name and -A cannot go together",
 	} {
 		code, _, errOut := run(strings.Fields(args)...)
 		assert.Equal(t, 2, code, args)
@@ -143,4 +151,187 @@ func TestNodeMeasuresItsContainers(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"top", "pods", "--server", n.api, "--window", "200ms"}, nil, &out, &errb), errb.String())
 	assert.Regexp(t, `(?m)^burn\s+\d+m\s+\d+Mi$`, out.String())
+
+	// The node's own Node object: `node get nodes` and `node top node` read the node itself.
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+	name := regexp.QuoteMeta(strings.ToLower(strings.TrimSpace(hostname))) // no --node-name: the host's, as kubelet's
+	out.Reset()
+	require.Equal(t, 0, dispatch([]string{"get", "nodes", "--server", n.api}, nil, &out, &errb), errb.String())
+	t.Logf("node get nodes:\n%s", out.String())
+	assert.Regexp(t, `^NAME\s+STATUS\s+AGE\n`+name+`\s+Ready\s+\d+s\n$`, out.String())
+	out.Reset()
+	require.Equal(t, 0, dispatch([]string{"get", "nodes", "--server", n.api, "-o",
+		"custom-columns=NAME:.metadata.name,PORT:.status.daemonEndpoints.kubeletEndpoint.Port,OS-IMAGE:.status.nodeInfo.osImage," +
+			"KERNEL-VERSION:.status.nodeInfo.kernelVersion,CONTAINER-RUNTIME:.status.nodeInfo.containerRuntimeVersion,VERSION:.status.nodeInfo.kubeletVersion"},
+		nil, &out, &errb), errb.String())
+	t.Logf("node get nodes -o custom-columns=...:\n%s", out.String())
+	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	require.NoError(t, err)
+	port := n.api[strings.LastIndex(n.api, ":")+1:]
+	assert.Regexp(t, `\n`+name+`\s+`+port+`\s+\S.*\s+`+regexp.QuoteMeta(strings.TrimSpace(string(release)))+`\s+`+regexp.QuoteMeta("probeactor-node://"+version)+`\s+`+regexp.QuoteMeta(nodeobject.KubeletVersion(version))+`\n$`, out.String())
+	out.Reset()
+	require.Equal(t, 0, dispatch([]string{"top", "node", "--server", n.api, "--window", "200ms"}, nil, &out, &errb), errb.String())
+	t.Logf("node top node:\n%s", out.String())
+	m := regexp.MustCompile(`^NAME\s+CPU\(cores\)\s+CPU\(%\)\s+MEMORY\(bytes\)\s+MEMORY\(%\)\n` + name + `\s+(\d+)m\s+(\d+)%\s+(\d+)Mi\s+(\d+)%\n$`).FindStringSubmatch(out.String())
+	require.Len(t, m, 5, out.String())
+	memory, err := strconv.Atoi(m[3])
+	require.NoError(t, err)
+	_, used, err := procfs.Host()
+	require.NoError(t, err)
+	assert.InDelta(t, used/(1<<20), memory, 512, "the host's memory in use, MiB")
+	percent, err := strconv.Atoi(m[4])
+	require.NoError(t, err)
+	_, total, err := procfs.Capacity()
+	require.NoError(t, err)
+	assert.InDelta(t, used/total*100, percent, 5, "of MemTotal")
+	assert.Equal(t, 1, dispatch([]string{"top", "node", "not-" + strings.ToLower(hostname), "--server", n.api}, nil, io.Discard, &errb))
+	assert.Contains(t, errb.String(), `Error from server (NotFound): nodemetrics.metrics.k8s.io "not-`)
+}
+
+// fakeNodeAPI is a node's /metrics/resource and /nodes: the host's CPU counter growing at cores
+// whenever it is read (0: not at all), 1 GiB of memory in use, and a node n1 with 4 CPUs and 8 GiB
+// allocatable, 16 GiB capacity.
+func fakeNodeAPI(t *testing.T, cores float64) *httptest.Server {
+	start := time.Now()
+	node := v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Status: v1.NodeStatus{
+			Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")},
+			Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi")},
+		}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics/resource", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, resourceFixture(0)+"# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total "+
+			strconvF(1000+cores*time.Since(start).Seconds())+"\n# TYPE node_memory_working_set_bytes gauge\nnode_memory_working_set_bytes 1.073741824e+09\n")
+	})
+	mux.HandleFunc("GET /nodes", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: []v1.Node{node}})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTopNode: kubectl top node's table for the node behind --server: the host's CPU rate over
+// --window and its memory working set, each as a share of the node's allocatable (--show-capacity:
+// its capacity); a NAME that is not this node is kubectl's NotFound; a server without
+// /metrics/resource (a fleet aggregator) is an error that says node top needs a node.
+func TestTopNode(t *testing.T) {
+	run := func(srv *httptest.Server, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL, "--window", "300ms")...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	idle := fakeNodeAPI(t, 0)
+	for _, kind := range []string{"node", "nodes", "no"} {
+		code, out, errOut := run(idle, kind)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\nn1        0m           0%        1024Mi          12%\n", out, kind)
+	}
+	code, out, _ := run(idle, "node", "n1", "--show-capacity", "--no-headers", "--sort-by", "memory")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "n1        0m        0%        1024Mi    6%\n", out, "1 GiB of 16 GiB")
+
+	busy := fakeNodeAPI(t, 0.5)
+	code, out, _ = run(busy, "node")
+	require.Equal(t, 0, code)
+	m := regexp.MustCompile(`(?m)^n1\s+(\d+)m\s+(\d+)%\s+1024Mi\s+12%$`).FindStringSubmatch(out)
+	require.Len(t, m, 3, out)
+	milli, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	assert.InDelta(t, 500, milli, 150, "half a core: %s", out)
+	percent, err := strconv.Atoi(m[2])
+	require.NoError(t, err)
+	assert.Equal(t, milli*100/4000, percent, "of 4 CPUs")
+
+	code, out, errOut := run(idle, "node", "n2")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "Error from server (NotFound): nodemetrics.metrics.k8s.io \"n2\" not found\n", errOut)
+	code, _, errOut = run(idle, "node", "n1", "n9")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "Error from server (NotFound): nodemetrics.metrics.k8s.io \"n9\" not found\n", errOut)
+
+	aggregator := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Probeactor-Server", "fleet-aggregator")
+		http.NotFound(w, r)
+	}))
+	defer aggregator.Close()
+	code, _, errOut = run(aggregator, "node")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "error: node top needs a node's API (node run's --listen, default 127.0.0.1:10255): "+aggregator.URL+
+		" is a fleet aggregator, which serves no /metrics/resource\n", errOut)
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	code, _, errOut = run(other, "node")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "error: node top needs a node's API (node run's --listen, default 127.0.0.1:10255): "+other.URL+
+		" serves no /metrics/resource (404 Not Found)\n", errOut)
+	code, _, errOut = run(aggregator, "pods")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "is a fleet aggregator, which serves no /metrics/resource", "top pods says so too")
+
+	for args, want := range map[string]string{
+		"node -A":                "error: -A: a flag of node top pods, not of node top node",
+		"node -n x --containers": "error: -n, --containers: a flag of node top pods, not of node top node",
+		"node --sort-by name":    `error: --sort-by "name": use cpu or memory`,
+	} {
+		code, _, errOut := run(idle, strings.Fields(args)...)
+		assert.Equal(t, 2, code, args)
+		assert.Contains(t, errOut, want, args)
+	}
+}
+
+// TestTopNodeRows: kubectl's top node line from two reads: the rate, in whole nanocores, shown in
+// millicores rounded up; memory in whole MiB; percentages of the millivalues, truncated; of
+// capacity with --show-capacity; none for a resource the node does not report; 0% of nothing.
+func TestTopNodeRows(t *testing.T) {
+	node := v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{
+		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("16374232Ki")},
+		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")},
+	}}
+	reads := func(cpu0, cpu1, memory float64) (map[usageKey]usageSample, map[usageKey]usageSample) {
+		return map[usageKey]usageSample{nodeKey: {cpu: cpu0, memory: 1}, {"default", "web", ""}: {cpu: 1}},
+			map[usageKey]usageSample{nodeKey: {cpu: cpu1, memory: memory}, {"default", "web", ""}: {cpu: 2}}
+	}
+	for _, tc := range []struct {
+		name            string
+		cpu0, cpu1, mem float64
+		elapsed         time.Duration
+		capacity        bool
+		change          func(*v1.Node)
+		want            string
+	}{
+		{"a quarter core of 2, 1.5 GiB of 4", 100, 100.5, 1.5 * (1 << 30), 2 * time.Second, false, nil,
+			"n1        250m      12%       1536Mi    37%\n"},
+		{"of capacity: 8 CPUs, 16374232Ki", 100, 100.5, 1.5 * (1 << 30), 2 * time.Second, true, nil,
+			"n1        250m      3%        1536Mi    9%\n"},
+		{"a part of a millicore is a millicore; a part of a MiB none", 10, 10.0000012, 1048575, time.Second, false, nil,
+			"n1        1m        0%        0Mi       0%\n"},
+		{"1.0000009 millicores round up to 2", 10, 10.0010009, 1 << 20, time.Second, false, nil,
+			"n1        2m        0%        1Mi       0%\n"},
+		{"a counter that went back counts from zero", 100, 3, 0, 2 * time.Second, false, nil,
+			"n1        1500m     75%       0Mi       0%\n"},
+		{"no memory reported: no MEMORY(%)", 0, 1, 1 << 30, time.Second, false, func(n *v1.Node) { delete(n.Status.Allocatable, v1.ResourceMemory) },
+			"n1        1000m     50%       1024Mi\n"},
+		{"0% of nothing", 0, 1, 1 << 30, time.Second, false, func(n *v1.Node) { n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("0") },
+			"n1        1000m     0%        1024Mi    25%\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := *node.DeepCopy()
+			if tc.change != nil {
+				tc.change(&n)
+			}
+			first, second := reads(tc.cpu0, tc.cpu1, tc.mem)
+			row, err := topNodeRow(n, first, second, tc.elapsed, tc.capacity)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			printTopNodes(&out, []nodeTopRow{row}, true)
+			assert.Equal(t, tc.want, out.String())
+		})
+	}
+	_, err := topNodeRow(node, map[usageKey]usageSample{}, map[usageKey]usageSample{nodeKey: {}}, time.Second, false)
+	assert.EqualError(t, err, "/metrics/resource has no node_cpu_usage_seconds_total or node_memory_working_set_bytes")
+	first, second := reads(0, 1, 1)
+	assert.Len(t, topRows(first, second, time.Second, false), 1, "the host's series are no pod's")
 }

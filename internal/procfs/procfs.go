@@ -1,6 +1,7 @@
 // Package procfs reads the processes' /proc/<pid>/stat: for the measurements that watch node and
 // its containers from outside (tests/soak, tests/nodebench), and for node's own resource metrics
-// (cmd/node/internal/usage). Linux only.
+// (cmd/node/internal/usage); and the host's CPUs and memory, used (Host) and there (Capacity), for
+// those metrics and node's Node object (cmd/node/internal/nodeobject). Linux only.
 package procfs
 
 import (
@@ -192,4 +193,43 @@ func Host() (cpu time.Duration, memory float64, err error) {
 		return 0, 0, err
 	}
 	return cpu, total - available, nil
+}
+
+// ParseCPUCount counts /proc/stat's per-CPU lines ("cpu0", "cpu1", ...): the CPUs online, whose
+// time ParseHostCPU sums.
+func ParseCPUCount(stat string) (int, error) {
+	n := 0
+	for line := range strings.SplitSeq(stat, "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		if digits, ok := strings.CutPrefix(name, "cpu"); ok && digits != "" {
+			if _, err := strconv.Atoi(digits); err == nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, errors.New("/proc/stat: no cpuN line")
+	}
+	return n, nil
+}
+
+// Capacity reads what the host has: its CPUs online (ParseCPUCount) and its memory, MemTotal in
+// bytes (Host is what it uses of them).
+func Capacity() (cpus int, memory float64, err error) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	if cpus, err = ParseCPUCount(string(stat)); err != nil {
+		return 0, 0, err
+	}
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	total, _, err := ParseMemInfo(string(meminfo))
+	if err != nil {
+		return 0, 0, err
+	}
+	return cpus, total, nil
 }

@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -75,4 +76,23 @@ func TestParseHost(t *testing.T) {
 	require.NoError(t, err, "this machine's /proc")
 	assert.Positive(t, cpu)
 	assert.Positive(t, mem)
+}
+
+func TestParseCPUCount(t *testing.T) {
+	n, err := ParseCPUCount("cpu  100 20 30 5000 40 1 2 3 7 0\ncpu0 50 10 15 2500 20 0 1 1 3 0\ncpu3 50 10 15 2500 20 0 1 1 3 0\nintr 1 2\ncpuX 1\n")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "cpu0 and cpu3 (CPUs 1 and 2 offline); not the total line, not cpuX")
+	_, err = ParseCPUCount("cpu  1 2 3 4 5 6 7 8\nintr 1\n")
+	assert.Error(t, err)
+}
+
+// TestCapacity reads this machine: at least one CPU, as many as /proc/stat has per-CPU lines and
+// no more than Go sees, and more memory than the host uses.
+func TestCapacity(t *testing.T) {
+	cpus, memory, err := Capacity()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, cpus, runtime.NumCPU(), "Go sees the CPUs of its affinity mask, at most those online")
+	_, used, err := Host()
+	require.NoError(t, err)
+	assert.Greater(t, memory, used)
 }

@@ -1,7 +1,8 @@
 // Package server is node's HTTP surface, with kubelet's paths and shapes: GET /pods (v1.PodList),
 // /pods/{namespace}/{name} (v1.Pod), /events (v1.EventList), /metrics, /metrics/probes and, with
 // Options.Resource, /metrics/resource (Prometheus), /containerLogs/{namespace}/{pod}/{container}
-// and /healthz (Options.Health's checks, or a plain "ok"); with Options.Profiling,
+// and /healthz (Options.Health's checks, or a plain "ok"); with Options.Node, /nodes (a
+// v1.NodeList of node's own Node, package nodeobject; without it, a 404); with Options.Profiling,
 // Go's profiles at /debug/pprof/ (kubelet's enableProfilingHandler); with Options.Index, that handler
 // at / exactly (node's status page, package statuspage; kubelet has none).
 //

@@ -20,7 +20,7 @@ func FuzzRoutes(f *testing.F) {
 		"/", "/healthz", "/pods", "/pods/", "/pods/default/web", "/pods/default/web/", "/pods/default",
 		"/pods/Default/web", "/pods/default/nope", "/pods/a%2Fb/c", "/pods/%2e%2e/web", "/pods/../../etc/passwd",
 		"/pods/default/web%0aX-Injected:%201", "/pods/%ff%fe/web", "/pods/default/" + strings.Repeat("a", 300),
-		"/events", "/metrics", "/metrics/probes", "/debug/pprof/", "*", "http://other/pods", "//pods",
+		"/events", "/nodes", "/nodes/x", "/metrics", "/metrics/probes", "/debug/pprof/", "*", "http://other/pods", "//pods",
 		"/containerLogs/default/web/app", "/containerLogs/default/web/app?previous=true",
 		"/containerLogs/default/web/app?previous=1&follow=t", "/containerLogs/default/web/app?follow=true&tailLines=1",
 		"/containerLogs/default/web/app?tail=all", "/containerLogs/default/web/app?tail=-3", "/containerLogs/default/web/app?tail=",

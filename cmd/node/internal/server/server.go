@@ -91,6 +91,10 @@ type Options struct {
 	// Health, when set, serves /healthz and /healthz/{name} (node's: health.Handler over its
 	// checks); unset, /healthz always answers "ok".
 	Health http.Handler
+	// Node, when set, serves /nodes: a v1.NodeList of the one node it returns (node's own Node
+	// object, package nodeobject), as a fleet aggregator lists its nodes; its error is a 503.
+	// Unset, /nodes is a 404 like any unknown path.
+	Node func(ctx context.Context) (v1.Node, error)
 }
 
 func (o *Options) setDefaults() {
@@ -207,6 +211,9 @@ func handler(opts Options) http.Handler {
 	mux.HandleFunc("GET /pods/{$}", s.pods)
 	mux.HandleFunc("GET /pods/{namespace}/{name}", s.pod)
 	mux.HandleFunc("GET /events", s.events)
+	if opts.Node != nil {
+		mux.HandleFunc("GET /nodes", s.nodes)
+	}
 	if opts.ProbeStates != nil {
 		mux.HandleFunc("GET /probes/{namespace}/{name}", s.probes)
 	}
@@ -217,6 +224,9 @@ func handler(opts Options) http.Handler {
 	}
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.logs)
 	hint := routes
+	if opts.Node != nil {
+		hint = "/nodes, " + hint
+	}
 	if opts.Index != nil {
 		mux.Handle("GET /{$}", opts.Index) // GET also matches HEAD; any other path under / stays a 404
 		hint = "/ (status page), " + routes
@@ -366,6 +376,16 @@ func (s *server) probes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, describe.List{Items: describe.FromStates(states)})
+}
+
+// nodes is /nodes: the one node this server runs on.
+func (s *server) nodes(w http.ResponseWriter, r *http.Request) {
+	n, err := s.opts.Node(r.Context())
+	if err != nil {
+		http.Error(w, "node object: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	s.writeJSON(w, v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: []v1.Node{n}})
 }
 
 func (s *server) events(w http.ResponseWriter, _ *http.Request) {

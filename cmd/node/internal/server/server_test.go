@@ -212,6 +212,44 @@ func TestPodsCarryTheWarning(t *testing.T) {
 	assert.Equal(t, []string{`299 - "QuorumLost: this member is in contact with 1 of the 3 cluster members (a quorum needs 2)"`}, resp.Header.Values("Warning"))
 }
 
+// TestNodesListsTheNode: with Options.Node, /nodes is a v1.NodeList holding the node it returns
+// (as a fleet aggregator lists its nodes), its error a 503 that says so; without it, a 404.
+func TestNodesListsTheNode(t *testing.T) {
+	env := newEnv(t)
+	var fail atomic.Bool
+	base, _ := env.start(t, Options{Node: func(ctx context.Context) (v1.Node, error) {
+		if fail.Load() {
+			return v1.Node{}, errors.New("couldn't determine hostname")
+		}
+		return v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+			Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}, ctx.Err()
+	}})
+	code, body := get(t, base+"/nodes")
+	require.Equal(t, http.StatusOK, code, body)
+	var list v1.NodeList
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	assert.Equal(t, metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, list.TypeMeta)
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, "n1", list.Items[0].Name)
+	assert.Equal(t, "Node", list.Items[0].Kind)
+	assert.Equal(t, v1.ConditionTrue, list.Items[0].Status.Conditions[0].Status)
+	assert.Contains(t, body, "\n  \"kind\": \"NodeList\"", "indented, as every answer of the API")
+
+	fail.Store(true)
+	code, body = get(t, base+"/nodes")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "node object: couldn't determine hostname\n", body)
+	code, body = get(t, base+"/nothing")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, "(try /nodes, /pods,", "the 404 names the route")
+
+	bare, _ := env.start(t, Options{})
+	code, body = get(t, bare+"/nodes")
+	assert.Equal(t, http.StatusNotFound, code, "no Node: no /nodes")
+	assert.Contains(t, body, `404 page not found: "/nodes"`)
+	assert.NotContains(t, body, "/nodes,", "and the 404 does not offer it")
+}
+
 func TestTailOffset(t *testing.T) {
 	long := strings.Repeat("x", 100<<10) // lines longer than the read block
 	cases := []struct {
