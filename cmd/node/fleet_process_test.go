@@ -169,6 +169,25 @@ func TestFleetOfThreeNodes(t *testing.T) {
 	for _, p := range pods {
 		assert.True(t, strings.HasPrefix(p.Name, p.Spec.NodeName+"-"), "pod %s reported with node %q", p.Name, p.Spec.NodeName)
 	}
+	// What each node says of itself (its own /nodes) is what the aggregator shows of it, less the
+	// conditions and boot ID, which are the aggregator's.
+	fleet, err := nodeList(agg.API)
+	require.NoError(t, err)
+	require.Len(t, fleet, 3)
+	for i, n := range nodes {
+		own, err := nodeList(n.api)
+		require.NoError(t, err)
+		require.Len(t, own, 1)
+		got := fleet[i]
+		require.Equal(t, n.name, got.Name)
+		assert.Equal(t, own[0].Labels, got.Labels, "%s's labels", n.name)
+		assert.Equal(t, own[0].Status.Capacity, got.Status.Capacity, "%s's capacity", n.name)
+		assert.False(t, got.Status.Capacity.Cpu().IsZero(), "%s's capacity", n.name)
+		info := own[0].Status.NodeInfo
+		info.BootID = got.Status.NodeInfo.BootID
+		assert.Equal(t, info, got.Status.NodeInfo, "%s's system info", n.name)
+		assert.True(t, strings.HasPrefix(got.Status.NodeInfo.KubeletVersion, "v1.37.2+probeactor"), got.Status.NodeInfo.KubeletVersion)
+	}
 
 	agg.Kill()
 	time.Sleep(10 * time.Second) // the outage the issue prescribes (not a wait for an actor)

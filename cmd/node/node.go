@@ -214,6 +214,14 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 			return nil, fmt.Errorf("--fleet: %w", err)
 		}
 		n.rt.Subscribe(func(e proc.PodEvent) { l.PodChanged(e.Pod.UID) })
+		// What the node says of itself (capacity, system info, labels), read once: the aggregator's
+		// /nodes shows it with its own Ready. A machine that cannot be read leaves the aggregator's
+		// view as it was before nodes sent it (name, Ready, address), and node runs on.
+		if m, err := nodeObject.Machine(); err != nil {
+			log.Warn("the fleet aggregator will not show this node's capacity and system info", "error", err)
+		} else {
+			l.SetNode(&m)
+		}
 		parts = append(parts, lifecycle.Part{Name: partFleetLink, Component: l})
 		fleetLink = l
 	}

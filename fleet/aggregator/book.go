@@ -72,6 +72,7 @@ type nodeState struct {
 	results     map[resultKey]resultValue
 	pods        map[string]*fleetv1.PodChanged    // by UID; Removed never stored
 	conditions  map[string]*fleetv1.NodeCondition // the node's own, by type (beyond Ready)
+	object      *v1.Node                          // the node's own Node object (its /nodes), if it sent one
 }
 
 // NewBook returns an empty book. incarnation identifies this aggregator process (its start time
@@ -155,7 +156,7 @@ func (b *Book) apply(c *fleetv1.Changes, now time.Time) fleetv1.AckStatus {
 		b.stats.Pods -= len(n.pods)
 		n.results = make(map[resultKey]resultValue, len(c.GetResults()))
 		n.pods = make(map[string]*fleetv1.PodChanged, len(c.GetPods()))
-		n.conditions = nil
+		n.conditions, n.object = nil, nil
 		b.applyChanges(n, c)
 		n.lastSeq, n.baseline = c.GetSeq(), true
 		return fleetv1.AckStatus_ACK_STATUS_APPLIED
@@ -200,6 +201,9 @@ func (b *Book) applyChanges(n *nodeState, c *fleetv1.Changes) {
 			b.stats.Pods++
 		}
 		n.pods[p.GetUid()] = p
+	}
+	if obj := c.GetNodeObject(); len(obj) > 0 {
+		n.object, _ = fleetv1.DecodeNodeObject(obj) // validated
 	}
 	for _, nc := range c.GetConditions() {
 		if n.conditions == nil {
@@ -326,9 +330,32 @@ func (b *Book) Nodes() []v1.Node {
 		if host := hostOf(n.address); host != "" {
 			node.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: host}}
 		}
+		if n.object != nil {
+			withObject(&node, n.object)
+		}
 		out = append(out, node)
 	}
 	return out
+}
+
+// withObject adds what the node says of itself (its own Node object: package nodeobject) to the
+// aggregator's view of it: its labels, capacity, allocatable, daemon endpoint, system info and
+// addresses after the InternalIP the aggregator sees it at. Its name, conditions and boot ID stay
+// the aggregator's: the node is the session's, Ready is the aggregator's contact, and the boot ID
+// the node process's incarnation (as the Rebooted event names it).
+func withObject(node *v1.Node, obj *v1.Node) {
+	o := obj.DeepCopy()
+	node.Labels = o.Labels
+	node.Status.Capacity, node.Status.Allocatable = o.Status.Capacity, o.Status.Allocatable
+	node.Status.DaemonEndpoints = o.Status.DaemonEndpoints
+	info := o.Status.NodeInfo
+	info.BootID = node.Status.NodeInfo.BootID
+	node.Status.NodeInfo = info
+	for _, a := range o.Status.Addresses {
+		if !slices.Contains(node.Status.Addresses, a) {
+			node.Status.Addresses = append(node.Status.Addresses, a)
+		}
+	}
 }
 
 // Result is one probe's latest result on a node, as /results lists it.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -242,4 +243,56 @@ func TestNodeConditionsFollowReady(t *testing.T) {
 
 	require.Equal(t, applied, b.Apply(batch("n1", 2, 1, true), t0.Add(2*time.Minute)).GetStatus())
 	assert.Len(t, b.Nodes()[0].Status.Conditions, 1, "a snapshot without conditions clears them (a restarted node outside a cluster)")
+}
+
+// What a node says of itself (its own Node object) joins the aggregator's view of it: labels,
+// capacity, allocatable, daemon endpoint, system info and its Hostname after the InternalIP the
+// aggregator sees; name, conditions and boot ID stay the aggregator's. A delta without one keeps
+// it; a snapshot without one (a node of an older version) drops it.
+func TestNodesCarryWhatTheNodeSaysOfItself(t *testing.T) {
+	b := NewBook(1, 10*time.Second)
+	b.Hello(&fleetv1.Hello{Node: "n1", Incarnation: 3, Address: "10.0.0.7:7000"}, t0)
+	own := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "not-the-session's", Labels: map[string]string{v1.LabelHostname: "host-1", v1.LabelOSStable: "linux"}},
+		Status: v1.NodeStatus{
+			Capacity:        v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("16374232Ki")},
+			Allocatable:     v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("16374232Ki")},
+			Conditions:      []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionFalse}},
+			Addresses:       []v1.NodeAddress{{Type: v1.NodeHostName, Address: "host-1"}},
+			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10255}},
+			NodeInfo:        v1.NodeSystemInfo{BootID: "real-boot", KernelVersion: "6.1.0", OSImage: "Debian GNU/Linux 12 (bookworm)", KubeletVersion: "v1.37.2+probeactor.dev"},
+		},
+	}
+	obj, err := fleetv1.FromNodeObject(own)
+	require.NoError(t, err)
+	snap := batch("n1", 3, 1, true)
+	snap.NodeObject = obj
+	require.Equal(t, applied, b.Apply(snap, t0).GetStatus())
+
+	check := func(why string) {
+		t.Helper()
+		n := b.Nodes()[0]
+		assert.Equal(t, "n1", n.Name, why)
+		assert.Equal(t, own.Labels, n.Labels, why)
+		assert.Equal(t, own.Status.Capacity, n.Status.Capacity, why)
+		assert.Equal(t, own.Status.Allocatable, n.Status.Allocatable, why)
+		assert.Equal(t, own.Status.DaemonEndpoints, n.Status.DaemonEndpoints, why)
+		assert.Equal(t, []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.7"}, {Type: v1.NodeHostName, Address: "host-1"}},
+			n.Status.Addresses, why)
+		want := own.Status.NodeInfo
+		want.BootID = "3"
+		assert.Equal(t, want, n.Status.NodeInfo, why)
+		require.Len(t, n.Status.Conditions, 1, why)
+		assert.Equal(t, v1.ConditionTrue, n.Status.Conditions[0].Status, why+": Ready is the aggregator's")
+	}
+	check("from the snapshot")
+	b.Nodes()[0].Labels["mutated"] = "x"
+	require.Equal(t, applied, b.Apply(batch("n1", 3, 2, false, "c=S"), t0.Add(time.Second)).GetStatus())
+	check("a delta without one keeps it, and a caller's change to a listed node is its own")
+
+	require.Equal(t, applied, b.Apply(batch("n1", 4, 1, true), t0.Add(2*time.Second)).GetStatus())
+	n := b.Nodes()[0]
+	assert.Empty(t, n.Labels, "a snapshot without one drops it")
+	assert.Empty(t, n.Status.Capacity)
+	assert.Equal(t, "4", n.Status.NodeInfo.BootID)
 }

@@ -39,11 +39,15 @@
 // cannot report as another node. Without TLS the remote listens on loopback only.
 //
 // HTTP (read-only, every response carries Probeactor-Server: fleet-aggregator): /pods (v1.PodList
-// of every node's pods, spec.nodeName set), /nodes (v1.NodeList), /events (v1.EventList),
+// of every node's pods, spec.nodeName set), /nodes (v1.NodeList: each node's name, Ready and
+// InternalIP as the aggregator sees them, and what the node says of itself, its labels, capacity,
+// allocatable, daemon endpoint, system info and Hostname, from its own Node object when it sends
+// one), /events (v1.EventList),
 // /results (every node's probe results, a probeactor extension), /metrics (Go, process,
 // probeactor_fleet_* and probeactor_remote_refused_total), /healthz.
 //
 // Deliberate differences from Kubernetes: nodes are never deleted (a node that left stays Unknown
 // until the aggregator restarts); there is no eviction or taint; a node's creationTimestamp is its
-// first contact with this aggregator process.
+// first contact with this aggregator process; a node's nodeInfo.bootID is the incarnation of its
+// node process (a restart of node is what the aggregator sees, and its Rebooted event names it).
 package aggregator

@@ -182,6 +182,11 @@ func (l *Link) PodChanged(uid types.UID) {
 // too (the first snapshot carries it).
 func (l *Link) SetCondition(c uplink.Condition) { l.src.SetCondition(c) }
 
+// SetNode reports the node's own Node object (its /nodes, less conditions: the aggregator makes its
+// own Ready) to the aggregator; an unchanged one is not sent again. Safe from any goroutine, before
+// Start too (the first snapshot carries it). Do not modify n afterwards.
+func (l *Link) SetNode(n *v1.Node) { l.src.SetNode(n) }
+
 // Stop sends the node's last state, then stops the uplink and the feed: the feed re-reads every
 // pod (so the pods a stopping node stopped are reported), then Stop waits until the aggregator has
 // acknowledged everything or the uplink has no session, at most fleetFlushTimeout and never past

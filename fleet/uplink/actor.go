@@ -229,6 +229,13 @@ func (u *uplinkActor) changes(seq uint64, b Batch) *fleetv1.Changes {
 		}
 		c.Pods = append(c.Pods, w)
 	}
+	if b.Node != nil {
+		obj, err := fleetv1.FromNodeObject(b.Node)
+		if err != nil { // Marshal of a v1.Node does not fail
+			u.cfg.Logger.Error("the node object cannot be sent to the fleet aggregator", "error", err)
+		}
+		c.NodeObject = obj
+	}
 	for _, nc := range b.Conditions {
 		wc := &fleetv1.NodeCondition{Type: nc.Type, Status: nc.Status, Reason: nc.Reason, Message: nc.Message}
 		if !nc.Transition.IsZero() {

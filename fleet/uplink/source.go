@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
@@ -20,6 +21,9 @@ type Batch struct {
 	// Conditions are the node's own conditions beyond Ready (a snapshot: all of them; a delta:
 	// those that changed), e.g. a cluster member's ClusterQuorum.
 	Conditions []Condition
+	// Node is the node's own Node object (its /nodes, read-only): a snapshot carries the current
+	// one, if any; a delta carries it when it changed (nil: unchanged).
+	Node *v1.Node
 }
 
 // Condition is one of the node's own conditions, keyed by Type (v1.NodeCondition's fields).
@@ -68,6 +72,7 @@ type entry struct {
 	uid      types.UID
 	pod      *v1.Pod
 	cond     *Condition // a node condition's entry
+	node     *v1.Node   // the node object's entry
 	dirty    bool
 	gone     bool // removed from its map: skip it when delivering
 }
@@ -87,6 +92,7 @@ type Coalescer struct {
 	results map[resultKey]*entry
 	pods    map[types.UID]*entry
 	conds   map[string]*entry // by condition type
+	node    *entry            // the node's own Node object; nil until SetNode
 	dirty   []*entry
 	sub     *subscription
 	// outbox holds batches made and not yet handed to deliver; draining says a caller is
@@ -127,6 +133,21 @@ func (c *Coalescer) SetCondition(cond Condition) {
 	}
 	e.cond = &cond
 	c.markLocked(e)
+	c.flushLocked()
+}
+
+// SetNode records the node's own Node object (the pointer is kept: do not modify it afterwards);
+// one semantically equal to the current is not delivered again.
+func (c *Coalescer) SetNode(n *v1.Node) {
+	c.mu.Lock()
+	if c.node == nil {
+		c.node = &entry{}
+	} else if equality.Semantic.DeepEqual(c.node.node, n) {
+		c.mu.Unlock()
+		return
+	}
+	c.node.node = n
+	c.markLocked(c.node)
 	c.flushLocked()
 }
 
@@ -255,6 +276,9 @@ func (c *Coalescer) Subscribe(window int, deliver func(Batch, func())) func() {
 	for _, e := range c.conds {
 		b.Conditions = append(b.Conditions, *e.cond)
 	}
+	if c.node != nil {
+		b.Node = c.node.node
+	}
 	for _, e := range c.dirty {
 		e.dirty = false
 	}
@@ -314,6 +338,8 @@ func (c *Coalescer) flushLocked() {
 			case e.gone:
 			case e.cond != nil:
 				b.Conditions = append(b.Conditions, *e.cond)
+			case e.node != nil:
+				b.Node = e.node
 			case e.isResult:
 				b.Results = append(b.Results, e.result)
 			default:
@@ -321,7 +347,7 @@ func (c *Coalescer) flushLocked() {
 			}
 		}
 		c.dirty = append(c.dirty[:0], c.dirty[n:]...)
-		if len(b.Results)+len(b.Pods)+len(b.Conditions) == 0 {
+		if len(b.Results)+len(b.Pods)+len(b.Conditions) == 0 && b.Node == nil {
 			continue // only keys gone since they changed
 		}
 		s.outstanding++

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -243,4 +244,36 @@ func TestCoalescerCarriesNodeConditions(t *testing.T) {
 	assert.Equal(t, []Condition{lost}, r.batches[1].Conditions)
 	assert.Empty(t, r.batches[1].Results)
 	assert.Empty(t, r.batches[1].Pods)
+}
+
+// The node's own Node object: a snapshot carries the current one (none before SetNode), a delta
+// only a changed one, and a resubscription's snapshot the latest.
+func TestCoalescerCarriesTheNodeObject(t *testing.T) {
+	c := NewCoalescer()
+	var r recorder
+	cancel := c.Subscribe(1, r.deliver)
+	require.Len(t, r.batches, 1)
+	assert.Nil(t, r.batches[0].Node, "no node object yet")
+	r.ackLast()
+
+	node := func(cpu string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+			Status: v1.NodeStatus{Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}
+	}
+	c.SetNode(node("4"))
+	require.Len(t, r.batches, 2)
+	assert.Equal(t, node("4"), r.batches[1].Node)
+	r.ackLast()
+	c.SetNode(node("4000m")) // the same quantity, written otherwise
+	assert.Len(t, r.batches, 2, "an unchanged node object is no change")
+	c.SetNode(node("8"))
+	require.Len(t, r.batches, 3)
+	assert.Equal(t, node("8"), r.batches[2].Node)
+	assert.Empty(t, r.batches[2].Results)
+	cancel()
+
+	var again recorder
+	defer c.Subscribe(1, again.deliver)()
+	require.Len(t, again.batches, 1)
+	assert.Equal(t, node("8"), again.batches[0].Node, "the snapshot carries the latest")
 }

@@ -185,6 +185,29 @@ func DecodeStatus(b []byte) (v1.PodStatus, error) {
 	return st, nil
 }
 
+// FromNodeObject is the wire form of a node's own Node object (Changes.node_object): n without its
+// conditions (the aggregator makes its own Ready, and a node's other conditions travel as
+// NodeCondition), its managed fields or its resource version.
+func FromNodeObject(n *v1.Node) ([]byte, error) {
+	c := n.DeepCopy()
+	c.Status.Conditions = nil
+	c.ManagedFields, c.ResourceVersion = nil, ""
+	b, err := c.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encode node object: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeNodeObject decodes a node's own Node object sent in Kubernetes' protobuf encoding.
+func DecodeNodeObject(b []byte) (*v1.Node, error) {
+	var n v1.Node
+	if err := n.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("decode node object: %w", err)
+	}
+	return &n, nil
+}
+
 // ToPod rebuilds the pod a PodChanged describes (Removed must be false): metadata, the containers'
 // names, images and probes (and sidecars' restart policy), spec.nodeName = node, and the decoded
 // status.
@@ -265,6 +288,11 @@ func (c *Changes) Validate() error {
 			if err := c.probes(&v1.Container{}); err != nil {
 				return fmt.Errorf("changes: pods[%d]: %w", i, err)
 			}
+		}
+	}
+	if b := c.GetNodeObject(); len(b) > 0 {
+		if _, err := DecodeNodeObject(b); err != nil {
+			return fmt.Errorf("changes: node_object: %w", err)
 		}
 	}
 	for i, nc := range c.GetConditions() {

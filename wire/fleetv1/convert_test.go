@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -140,6 +141,7 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 		"untyped condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Status: "True"}} }, `conditions[0]: type ""`},
 		"a Ready condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "Ready", Status: "True"}} }, `conditions[0]: type "Ready"`},
 		"bad status":        {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "ClusterQuorum", Status: "yes"}} }, `conditions[0]: status "yes"`},
+		"bad node object":   {func(c *Changes) { c.NodeObject = []byte{0xff, 0xff, 0xff} }, "node_object: decode node object"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -152,6 +154,32 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 	assert.ErrorContains(t, (&Heartbeat{Node: "n"}).Validate(), "heartbeat: incarnation is 0")
 	_, err := FromPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
 	assert.ErrorContains(t, err, "has no UID")
+}
+
+// A node's own Node object travels without its conditions, managed fields and resource version,
+// and comes back equal otherwise; a Changes carrying it validates.
+func TestNodeObjectRoundTrip(t *testing.T) {
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1.LabelHostname: "host-1"}, ResourceVersion: "9",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}, CreationTimestamp: metav1.NewTime(time.Unix(1700000000, 0))},
+		Status: v1.NodeStatus{
+			Capacity:        v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("16374232Ki")},
+			Allocatable:     v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("16374232Ki")},
+			Conditions:      []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+			Addresses:       []v1.NodeAddress{{Type: v1.NodeHostName, Address: "host-1"}},
+			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10255}},
+			NodeInfo:        v1.NodeSystemInfo{BootID: "b", KernelVersion: "6.1.0", KubeletVersion: "v1.37.2+probeactor.dev"},
+		},
+	}
+	b, err := FromNodeObject(n)
+	require.NoError(t, err)
+	require.NotEmpty(t, n.Status.Conditions, "the caller's node is not modified")
+	got, err := DecodeNodeObject(b)
+	require.NoError(t, err)
+	want := n.DeepCopy()
+	want.Status.Conditions, want.ManagedFields, want.ResourceVersion = nil, nil, ""
+	assert.True(t, equality.Semantic.DeepEqual(want, got), "got %+v", got)
+	assert.NoError(t, (&Changes{Node: "n1", Incarnation: 1, Seq: 1, Snapshot: true, NodeObject: b}).Validate())
 }
 
 func TestAllowListsNameRegisteredTypes(t *testing.T) {

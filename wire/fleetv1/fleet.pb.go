@@ -299,14 +299,19 @@ func (x *Welcome) GetAggregatorIncarnation() uint64 {
 // one per batch within an incarnation; a snapshot batch replaces everything the aggregator holds for
 // the node, a delta batch (snapshot false) is applied on top of the previous batch.
 type Changes struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
-	Incarnation   uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
-	Seq           uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
-	Snapshot      bool                   `protobuf:"varint,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
-	Results       []*ResultChanged       `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
-	Pods          []*PodChanged          `protobuf:"bytes,6,rep,name=pods,proto3" json:"pods,omitempty"`
-	Conditions    []*NodeCondition       `protobuf:"bytes,7,rep,name=conditions,proto3" json:"conditions,omitempty"` // node conditions beyond Ready, by type (a snapshot carries them all)
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Node        string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Incarnation uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Seq         uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	Snapshot    bool                   `protobuf:"varint,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Results     []*ResultChanged       `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
+	Pods        []*PodChanged          `protobuf:"bytes,6,rep,name=pods,proto3" json:"pods,omitempty"`
+	Conditions  []*NodeCondition       `protobuf:"bytes,7,rep,name=conditions,proto3" json:"conditions,omitempty"` // node conditions beyond Ready, by type (a snapshot carries them all)
+	// The node's own k8s.io/api/core/v1.Node in Kubernetes' own protobuf encoding, as its /nodes
+	// serves it less its conditions: labels, addresses, capacity, allocatable, daemonEndpoints and
+	// nodeInfo. A snapshot carries it (empty: a node that sends none, of an older version); a delta
+	// carries it when it changed (empty: unchanged).
+	NodeObject    []byte `protobuf:"bytes,8,opt,name=node_object,json=nodeObject,proto3" json:"node_object,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -386,6 +391,13 @@ func (x *Changes) GetPods() []*PodChanged {
 func (x *Changes) GetConditions() []*NodeCondition {
 	if x != nil {
 		return x.Conditions
+	}
+	return nil
+}
+
+func (x *Changes) GetNodeObject() []byte {
+	if x != nil {
+		return x.NodeObject
 	}
 	return nil
 }
@@ -903,7 +915,7 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\"@\n" +
 	"\aWelcome\x125\n" +
-	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xa4\x02\n" +
+	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xc5\x02\n" +
 	"\aChanges\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x10\n" +
@@ -913,7 +925,9 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\x04pods\x18\x06 \x03(\v2\x1f.probeactor.fleet.v1.PodChangedR\x04pods\x12B\n" +
 	"\n" +
 	"conditions\x18\a \x03(\v2\".probeactor.fleet.v1.NodeConditionR\n" +
-	"conditions\"\x9f\x01\n" +
+	"conditions\x12\x1f\n" +
+	"\vnode_object\x18\b \x01(\fR\n" +
+	"nodeObject\"\x9f\x01\n" +
 	"\rNodeCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +

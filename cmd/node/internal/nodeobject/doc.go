@@ -22,7 +22,8 @@
 //     KubeletNotReady, the failing checks as kubelet aggregates errors ("runtime: no answer: ..."; several:
 //     "[a, b]"). Every heartbeat is the time of the read.
 //
-// Reporter is the shell: each Node call reads the machine, runs the health checks (within
+// Reporter is the shell: Machine is the node without conditions and no check run (what a fleet
+// node sends its aggregator once at start, which makes its own Ready); each Node call reads the machine, runs the health checks (within
 // DefaultCheckTimeout) and keeps, between calls, when Ready last changed and node's own
 // conditions (SetCondition keeps a condition's transition while its status, reason and message
 // stay, as the fleet uplink does).

@@ -64,20 +64,42 @@ func New(opts Options) *Reporter {
 // Node reads the machine, runs the health checks and builds the node as it is now. Its error is
 // the machine's that could not be read (its hostname, CPUs or memory).
 func (r *Reporter) Node(ctx context.Context) (v1.Node, error) {
-	host, err := r.opts.ReadHost()
+	in, err := r.machine()
 	if err != nil {
 		return v1.Node{}, err
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, r.opts.CheckTimeout)
-	failures := r.opts.Failures(checkCtx)
+	in.Failures = r.opts.Failures(checkCtx)
 	cancel()
-	now := r.opts.Now()
+	in.Now = r.opts.Now()
+	in.ReadySince, in.Conditions = r.observeReady(len(in.Failures) == 0, in.Now), r.conditions()
+	return Build(in), nil
+}
+
+// Machine is the node without conditions, and no health check run: what a fleet node tells its
+// aggregator of itself (fleet/link's SetNode), which makes its own Ready from its contact.
+func (r *Reporter) Machine() (v1.Node, error) {
+	in, err := r.machine()
+	if err != nil {
+		return v1.Node{}, err
+	}
+	n := Build(in)
+	n.Status.Conditions = nil
+	return n, nil
+}
+
+// machine is Build's input with the machine read, and no condition yet.
+func (r *Reporter) machine() (Info, error) {
+	host, err := r.opts.ReadHost()
+	if err != nil {
+		return Info{}, err
+	}
 	name := r.opts.Name
 	if name == "" {
 		name = host.Hostname
 	}
-	return Build(Info{Name: name, Created: r.opts.Start, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, NodeVersion: r.opts.NodeVersion,
-		Port: r.opts.Port, Now: now, Failures: failures, ReadySince: r.observeReady(len(failures) == 0, now), Conditions: r.conditions()}), nil
+	return Info{Name: name, Created: r.opts.Start, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
+		NodeVersion: r.opts.NodeVersion, Port: r.opts.Port}, nil
 }
 
 // observeReady records Ready's value at now and returns since when it holds: the first value

@@ -97,9 +97,29 @@ func TestReporterKeepsItsOwnConditions(t *testing.T) {
 	assert.Equal(t, at(4), n.Status.Conditions[1].LastTransitionTime)
 }
 
-// A machine that cannot be read is Node's error; nothing is built.
+// A machine that cannot be read is Node's error, and Machine's; nothing is built.
 func TestReporterReportsAnUnreadableMachine(t *testing.T) {
 	r := New(Options{ReadHost: func() (Host, error) { return Host{}, errors.New("/proc/stat: no cpuN line") }})
 	_, err := r.Node(context.Background())
 	assert.EqualError(t, err, "/proc/stat: no cpuN line")
+	_, err = r.Machine()
+	assert.EqualError(t, err, "/proc/stat: no cpuN line")
+}
+
+// Machine is Node without conditions, and runs no health check (what a fleet node sends its
+// aggregator, which makes its own Ready).
+func TestMachineIsTheNodeWithoutConditions(t *testing.T) {
+	r := New(Options{Name: "n1", Start: started, Port: 10300, NodeVersion: "dev",
+		ReadHost: func() (Host, error) { return machine, nil },
+		Now:      func() time.Time { return started.Add(time.Minute) },
+		Failures: func(context.Context) []string { t.Error("Machine ran the health checks"); return nil }})
+	r.SetCondition(v1.NodeCondition{Type: "ClusterQuorum", Status: v1.ConditionFalse, Reason: "QuorumLost"})
+	m, err := r.Machine()
+	require.NoError(t, err)
+	assert.Empty(t, m.Status.Conditions)
+	want := Build(Info{Name: "n1", Created: started, Host: machine, OS: m.Status.NodeInfo.OperatingSystem,
+		Arch: m.Status.NodeInfo.Architecture, NodeVersion: "dev", Port: 10300})
+	want.Status.Conditions = nil
+	assert.Equal(t, want, m)
+	assert.Equal(t, "16", m.Status.Capacity.Cpu().String())
 }
