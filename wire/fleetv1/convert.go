@@ -295,12 +295,47 @@ func (c *Changes) Validate() error {
 			return fmt.Errorf("changes: node_object: %w", err)
 		}
 	}
+	if u := c.GetUsage(); u != nil {
+		if err := u.Validate(); err != nil {
+			return fmt.Errorf("changes: %w", err)
+		}
+	}
 	for i, nc := range c.GetConditions() {
 		switch {
 		case nc.GetType() == "" || nc.GetType() == "Ready":
 			return fmt.Errorf("changes: conditions[%d]: type %q: a condition of the node's own other than Ready", i, nc.GetType())
 		case nc.GetStatus() != "True" && nc.GetStatus() != "False" && nc.GetStatus() != "Unknown":
 			return fmt.Errorf("changes: conditions[%d]: status %q: True, False or Unknown", i, nc.GetStatus())
+		}
+	}
+	return nil
+}
+
+// Validate checks a Usage: a window, and a namespace and name for every pod and a name for every
+// container, each once.
+func (u *Usage) Validate() error {
+	if u.GetTimestampUnixNano() <= 0 || u.GetWindowNanos() <= 0 {
+		return fmt.Errorf("usage: timestamp %d, window %d: both must be positive", u.GetTimestampUnixNano(), u.GetWindowNanos())
+	}
+	pods := make(map[[2]string]bool, len(u.GetPods()))
+	for i, p := range u.GetPods() {
+		k := [2]string{p.GetNamespace(), p.GetName()}
+		switch {
+		case k[0] == "" || k[1] == "":
+			return fmt.Errorf("usage: pods[%d]: namespace %q, name %q: both are required", i, k[0], k[1])
+		case pods[k]:
+			return fmt.Errorf("usage: pods[%d]: %s/%s: listed twice", i, k[0], k[1])
+		}
+		pods[k] = true
+		names := make(map[string]bool, len(p.GetContainers()))
+		for j, c := range p.GetContainers() {
+			switch {
+			case c.GetName() == "":
+				return fmt.Errorf("usage: pods[%d].containers[%d]: name is empty", i, j)
+			case names[c.GetName()]:
+				return fmt.Errorf("usage: pods[%d].containers[%d]: %q listed twice", i, j, c.GetName())
+			}
+			names[c.GetName()] = true
 		}
 	}
 	return nil

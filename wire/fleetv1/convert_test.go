@@ -122,6 +122,10 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 			Pods:    []*PodChanged{p, RemovedPod("gone")}}
 	}
 	require.NoError(t, good().Validate())
+	withUsage := good()
+	withUsage.Usage = &Usage{TimestampUnixNano: 1, WindowNanos: 1, Pods: []*PodUsage{{Namespace: "d", Name: "p",
+		Containers: []*ContainerUsage{{Name: "c", CpuNanocores: 1000, MemoryBytes: 1 << 20}}}}}
+	require.NoError(t, withUsage.Validate())
 	withCondition := good()
 	withCondition.Conditions = []*NodeCondition{{Type: "ClusterQuorum", Status: "False", Reason: "QuorumLost"}}
 	require.NoError(t, withCondition.Validate())
@@ -142,6 +146,20 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 		"a Ready condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "Ready", Status: "True"}} }, `conditions[0]: type "Ready"`},
 		"bad status":        {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "ClusterQuorum", Status: "yes"}} }, `conditions[0]: status "yes"`},
 		"bad node object":   {func(c *Changes) { c.NodeObject = []byte{0xff, 0xff, 0xff} }, "node_object: decode node object"},
+		"usage, no window":  {func(c *Changes) { c.Usage = &Usage{TimestampUnixNano: 1} }, "usage: timestamp 1, window 0"},
+		"usage, no pod name": {func(c *Changes) {
+			c.Usage = &Usage{TimestampUnixNano: 1, WindowNanos: 1, Pods: []*PodUsage{{Namespace: "default"}}}
+		}, `usage: pods[0]: namespace "default", name "": both are required`},
+		"usage, a pod twice": {func(c *Changes) {
+			c.Usage = &Usage{TimestampUnixNano: 1, WindowNanos: 1, Pods: []*PodUsage{{Namespace: "d", Name: "p"}, {Namespace: "d", Name: "p"}}}
+		}, "usage: pods[1]: d/p: listed twice"},
+		"usage, a container twice": {func(c *Changes) {
+			c.Usage = &Usage{TimestampUnixNano: 1, WindowNanos: 1, Pods: []*PodUsage{{Namespace: "d", Name: "p",
+				Containers: []*ContainerUsage{{Name: "c"}, {Name: "c"}}}}}
+		}, `usage: pods[0].containers[1]: "c" listed twice`},
+		"usage, a nameless container": {func(c *Changes) {
+			c.Usage = &Usage{TimestampUnixNano: 1, WindowNanos: 1, Pods: []*PodUsage{{Namespace: "d", Name: "p", Containers: []*ContainerUsage{{}}}}}
+		}, "usage: pods[0].containers[0]: name is empty"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -311,7 +311,11 @@ type Changes struct {
 	// serves it less its conditions: labels, addresses, capacity, allocatable, daemonEndpoints and
 	// nodeInfo. A snapshot carries it (empty: a node that sends none, of an older version); a delta
 	// carries it when it changed (empty: unchanged).
-	NodeObject    []byte `protobuf:"bytes,8,opt,name=node_object,json=nodeObject,proto3" json:"node_object,omitempty"`
+	NodeObject []byte `protobuf:"bytes,8,opt,name=node_object,json=nodeObject,proto3" json:"node_object,omitempty"`
+	// What the node and its containers used over the last sampling window (metrics-server's view of
+	// a kubelet: rates, not counters). A snapshot carries the latest, if any; a delta the one taken
+	// since (unset: none taken since).
+	Usage         *Usage `protobuf:"bytes,9,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -402,6 +406,214 @@ func (x *Changes) GetNodeObject() []byte {
 	return nil
 }
 
+func (x *Changes) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// Usage is one sampling window of a node: its CPU as a rate over the window and its memory in use
+// at the window's end, for the node (the host) and each container that ran through the window.
+type Usage struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	TimestampUnixNano int64                  `protobuf:"varint,1,opt,name=timestamp_unix_nano,json=timestampUnixNano,proto3" json:"timestamp_unix_nano,omitempty"` // the window's end
+	WindowNanos       int64                  `protobuf:"varint,2,opt,name=window_nanos,json=windowNanos,proto3" json:"window_nanos,omitempty"`                     // its length (> 0)
+	NodeCpuNanocores  uint64                 `protobuf:"varint,3,opt,name=node_cpu_nanocores,json=nodeCpuNanocores,proto3" json:"node_cpu_nanocores,omitempty"`    // the host's busy CPU time over the window / its length
+	NodeMemoryBytes   uint64                 `protobuf:"varint,4,opt,name=node_memory_bytes,json=nodeMemoryBytes,proto3" json:"node_memory_bytes,omitempty"`       // the host's memory in use (MemTotal less MemAvailable)
+	Pods              []*PodUsage            `protobuf:"bytes,5,rep,name=pods,proto3" json:"pods,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Usage) Reset() {
+	*x = Usage{}
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Usage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Usage) ProtoMessage() {}
+
+func (x *Usage) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Usage.ProtoReflect.Descriptor instead.
+func (*Usage) Descriptor() ([]byte, []int) {
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Usage) GetTimestampUnixNano() int64 {
+	if x != nil {
+		return x.TimestampUnixNano
+	}
+	return 0
+}
+
+func (x *Usage) GetWindowNanos() int64 {
+	if x != nil {
+		return x.WindowNanos
+	}
+	return 0
+}
+
+func (x *Usage) GetNodeCpuNanocores() uint64 {
+	if x != nil {
+		return x.NodeCpuNanocores
+	}
+	return 0
+}
+
+func (x *Usage) GetNodeMemoryBytes() uint64 {
+	if x != nil {
+		return x.NodeMemoryBytes
+	}
+	return 0
+}
+
+func (x *Usage) GetPods() []*PodUsage {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
+// PodUsage is a pod's containers' usage (metrics.k8s.io's PodMetrics).
+type PodUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Containers    []*ContainerUsage      `protobuf:"bytes,3,rep,name=containers,proto3" json:"containers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodUsage) Reset() {
+	*x = PodUsage{}
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodUsage) ProtoMessage() {}
+
+func (x *PodUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodUsage.ProtoReflect.Descriptor instead.
+func (*PodUsage) Descriptor() ([]byte, []int) {
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PodUsage) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PodUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PodUsage) GetContainers() []*ContainerUsage {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+// ContainerUsage is one container's usage: its process tree's CPU over the window and resident
+// memory at its end.
+type ContainerUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	CpuNanocores  uint64                 `protobuf:"varint,2,opt,name=cpu_nanocores,json=cpuNanocores,proto3" json:"cpu_nanocores,omitempty"`
+	MemoryBytes   uint64                 `protobuf:"varint,3,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerUsage) Reset() {
+	*x = ContainerUsage{}
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerUsage) ProtoMessage() {}
+
+func (x *ContainerUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerUsage.ProtoReflect.Descriptor instead.
+func (*ContainerUsage) Descriptor() ([]byte, []int) {
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ContainerUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerUsage) GetCpuNanocores() uint64 {
+	if x != nil {
+		return x.CpuNanocores
+	}
+	return 0
+}
+
+func (x *ContainerUsage) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
 // NodeCondition is one of the node's own conditions (v1.NodeCondition): a cluster member's
 // ClusterQuorum (False, reason QuorumLost, while it runs no pods for want of a quorum).
 type NodeCondition struct {
@@ -417,7 +629,7 @@ type NodeCondition struct {
 
 func (x *NodeCondition) Reset() {
 	*x = NodeCondition{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +641,7 @@ func (x *NodeCondition) String() string {
 func (*NodeCondition) ProtoMessage() {}
 
 func (x *NodeCondition) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[3]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +654,7 @@ func (x *NodeCondition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
 func (*NodeCondition) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{3}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeCondition) GetType() string {
@@ -494,7 +706,7 @@ type ResultChanged struct {
 
 func (x *ResultChanged) Reset() {
 	*x = ResultChanged{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +718,7 @@ func (x *ResultChanged) String() string {
 func (*ResultChanged) ProtoMessage() {}
 
 func (x *ResultChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[4]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +731,7 @@ func (x *ResultChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultChanged.ProtoReflect.Descriptor instead.
 func (*ResultChanged) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{4}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResultChanged) GetPodUid() string {
@@ -571,7 +783,7 @@ type PodChanged struct {
 
 func (x *PodChanged) Reset() {
 	*x = PodChanged{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +795,7 @@ func (x *PodChanged) String() string {
 func (*PodChanged) ProtoMessage() {}
 
 func (x *PodChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[5]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +808,7 @@ func (x *PodChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodChanged.ProtoReflect.Descriptor instead.
 func (*PodChanged) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{5}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PodChanged) GetUid() string {
@@ -641,7 +853,7 @@ type PodMeta struct {
 
 func (x *PodMeta) Reset() {
 	*x = PodMeta{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +865,7 @@ func (x *PodMeta) String() string {
 func (*PodMeta) ProtoMessage() {}
 
 func (x *PodMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[6]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +878,7 @@ func (x *PodMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodMeta.ProtoReflect.Descriptor instead.
 func (*PodMeta) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{6}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PodMeta) GetNamespace() string {
@@ -720,7 +932,7 @@ type ContainerMeta struct {
 
 func (x *ContainerMeta) Reset() {
 	*x = ContainerMeta{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +944,7 @@ func (x *ContainerMeta) String() string {
 func (*ContainerMeta) ProtoMessage() {}
 
 func (x *ContainerMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[7]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +957,7 @@ func (x *ContainerMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerMeta.ProtoReflect.Descriptor instead.
 func (*ContainerMeta) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{7}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContainerMeta) GetName() string {
@@ -802,7 +1014,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1026,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[8]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1039,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{8}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Heartbeat) GetNode() string {
@@ -856,7 +1068,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -868,7 +1080,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_fleetv1_fleet_proto_msgTypes[9]
+	mi := &file_wire_fleetv1_fleet_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +1093,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{9}
+	return file_wire_fleetv1_fleet_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -915,7 +1127,7 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\"@\n" +
 	"\aWelcome\x125\n" +
-	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xc5\x02\n" +
+	"\x16aggregator_incarnation\x18\x01 \x01(\x04R\x15aggregatorIncarnation\"\xf7\x02\n" +
 	"\aChanges\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x10\n" +
@@ -927,7 +1139,24 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"conditions\x18\a \x03(\v2\".probeactor.fleet.v1.NodeConditionR\n" +
 	"conditions\x12\x1f\n" +
 	"\vnode_object\x18\b \x01(\fR\n" +
-	"nodeObject\"\x9f\x01\n" +
+	"nodeObject\x120\n" +
+	"\x05usage\x18\t \x01(\v2\x1a.probeactor.fleet.v1.UsageR\x05usage\"\xe7\x01\n" +
+	"\x05Usage\x12.\n" +
+	"\x13timestamp_unix_nano\x18\x01 \x01(\x03R\x11timestampUnixNano\x12!\n" +
+	"\fwindow_nanos\x18\x02 \x01(\x03R\vwindowNanos\x12,\n" +
+	"\x12node_cpu_nanocores\x18\x03 \x01(\x04R\x10nodeCpuNanocores\x12*\n" +
+	"\x11node_memory_bytes\x18\x04 \x01(\x04R\x0fnodeMemoryBytes\x121\n" +
+	"\x04pods\x18\x05 \x03(\v2\x1d.probeactor.fleet.v1.PodUsageR\x04pods\"\x81\x01\n" +
+	"\bPodUsage\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12C\n" +
+	"\n" +
+	"containers\x18\x03 \x03(\v2#.probeactor.fleet.v1.ContainerUsageR\n" +
+	"containers\"l\n" +
+	"\x0eContainerUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rcpu_nanocores\x18\x02 \x01(\x04R\fcpuNanocores\x12!\n" +
+	"\fmemory_bytes\x18\x03 \x01(\x04R\vmemoryBytes\"\x9f\x01\n" +
 	"\rNodeCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
@@ -999,37 +1228,43 @@ func file_wire_fleetv1_fleet_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_fleetv1_fleet_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_wire_fleetv1_fleet_proto_goTypes = []any{
-	(ProbeType)(0),        // 0: probeactor.fleet.v1.ProbeType
-	(Result)(0),           // 1: probeactor.fleet.v1.Result
-	(AckStatus)(0),        // 2: probeactor.fleet.v1.AckStatus
-	(*Hello)(nil),         // 3: probeactor.fleet.v1.Hello
-	(*Welcome)(nil),       // 4: probeactor.fleet.v1.Welcome
-	(*Changes)(nil),       // 5: probeactor.fleet.v1.Changes
-	(*NodeCondition)(nil), // 6: probeactor.fleet.v1.NodeCondition
-	(*ResultChanged)(nil), // 7: probeactor.fleet.v1.ResultChanged
-	(*PodChanged)(nil),    // 8: probeactor.fleet.v1.PodChanged
-	(*PodMeta)(nil),       // 9: probeactor.fleet.v1.PodMeta
-	(*ContainerMeta)(nil), // 10: probeactor.fleet.v1.ContainerMeta
-	(*Heartbeat)(nil),     // 11: probeactor.fleet.v1.Heartbeat
-	(*Ack)(nil),           // 12: probeactor.fleet.v1.Ack
+	(ProbeType)(0),         // 0: probeactor.fleet.v1.ProbeType
+	(Result)(0),            // 1: probeactor.fleet.v1.Result
+	(AckStatus)(0),         // 2: probeactor.fleet.v1.AckStatus
+	(*Hello)(nil),          // 3: probeactor.fleet.v1.Hello
+	(*Welcome)(nil),        // 4: probeactor.fleet.v1.Welcome
+	(*Changes)(nil),        // 5: probeactor.fleet.v1.Changes
+	(*Usage)(nil),          // 6: probeactor.fleet.v1.Usage
+	(*PodUsage)(nil),       // 7: probeactor.fleet.v1.PodUsage
+	(*ContainerUsage)(nil), // 8: probeactor.fleet.v1.ContainerUsage
+	(*NodeCondition)(nil),  // 9: probeactor.fleet.v1.NodeCondition
+	(*ResultChanged)(nil),  // 10: probeactor.fleet.v1.ResultChanged
+	(*PodChanged)(nil),     // 11: probeactor.fleet.v1.PodChanged
+	(*PodMeta)(nil),        // 12: probeactor.fleet.v1.PodMeta
+	(*ContainerMeta)(nil),  // 13: probeactor.fleet.v1.ContainerMeta
+	(*Heartbeat)(nil),      // 14: probeactor.fleet.v1.Heartbeat
+	(*Ack)(nil),            // 15: probeactor.fleet.v1.Ack
 }
 var file_wire_fleetv1_fleet_proto_depIdxs = []int32{
-	7,  // 0: probeactor.fleet.v1.Changes.results:type_name -> probeactor.fleet.v1.ResultChanged
-	8,  // 1: probeactor.fleet.v1.Changes.pods:type_name -> probeactor.fleet.v1.PodChanged
-	6,  // 2: probeactor.fleet.v1.Changes.conditions:type_name -> probeactor.fleet.v1.NodeCondition
-	0,  // 3: probeactor.fleet.v1.ResultChanged.type:type_name -> probeactor.fleet.v1.ProbeType
-	1,  // 4: probeactor.fleet.v1.ResultChanged.result:type_name -> probeactor.fleet.v1.Result
-	9,  // 5: probeactor.fleet.v1.PodChanged.meta:type_name -> probeactor.fleet.v1.PodMeta
-	10, // 6: probeactor.fleet.v1.PodMeta.containers:type_name -> probeactor.fleet.v1.ContainerMeta
-	10, // 7: probeactor.fleet.v1.PodMeta.init_containers:type_name -> probeactor.fleet.v1.ContainerMeta
-	2,  // 8: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	10, // 0: probeactor.fleet.v1.Changes.results:type_name -> probeactor.fleet.v1.ResultChanged
+	11, // 1: probeactor.fleet.v1.Changes.pods:type_name -> probeactor.fleet.v1.PodChanged
+	9,  // 2: probeactor.fleet.v1.Changes.conditions:type_name -> probeactor.fleet.v1.NodeCondition
+	6,  // 3: probeactor.fleet.v1.Changes.usage:type_name -> probeactor.fleet.v1.Usage
+	7,  // 4: probeactor.fleet.v1.Usage.pods:type_name -> probeactor.fleet.v1.PodUsage
+	8,  // 5: probeactor.fleet.v1.PodUsage.containers:type_name -> probeactor.fleet.v1.ContainerUsage
+	0,  // 6: probeactor.fleet.v1.ResultChanged.type:type_name -> probeactor.fleet.v1.ProbeType
+	1,  // 7: probeactor.fleet.v1.ResultChanged.result:type_name -> probeactor.fleet.v1.Result
+	12, // 8: probeactor.fleet.v1.PodChanged.meta:type_name -> probeactor.fleet.v1.PodMeta
+	13, // 9: probeactor.fleet.v1.PodMeta.containers:type_name -> probeactor.fleet.v1.ContainerMeta
+	13, // 10: probeactor.fleet.v1.PodMeta.init_containers:type_name -> probeactor.fleet.v1.ContainerMeta
+	2,  // 11: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_wire_fleetv1_fleet_proto_init() }
@@ -1043,7 +1278,7 @@ func file_wire_fleetv1_fleet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_fleetv1_fleet_proto_rawDesc), len(file_wire_fleetv1_fleet_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
