@@ -50,14 +50,14 @@ func TestEachRemoteModeAssemblesItsPartsInOrder(t *testing.T) {
 	racecheck.InChild(t, racecheck.KnownProtoactorRaces, func(t testing.TB) {
 		for _, tc := range []assembleCase{
 			{"fleet", fleetFlags,
-				concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partOrphans, partWatchdog)},
+				concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partFleetUsage, partPods, partOrphans, partWatchdog)},
 			{"cluster", func(t testing.TB, c *runConfig) func(testing.TB) { clusterFlags(t, c); return nil },
 				concat(assembleBase, partRemote, partHTTPAPI, partPods, partHousekeeping, partMembership, partRunner, partWatchdog)},
 			{"cluster, fleet and static pods", func(t testing.TB, c *runConfig) func(testing.TB) {
 				clusterFlags(t, c)
 				c.manifestPath = t.TempDir()
 				return fleetFlags(t, c)
-			}, concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partPods, partHousekeeping, partMembership, partRunner, partStaticPods, partWatchdog)},
+			}, concat(assembleBase, partRemote, partHTTPAPI, partFleetLink, partFleetUsage, partPods, partHousekeeping, partMembership, partRunner, partStaticPods, partWatchdog)},
 		} {
 			t.Logf("mode %q", tc.name)
 			assembleInOrder(t, tc)

@@ -15,7 +15,8 @@ import (
 
 // `node run --fleet ADDR --node-name NAME`: the node reports its pods (the merged status /pods
 // serves, spec.nodeName set) and its probe results to a fleet aggregator (`node fleet`) through
-// the fleet-link part (package fleet/link: the feed and the uplink), over the process's one
+// the fleet-link part (package fleet/link: the feed and the uplink), with its own Node object and,
+// from the fleet-usage part, its usage every --node-status-update-frequency, over the process's one
 // guarded remote (the remote part: --fleet-listen, default loopback on an ephemeral port, which
 // exists because protoactor answers requests over the requester's own server; with --cluster the
 // cluster's remote, --cluster-listen). This file holds the flags.

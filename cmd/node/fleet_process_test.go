@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -187,6 +188,30 @@ func TestFleetOfThreeNodes(t *testing.T) {
 		info.BootID = got.Status.NodeInfo.BootID
 		assert.Equal(t, info, got.Status.NodeInfo, "%s's system info", n.name)
 		assert.True(t, strings.HasPrefix(got.Status.NodeInfo.KubeletVersion, "v1.37.2+probeactor"), got.Status.NodeInfo.KubeletVersion)
+	}
+	// The aggregator is the fleet's metrics-server: from each node's sampled usage (a window every
+	// --node-status-update-frequency), node top shows every node and every pod of the fleet.
+	var out, errb bytes.Buffer
+	top := func(args ...string) func() bool {
+		return func() bool {
+			out.Reset()
+			errb.Reset()
+			return dispatch(append([]string{"top"}, append(args, "--server", agg.API)...), nil, &out, &errb) == 0
+		}
+	}
+	lines := func() []string { return strings.Split(strings.TrimSpace(out.String()), "\n") }
+	require.Eventually(t, func() bool { return top("node")() && len(lines()) == 4 && !strings.Contains(out.String(), "<unknown>") },
+		30*time.Second, 200*time.Millisecond, "node top node against the aggregator: %s%s", &out, &errb)
+	t.Logf("node top node --server <aggregator>:\n%s", out.String())
+	assert.Equal(t, []string{"NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"}, strings.Fields(lines()[0]))
+	for i, n := range nodes {
+		assert.Equal(t, n.name, strings.Fields(lines()[i+1])[0])
+	}
+	require.Eventually(t, func() bool { return top("pods", "-A")() && len(lines()) == 7 },
+		30*time.Second, 200*time.Millisecond, "node top pods -A against the aggregator: %s%s", &out, &errb)
+	t.Logf("node top pods -A --server <aggregator>:\n%s", out.String())
+	for _, p := range pods {
+		assert.Contains(t, out.String(), p.Name)
 	}
 
 	agg.Kill()

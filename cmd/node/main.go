@@ -57,8 +57,8 @@ Usage:
   node get nodes [--server ADDR]  list the nodes of a fleet aggregator (default 127.0.0.1:10256), or a node itself
   node logs POD [CONTAINER]       print a container's log from a running node (kubectl logs' flags)
   node events [--for pod/NAME]    the events of a running node or fleet aggregator, as kubectl events prints them
-  node top pods [NAME...]         each pod's CPU and memory on a running node, as kubectl top pod
-  node top node [NAME]            a running node's CPU and memory, and their share of the machine, as kubectl top node
+  node top pods [NAME...]         each pod's CPU and memory on a running node (or a fleet's), as kubectl top pod
+  node top node [NAME]            a running node's (or every fleet node's) CPU and memory, and their share, as kubectl top node
   node wait pod/NAME --for ...    wait until pods meet a condition (condition=Ready), or go, as kubectl wait
   node fleet [flags]              run the fleet aggregator (every node's pods; node get nodes)
   node version                    print version information

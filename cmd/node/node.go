@@ -65,6 +65,7 @@ const (
 	partRemote       = "remote"         // the guarded protoactor remote (--fleet-listen or --cluster-listen)
 	partHTTPAPI      = "http-api"       // kubelet's read-only API and the status page
 	partFleetLink    = "fleet-link"     // the feed and the uplink to the aggregator (--fleet)
+	partFleetUsage   = "fleet-usage"    // samples the node's and its containers' usage for the aggregator (--fleet)
 	partPods         = "pods"           // the pod host: starts the -f pods; its stop terminates every pod
 	partHousekeeping = "housekeeping"   // forgets removed pods (static pods, a cluster's share)
 	partMembership   = "membership"     // the cluster's failure detector (--cluster)
@@ -174,7 +175,8 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 	nodeObject := nodeobject.New(nodeobject.Options{Name: cfg.fleet.nodeName, Start: time.Now(), Port: ln.Addr().(*net.TCPAddr).Port,
 		NodeVersion: version, Failures: func(ctx context.Context) []string { return health.Failures(ctx, checks) }})
 	resourceReg := prometheus.NewRegistry() // kubelet's /metrics/resource: what each container uses
-	resourceReg.MustRegister(resourceusage.NewCollector(n.rt.Running, procfs.Processes, procfs.Host))
+	collector := resourceusage.NewCollector(n.rt.Running, procfs.Processes, procfs.Host)
+	resourceReg.MustRegister(collector)
 	var clusterWarning atomic.Pointer[func() string] // set below with --cluster: why the member runs no pods
 	var fleetLink *link.Link                         // with --fleet
 	api := server.New(server.Options{
@@ -222,7 +224,11 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 		} else {
 			l.SetNode(&m)
 		}
-		parts = append(parts, lifecycle.Part{Name: partFleetLink, Component: l})
+		// What the node and its containers use, as rates over each --node-status-update-frequency
+		// (the aggregator's top): right after the link, so it stops before the link's flush, which
+		// sends the last window.
+		parts = append(parts, lifecycle.Part{Name: partFleetLink, Component: l}, lifecycle.Part{Name: partFleetUsage, Component: &usageReporter{
+			sample: collector.Sample, report: l.SetUsage, period: cfg.fleet.statusEvery, clock: clock.Real(), log: log.Named("fleet")}})
 		fleetLink = l
 	}
 	parts = append(parts, lifecycle.Part{Name: partPods, Component: n.host})

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -14,8 +16,11 @@ import (
 	"github.com/prometheus/common/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
+	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
 const topSynopsis = "top pod[s] [NAME...] [-n NAMESPACE | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
@@ -25,16 +30,21 @@ const topSynopsis = "top pod[s] [NAME...] [-n NAMESPACE | -A] [--containers] [--
 // container's) CPU, as the rate of its usage counter over --window (two reads of the node's
 // /metrics/resource), and memory working set now, in kubectl's table ("3m", "12Mi"); for the node,
 // the host's, and each as a share of the node's allocatable (or capacity) from its /nodes.
+//
+// Against a fleet aggregator (its 404 for /metrics/resource carries its Probeactor-Server header)
+// it reads the aggregator's metrics API once instead, as kubectl reads metrics-server's: the rates
+// are the nodes' own, over their sampling windows (--window does not apply), and `top node` lists
+// every node of the fleet, against each one's allocatable from the aggregator's /nodes.
 func topCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("top", topSynopsis, stderr)
-	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API (not a fleet aggregator's: it has no /metrics/resource)")
+	srv := fs.String("server", server.DefaultListen, "address of a running node's HTTP API, or of a fleet aggregator's (its metrics API: every node of the fleet)")
 	ns := fs.String("n", "default", "pods: only pods in this `NAMESPACE`")
 	all := fs.Bool("A", false, "pods: pods in every namespace (a NAMESPACE column)")
 	containers := fs.Bool("containers", false, "pods: a line per container (a POD column)")
 	showCapacity := fs.Bool("show-capacity", false, "nodes: CPU(%) and MEMORY(%) of the node's capacity instead of its allocatable (node reserves nothing: the same)")
 	sortBy := fs.String("sort-by", "", "sort by `cpu` or `memory`, largest first (default: by namespace and name)")
 	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
-	window := fs.Duration("window", time.Second, "the CPU rate's window: how long between the two reads of the usage counters (kubectl's metrics-server measures over its own)")
+	window := fs.Duration("window", time.Second, "the CPU rate's window: how long between the two reads of a node's usage counters (kubectl's metrics-server measures over its own; ignored against a fleet aggregator, whose rates are over each node's sampling window)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -76,28 +86,36 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	base := serverURL(*srv)
 	if kind == "node" {
-		return topNodeCommand(base, names, *window, *showCapacity, *noHeaders, stdout, stderr)
+		return topNodeCommand(base, names, *window, *showCapacity, *sortBy, *noHeaders, stdout, stderr)
 	}
+	var rows []topRow
 	first, t0, err := readUsage(base)
-	if err == nil {
+	fleet := errors.Is(err, errFleet)
+	switch {
+	case fleet:
+		rows, err = fleetPodRows(base, *ns, *all, *containers, stderr)
+	case err == nil:
 		time.Sleep(*window)
-	}
-	var second map[usageKey]usageSample
-	var t1 time.Time
-	if err == nil {
-		second, t1, err = readUsage(base)
+		var second map[usageKey]usageSample
+		var t1 time.Time
+		if second, t1, err = readUsage(base); err == nil {
+			rows = topRows(first, second, t1.Sub(t0), *containers)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
-	rows := topRows(first, second, t1.Sub(t0), *containers)
 	rows = slices.DeleteFunc(rows, func(r topRow) bool { return !*all && r.key.namespace != *ns })
 	if len(names) > 0 {
 		rows = slices.DeleteFunc(rows, func(r topRow) bool { return !slices.Contains(names, r.key.pod) })
 		for _, n := range names {
 			if !slices.ContainsFunc(rows, func(r topRow) bool { return r.key.pod == n }) {
-				fmt.Fprintf(stderr, "error: pod %q has no metrics in namespace %q: it is not running on this node\n", n, *ns)
+				if fleet {
+					fmt.Fprintf(stderr, "Error from server (NotFound): podmetrics.metrics.k8s.io \"%s/%s\" not found\n", *ns, n)
+				} else {
+					fmt.Fprintf(stderr, "error: pod %q has no metrics in namespace %q: it is not running on this node\n", n, *ns)
+				}
 				return 1
 			}
 		}
@@ -118,8 +136,12 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 // topNodeCommand is `kubectl top node [NAME...]` against the node at base: the host's CPU (the
 // rate of node_cpu_usage_seconds_total over window) and memory working set, as shares of what its
 // /nodes says it has. A NAME that is not this node's is kubectl's NotFound, before the window.
-func topNodeCommand(base string, names []string, window time.Duration, capacity, noHeaders bool, stdout, stderr io.Writer) int {
+// Against a fleet aggregator, topFleetNodes.
+func topNodeCommand(base string, names []string, window time.Duration, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
 	first, t0, err := readUsage(base)
+	if errors.Is(err, errFleet) {
+		return topFleetNodes(base, names, capacity, sortBy, noHeaders, stdout, stderr)
+	}
 	var node v1.Node
 	if err == nil {
 		node, err = readNode(base, stderr)
@@ -175,18 +197,22 @@ type usageSample struct {
 	memory float64
 }
 
+// errFleet is readUsage's answer from a fleet aggregator: it serves no /metrics/resource (its 404
+// says who it is), node top reads its metrics API instead.
+var errFleet = errors.New("a fleet aggregator serves no /metrics/resource")
+
 // readUsage reads node's /metrics/resource: every container's and pod's usage, the host's
-// (nodeKey), and when. A server without that path (a fleet aggregator) is an error saying so.
+// (nodeKey), and when. A fleet aggregator is errFleet; another server without that path an error
+// saying so.
 func readUsage(base string) (map[usageKey]usageSample, time.Time, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := apiGet(ctx, base, "/metrics/resource")
 	if se := (*statusError)(nil); errors.As(err, &se) && se.code == 404 {
-		what := "serves no /metrics/resource (" + se.status + ")"
 		if se.fleet {
-			what = "is a fleet aggregator, which serves no /metrics/resource"
+			return nil, time.Time{}, errFleet
 		}
-		return nil, time.Time{}, fmt.Errorf("node top needs a node's API (node run's --listen, default %s): %s %s", server.DefaultListen, base, what)
+		return nil, time.Time{}, fmt.Errorf("node top needs a node's API (node run's --listen, default %s): %s serves no /metrics/resource (%s)", server.DefaultListen, base, se.status)
 	}
 	if err != nil {
 		return nil, time.Time{}, err
@@ -327,6 +353,7 @@ type nodeTopRow struct {
 	name        string
 	cpu, memory resource.Quantity
 	available   v1.ResourceList
+	unknown     bool // a node without metrics: kubectl's <unknown> in every column
 }
 
 // topNodeRow is the node's line from two reads of its /metrics/resource elapsed apart: the
@@ -338,27 +365,32 @@ func topNodeRow(node v1.Node, first, second map[usageKey]usageSample, elapsed ti
 	if !okA || !okB {
 		return nodeTopRow{}, errors.New("/metrics/resource has no node_cpu_usage_seconds_total or node_memory_working_set_bytes")
 	}
+	return nodeRow(node, *resource.NewScaledQuantity(int64(cpuRate(a, b, elapsed)*1e9), resource.Nano),
+		*resource.NewQuantity(int64(b.memory), resource.BinarySI), capacity), nil
+}
+
+// nodeRow is node's line for a usage: against its allocatable (with capacity, its capacity).
+func nodeRow(node v1.Node, cpu, memory resource.Quantity, capacity bool) nodeTopRow {
 	available := node.Status.Allocatable
 	if capacity {
 		available = node.Status.Capacity
 	}
-	return nodeTopRow{
-		name:      node.Name,
-		cpu:       *resource.NewScaledQuantity(int64(cpuRate(a, b, elapsed)*1e9), resource.Nano),
-		memory:    *resource.NewQuantity(int64(b.memory), resource.BinarySI),
-		available: available,
-	}, nil
+	return nodeTopRow{name: node.Name, cpu: cpu, memory: memory, available: available}
 }
 
 // printTopNodes prints kubectl 1.37's top node table (metricsutil.TopCmdPrinter): NAME,
 // CPU(cores) in millicores rounded up, CPU(%), MEMORY(bytes) in whole mebibytes, MEMORY(%), each
-// percentage truncated, of the millivalues.
+// percentage truncated, of the millivalues; a node without metrics <unknown> in each column.
 func printTopNodes(w io.Writer, rows []nodeTopRow, noHeaders bool) {
 	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0) // kubectl's printers.GetNewTabWriter
 	if !noHeaders {
 		fmt.Fprintln(tw, "NAME\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)")
 	}
 	for _, r := range rows {
+		if r.unknown {
+			fmt.Fprintln(tw, strings.Join([]string{r.name, "<unknown>", "<unknown>", "<unknown>", "<unknown>"}, "\t"))
+			continue
+		}
 		cols := []string{r.name, fmt.Sprintf("%dm", r.cpu.MilliValue())}
 		cols = append(cols, percentOf(r.cpu, r.available, v1.ResourceCPU)...)
 		cols = append(cols, fmt.Sprintf("%dMi", r.memory.Value()/(1024*1024)))
@@ -380,4 +412,144 @@ func percentOf(used resource.Quantity, available v1.ResourceList, name v1.Resour
 		fraction = float64(used.MilliValue()) / float64(total.MilliValue()) * 100
 	}
 	return []string{fmt.Sprintf("%d%%", int64(fraction))}
+}
+
+// fleetPodRows is node top pods against a fleet aggregator: one read of its metrics API, the
+// namespace's pods (with all, every pod's), as kubectl top pod reads metrics-server's.
+func fleetPodRows(base, namespace string, all, containers bool, stderr io.Writer) ([]topRow, error) {
+	path := aggregator.MetricsAPI + "/namespaces/" + url.PathEscape(namespace) + "/pods"
+	if all {
+		path = aggregator.MetricsAPI + "/pods"
+	}
+	var list metricsv1beta1.PodMetricsList
+	if err := readFleetMetrics(base, path, &list, stderr); err != nil {
+		return nil, err
+	}
+	return metricsRows(list.Items, containers), nil
+}
+
+// readFleetMetrics reads path of the aggregator's metrics API into v; an aggregator without it
+// (an older version) is an error saying so.
+func readFleetMetrics(base, path string, v any, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := getJSON(ctx, base, path, v, stderr)
+	if se := (*statusError)(nil); errors.As(err, &se) && se.code == 404 {
+		return fmt.Errorf("%s is a fleet aggregator that serves no %s (%s): node top needs node fleet of this version", base, aggregator.MetricsAPI, se.status)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s%s: %w", base, path, err)
+	}
+	return nil
+}
+
+// metricsRows is kubectl top pod's rows from the metrics API: each container's usage (with
+// containers), or each pod's, the sum of its containers' (kubectl's getPodMetrics). CPU is kept as
+// kubectl prints it, in millicores rounded up, so that printTop's rounding leaves it as it is.
+func metricsRows(items []metricsv1beta1.PodMetrics, containers bool) []topRow {
+	var rows []topRow
+	for _, m := range items {
+		if containers {
+			for _, c := range m.Containers {
+				rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, c.Name}, cores: millicores(c.Usage), memory: float64(c.Usage.Memory().Value())})
+			}
+			continue
+		}
+		sum := v1.ResourceList{v1.ResourceCPU: resource.Quantity{}, v1.ResourceMemory: resource.Quantity{}}
+		for _, c := range m.Containers {
+			for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+				q := sum[name]
+				q.Add(c.Usage[name])
+				sum[name] = q
+			}
+		}
+		rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, ""}, cores: millicores(sum), memory: float64(sum.Memory().Value())})
+	}
+	return rows
+}
+
+// millicores is the CPU of usage in cores, whole millicores rounded up (kubectl's MilliValue).
+func millicores(usage v1.ResourceList) float64 { return float64(usage.Cpu().MilliValue()) / 1000 }
+
+// topFleetNodes is kubectl top node against a fleet aggregator (metrics-server's API and the API
+// server's nodes): one read of its node metrics and its /nodes; each node with metrics against its
+// allocatable (capacity), no percentage for what its Node object lacks (a node that sent none);
+// without a NAME, each node without metrics (out of contact, or no window yet) after them,
+// <unknown>, as kubectl prints a node metrics-server could not scrape. A NAME without metrics is
+// kubectl's NotFound; no metrics at all kubectl's "metrics not available yet".
+func topFleetNodes(base string, names []string, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
+	var metrics metricsv1beta1.NodeMetricsList
+	err := readFleetMetrics(base, aggregator.MetricsAPI+"/nodes", &metrics, stderr)
+	var nodes v1.NodeList
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err = getJSON(ctx, base, "/nodes", &nodes, stderr); err != nil {
+			err = fmt.Errorf("read %s/nodes: %w", base, err)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(metrics.Items, func(m metricsv1beta1.NodeMetrics) bool { return m.Name == n }) {
+			fmt.Fprintf(stderr, "Error from server (NotFound): nodemetrics.metrics.k8s.io %q not found\n", n)
+			return 1
+		}
+	}
+	if len(metrics.Items) == 0 {
+		fmt.Fprintln(stderr, "error: metrics not available yet")
+		return 1
+	}
+	rows, unknown := fleetNodeRows(metrics.Items, nodes.Items, names, capacity)
+	sortTopNodes(rows, sortBy)
+	printTopNodes(stdout, append(rows, unknown...), noHeaders)
+	return 0
+}
+
+// fleetNodeRows is top node's lines from the metrics API and the nodes: those with metrics (only
+// names', if any) against their Node objects; and, without names, the nodes without metrics,
+// sorted by name.
+func fleetNodeRows(metrics []metricsv1beta1.NodeMetrics, nodes []v1.Node, names []string, capacity bool) (rows, unknown []nodeTopRow) {
+	byName := make(map[string]v1.Node, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	measured := map[string]bool{}
+	for _, m := range metrics {
+		if len(names) > 0 && !slices.Contains(names, m.Name) {
+			continue
+		}
+		measured[m.Name] = true
+		node, ok := byName[m.Name]
+		if !ok {
+			node = v1.Node{ObjectMeta: metav1.ObjectMeta{Name: m.Name}} // no Node object: no percentages
+		}
+		rows = append(rows, nodeRow(node, *m.Usage.Cpu(), *m.Usage.Memory(), capacity))
+	}
+	if len(names) > 0 {
+		return rows, nil
+	}
+	for _, n := range nodes {
+		if !measured[n.Name] {
+			unknown = append(unknown, nodeTopRow{name: n.Name, unknown: true})
+		}
+	}
+	slices.SortFunc(unknown, func(a, b nodeTopRow) int { return strings.Compare(a.name, b.name) })
+	return rows, unknown
+}
+
+// sortTopNodes is kubectl's NodeMetricsSorter: by CPU millicores or memory bytes, largest first,
+// else by name (ties by name too, where kubectl leaves them as they come).
+func sortTopNodes(rows []nodeTopRow, by string) {
+	slices.SortFunc(rows, func(a, b nodeTopRow) int {
+		switch {
+		case by == "cpu" && a.cpu.MilliValue() != b.cpu.MilliValue():
+			return cmp.Compare(b.cpu.MilliValue(), a.cpu.MilliValue())
+		case by == "memory" && a.memory.Value() != b.memory.Value():
+			return cmp.Compare(b.memory.Value(), a.memory.Value())
+		}
+		return strings.Compare(a.name, b.name)
+	})
 }

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +24,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/nodeobject"
+	"github.com/probeactor/probeactor/fleet/aggregator"
 	"github.com/probeactor/probeactor/internal/procfs"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 // resourceFixture is /metrics/resource as node serves it; cpu is added to every counter.
@@ -215,7 +223,8 @@ func fakeNodeAPI(t *testing.T, cores float64) *httptest.Server {
 // TestTopNode: kubectl top node's table for the node behind --server: the host's CPU rate over
 // --window and its memory working set, each as a share of the node's allocatable (--show-capacity:
 // its capacity); a NAME that is not this node is kubectl's NotFound; a server without
-// /metrics/resource (a fleet aggregator) is an error that says node top needs a node.
+// /metrics/resource is an error that says node top needs a node (a fleet aggregator is read as
+// such: TestTopAgainstAFleetAggregator).
 func TestTopNode(t *testing.T) {
 	run := func(srv *httptest.Server, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -252,24 +261,23 @@ func TestTopNode(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "Error from server (NotFound): nodemetrics.metrics.k8s.io \"n9\" not found\n", errOut)
 
-	aggregator := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	older := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // an aggregator without the metrics API
 		w.Header().Set("Probeactor-Server", "fleet-aggregator")
 		http.NotFound(w, r)
 	}))
-	defer aggregator.Close()
-	code, _, errOut = run(aggregator, "node")
+	defer older.Close()
+	code, _, errOut = run(older, "node")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "error: node top needs a node's API (node run's --listen, default 127.0.0.1:10255): "+aggregator.URL+
-		" is a fleet aggregator, which serves no /metrics/resource\n", errOut)
+	assert.Equal(t, "error: "+older.URL+" is a fleet aggregator that serves no /apis/metrics.k8s.io/v1beta1 (404 Not Found): node top needs node fleet of this version\n", errOut)
 	other := httptest.NewServer(http.NotFoundHandler())
 	defer other.Close()
 	code, _, errOut = run(other, "node")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "error: node top needs a node's API (node run's --listen, default 127.0.0.1:10255): "+other.URL+
 		" serves no /metrics/resource (404 Not Found)\n", errOut)
-	code, _, errOut = run(aggregator, "pods")
+	code, _, errOut = run(older, "pods")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "is a fleet aggregator, which serves no /metrics/resource", "top pods says so too")
+	assert.Contains(t, errOut, "is a fleet aggregator that serves no /apis/metrics.k8s.io/v1beta1", "top pods says so too")
 
 	for args, want := range map[string]string{
 		"node -A":                "error: -A: a flag of node top pods, not of node top node",
@@ -334,4 +342,245 @@ func TestTopNodeRows(t *testing.T) {
 	assert.EqualError(t, err, "/metrics/resource has no node_cpu_usage_seconds_total or node_memory_working_set_bytes")
 	first, second := reads(0, 1, 1)
 	assert.Len(t, topRows(first, second, time.Second, false), 1, "the host's series are no pod's")
+}
+
+// fleetBook is a fleet aggregator's book at now: n1 (its Node object: 4 CPUs and 8 GiB allocatable,
+// 16 GiB capacity) running default/web (app and proxy), n2 (no Node object) running jobs/batch,
+// both with a window; n3 in contact without one.
+func fleetBook(t *testing.T, now time.Time) *aggregator.Book {
+	t.Helper()
+	b := aggregator.NewBook(1, 40*time.Second)
+	own := &v1.Node{Status: v1.NodeStatus{
+		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")},
+		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi")},
+	}}
+	obj, err := fleetv1.FromNodeObject(own)
+	require.NoError(t, err)
+	pod := func(ns, name string) *fleetv1.PodChanged {
+		p, err := fleetv1.FromPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name)},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}, Status: v1.PodStatus{Phase: v1.PodRunning}})
+		require.NoError(t, err)
+		return p
+	}
+	window := func(nodeCPU, nodeMemory uint64, pods ...*fleetv1.PodUsage) *fleetv1.Usage {
+		return &fleetv1.Usage{TimestampUnixNano: now.Add(-3 * time.Second).UnixNano(), WindowNanos: int64(10 * time.Second),
+			NodeCpuNanocores: nodeCPU, NodeMemoryBytes: nodeMemory, Pods: pods}
+	}
+	n1 := &fleetv1.Changes{Node: "n1", Incarnation: 1, Seq: 1, Snapshot: true, NodeObject: obj, Pods: []*fleetv1.PodChanged{pod("default", "web")},
+		Usage: window(1e9, 2<<30, &fleetv1.PodUsage{Namespace: "default", Name: "web", Containers: []*fleetv1.ContainerUsage{
+			{Name: "app", CpuNanocores: 312500000, MemoryBytes: 100 << 20}, {Name: "proxy", CpuNanocores: 2500001, MemoryBytes: 20 << 20}}})}
+	n2 := &fleetv1.Changes{Node: "n2", Incarnation: 1, Seq: 1, Snapshot: true, Pods: []*fleetv1.PodChanged{pod("jobs", "batch")},
+		Usage: window(2500e6, 1<<30, &fleetv1.PodUsage{Namespace: "jobs", Name: "batch", Containers: []*fleetv1.ContainerUsage{
+			{Name: "c", CpuNanocores: 1, MemoryBytes: 5 << 20}}})}
+	for _, c := range []*fleetv1.Changes{n1, n2, {Node: "n3", Incarnation: 1, Seq: 1, Snapshot: true}} {
+		require.Equal(t, fleetv1.AckStatus_ACK_STATUS_APPLIED, b.Apply(c, now).GetStatus())
+	}
+	return b
+}
+
+// fakeAggregator serves what a fleet aggregator serves of b (its metrics API and /nodes, from the
+// Book itself), every answer with its Probeactor-Server header, anything else its 404; paths
+// counts the requests by path.
+func fakeAggregator(t *testing.T, b *aggregator.Book, now time.Time, paths *sync.Map) *httptest.Server {
+	mux := http.NewServeMux()
+	write := func(w http.ResponseWriter, v any) { _ = json.NewEncoder(w).Encode(v) }
+	list := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{Kind: kind, APIVersion: "metrics.k8s.io/v1beta1"}
+	}
+	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/nodes", func(w http.ResponseWriter, _ *http.Request) {
+		write(w, metricsv1beta1.NodeMetricsList{TypeMeta: list("NodeMetricsList"), Items: b.NodeMetrics(now)})
+	})
+	pods := func(w http.ResponseWriter, r *http.Request) {
+		items := b.PodMetrics(now)
+		if ns := r.PathValue("namespace"); ns != "" {
+			items = slices.DeleteFunc(items, func(m metricsv1beta1.PodMetrics) bool { return m.Namespace != ns })
+		}
+		write(w, metricsv1beta1.PodMetricsList{TypeMeta: list("PodMetricsList"), Items: items})
+	}
+	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/pods", pods)
+	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/namespaces/{namespace}/pods", pods)
+	mux.HandleFunc("GET /nodes", func(w http.ResponseWriter, _ *http.Request) {
+		write(w, v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: b.Nodes()})
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if paths != nil {
+			n, _ := paths.LoadOrStore(r.URL.Path, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+		}
+		w.Header().Set(aggregator.ServerHeader, aggregator.ServerName)
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTopAgainstAFleetAggregator: node top reads a fleet aggregator's metrics API once, at once
+// (--window does not apply), and prints kubectl's tables: pods' CPU in millicores rounded up (of
+// the sum of their containers'), top node every node of the fleet against its allocatable (none
+// for a node without a Node object), a node without metrics <unknown>.
+func TestTopAgainstAFleetAggregator(t *testing.T) {
+	now := time.Now()
+	var paths sync.Map
+	srv := fakeAggregator(t, fleetBook(t, now), now, &paths)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL, "--window", "1m")...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	start := time.Now()
+	code, out, errOut := run("pods")
+	require.Equal(t, 0, code, errOut)
+	assert.Less(t, time.Since(start), 30*time.Second, "no --window wait")
+	assert.Equal(t, "NAME      CPU(cores)   MEMORY(bytes)\nweb       316m         120Mi\n", out, "312.5m + 2.500001m = 315.000001m: 316m, as kubectl rounds")
+	requests := map[string]int32{}
+	paths.Range(func(k, v any) bool { requests[k.(string)] = v.(*atomic.Int32).Load(); return true })
+	assert.Equal(t, map[string]int32{"/metrics/resource": 1, aggregator.MetricsAPI + "/namespaces/default/pods": 1}, requests)
+
+	code, out, _ = run("pods", "-A", "--containers", "--sort-by", "cpu", "--no-headers")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "default   web       app       313m      100Mi\ndefault   web       proxy     3m        20Mi\njobs      batch     c         1m        5Mi\n", out)
+	code, out, _ = run("pods", "-n", "jobs", "batch")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "NAME      CPU(cores)   MEMORY(bytes)\nbatch     1m           5Mi\n", out)
+	code, out, errOut = run("pods", "-n", "jobs", "web")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "Error from server (NotFound): podmetrics.metrics.k8s.io \"jobs/web\" not found\n", errOut)
+	code, _, errOut = run("pods", "-n", "empty")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "No resources found in empty namespace.\n", errOut)
+
+	code, out, errOut = run("node")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\n"+
+		"n1        1000m        25%       2048Mi          25%\n"+
+		"n2        2500m        1024Mi\n"+
+		"n3        <unknown>    <unknown>   <unknown>   <unknown>\n", out)
+	t.Logf("node top node against an aggregator:\n%s", out)
+	code, out, _ = run("nodes", "--sort-by", "cpu", "--show-capacity", "--no-headers")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "n2        2500m       1024Mi\nn1        1000m       25%         2048Mi      12%\nn3        <unknown>   <unknown>   <unknown>   <unknown>\n", out)
+	code, out, _ = run("no", "n1")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\nn1        1000m        25%       2048Mi          25%\n", out, "a NAME: that node only")
+	code, out, errOut = run("node", "n1", "n3")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "Error from server (NotFound): nodemetrics.metrics.k8s.io \"n3\" not found\n", errOut, "a node without metrics")
+	assert.Less(t, time.Since(start), 30*time.Second, "never a --window wait")
+}
+
+// Against an aggregator without metrics yet, an older one without the metrics API, or one whose
+// /nodes fails, node top says so.
+func TestTopAgainstAFleetAggregatorErrors(t *testing.T) {
+	run := func(srv *httptest.Server, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL)...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	now := time.Now()
+	empty := aggregator.NewBook(1, time.Minute)
+	empty.Hello(&fleetv1.Hello{Node: "n1", Incarnation: 1}, now)
+	fresh := fakeAggregator(t, empty, now, nil)
+	code, out, errOut := run(fresh, "node")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "error: metrics not available yet\n", errOut, "kubectl's words")
+	code, _, errOut = run(fresh, "pods", "-A")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "No resources found\n", errOut)
+
+	older := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(aggregator.ServerHeader, aggregator.ServerName)
+		http.NotFound(w, r)
+	}))
+	defer older.Close()
+	for _, kind := range []string{"node", "pods"} {
+		code, _, errOut = run(older, kind)
+		assert.Equal(t, 1, code, kind)
+		assert.Equal(t, "error: "+older.URL+" is a fleet aggregator that serves no /apis/metrics.k8s.io/v1beta1 (404 Not Found): node top needs node fleet of this version\n", errOut, kind)
+	}
+
+	b := fleetBook(t, now)
+	good := fakeAggregator(t, b, now, nil)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/nodes" {
+			w.Header().Set(aggregator.ServerHeader, aggregator.ServerName)
+			http.Error(w, "the fleet actor did not answer", http.StatusServiceUnavailable)
+			return
+		}
+		resp, err := http.Get(good.URL + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		maps.Copy(w.Header(), resp.Header)
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer broken.Close()
+	code, out, errOut = run(broken, "node")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "error: read "+broken.URL+"/nodes: 503 Service Unavailable: the fleet actor did not answer\n", errOut)
+}
+
+// TestTopRowsFromMetrics: kubectl top pod's rows from the metrics API: a pod's usage is the sum of
+// its containers' quantities, rounded up to millicores once (not each container's); memory in
+// bytes; with containers, each container's.
+func TestTopRowsFromMetrics(t *testing.T) {
+	usage := func(cpu, memory string) v1.ResourceList {
+		return v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(memory)}
+	}
+	items := []metricsv1beta1.PodMetrics{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Containers: []metricsv1beta1.ContainerMetrics{
+			{Name: "app", Usage: usage("1500001n", "100Mi")}, {Name: "proxy", Usage: usage("1500000n", "1")}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "idle"}, Containers: []metricsv1beta1.ContainerMetrics{{Name: "c", Usage: usage("0", "0")}}},
+	}
+	assert.Equal(t, []topRow{
+		{key: usageKey{"default", "web", ""}, cores: 0.004, memory: 100<<20 + 1},
+		{key: usageKey{"jobs", "idle", ""}, cores: 0, memory: 0},
+	}, metricsRows(items, false))
+	assert.Equal(t, []topRow{
+		{key: usageKey{"default", "web", "app"}, cores: 0.002, memory: 100 << 20},
+		{key: usageKey{"default", "web", "proxy"}, cores: 0.002, memory: 1},
+		{key: usageKey{"jobs", "idle", "c"}, cores: 0, memory: 0},
+	}, metricsRows(items, true))
+	var out bytes.Buffer
+	printTop(&out, metricsRows(items, false), true, false, true)
+	assert.Equal(t, "default   web       4m        100Mi\njobs      idle      0m        0Mi\n", out.String(), "printTop's rounding keeps kubectl's millicores")
+}
+
+// TestTopFleetNodeRows: top node's lines from the metrics API and the nodes: against allocatable (or
+// capacity), no percentage without a Node object, every node without metrics <unknown> after the
+// others (by name) unless NAMEs are given; sorted as kubectl's NodeMetricsSorter.
+func TestTopFleetNodeRows(t *testing.T) {
+	metric := func(name, cpu, memory string) metricsv1beta1.NodeMetrics {
+		return metricsv1beta1.NodeMetrics{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Usage: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(memory)}}
+	}
+	node := func(name string) v1.Node {
+		return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{
+			Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("8Gi")},
+			Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")}}}
+	}
+	metrics := []metricsv1beta1.NodeMetrics{metric("b", "500m", "3Gi"), metric("c", "1", "1Gi"), metric("a", "250m", "2Gi")}
+	nodes := []v1.Node{node("z"), node("a"), node("b"), node("y"), {ObjectMeta: metav1.ObjectMeta{Name: "c"}}}
+	print := func(rows, unknown []nodeTopRow, by string) string {
+		sortTopNodes(rows, by)
+		var out bytes.Buffer
+		printTopNodes(&out, append(rows, unknown...), true)
+		return out.String()
+	}
+	rows, unknown := fleetNodeRows(metrics, nodes, nil, false)
+	assert.Equal(t, "a         250m        12%       2048Mi    50%\nb         500m        25%       3072Mi    75%\nc         1000m       1024Mi\n"+
+		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, ""))
+	assert.Equal(t, "c         1000m       1024Mi\nb         500m        25%         3072Mi      75%\na         250m        12%         2048Mi      50%\n"+
+		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "cpu"))
+	assert.Equal(t, "b         500m        25%       3072Mi    75%\na         250m        12%       2048Mi    50%\nc         1000m       1024Mi\n"+
+		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "memory"))
+	rows, unknown = fleetNodeRows(metrics, nodes, []string{"b"}, true)
+	assert.Empty(t, unknown, "a NAME: no other node")
+	assert.Equal(t, "b         500m      6%        3072Mi    37%\n", print(rows, unknown, ""), "of capacity")
 }

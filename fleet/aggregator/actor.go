@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/probeactor/probeactor/wire/fleetv1"
 )
@@ -21,6 +22,8 @@ type (
 	queryNodes   struct{}
 	queryEvents  struct{}
 	queryResults struct{}
+	// queryMetrics asks for metrics.k8s.io's node and pod metrics as of now.
+	queryMetrics struct{}
 	podsAnswer   struct {
 		pods []v1.Pod
 		err  error
@@ -28,7 +31,11 @@ type (
 	nodesAnswer   struct{ nodes []v1.Node }
 	eventsAnswer  struct{ events []v1.Event }
 	resultsAnswer struct{ results []Result }
-	tick          struct{}
+	metricsAnswer struct {
+		nodes []metricsv1beta1.NodeMetrics
+		pods  []metricsv1beta1.PodMetrics
+	}
+	tick struct{}
 )
 
 // gauges mirror the book's sizes and counters for /metrics without asking the actor; the actor
@@ -87,6 +94,10 @@ func (a *fleetActor) Receive(ctx actor.Context) {
 		ctx.Respond(&eventsAnswer{events: a.book.Events()})
 	case queryResults:
 		ctx.Respond(&resultsAnswer{results: a.book.Results()})
+	case queryMetrics:
+		now := a.now()
+		a.book.Tick(now)
+		ctx.Respond(&metricsAnswer{nodes: a.book.NodeMetrics(now), pods: a.book.PodMetrics(now)})
 	case *actor.Stopped, *actor.Restarting:
 	default:
 		a.log.Warn("fleet actor: unexpected message", "type", fmt.Sprintf("%T", m))

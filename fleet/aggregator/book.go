@@ -73,6 +73,8 @@ type nodeState struct {
 	pods        map[string]*fleetv1.PodChanged    // by UID; Removed never stored
 	conditions  map[string]*fleetv1.NodeCondition // the node's own, by type (beyond Ready)
 	object      *v1.Node                          // the node's own Node object (its /nodes), if it sent one
+	usage       *fleetv1.Usage                    // the node's latest sampling window, if any (validated)
+	usageAt     time.Time                         // when the aggregator received it
 }
 
 // NewBook returns an empty book. incarnation identifies this aggregator process (its start time
@@ -111,6 +113,7 @@ func (b *Book) session(name string, inc uint64, now time.Time) *nodeState {
 		return nil
 	case inc > n.incarnation:
 		n.incarnation, n.lastSeq, n.baseline = inc, 0, false
+		n.usage = nil // the previous node process's windows: its containers are gone with it
 		b.event(now, nodeRef(name), v1.EventTypeWarning, "Rebooted", fmt.Sprintf("Node %s has been rebooted, boot id: %d", name, inc))
 	}
 	n.lastContact = now
@@ -156,8 +159,8 @@ func (b *Book) apply(c *fleetv1.Changes, now time.Time) fleetv1.AckStatus {
 		b.stats.Pods -= len(n.pods)
 		n.results = make(map[resultKey]resultValue, len(c.GetResults()))
 		n.pods = make(map[string]*fleetv1.PodChanged, len(c.GetPods()))
-		n.conditions, n.object = nil, nil
-		b.applyChanges(n, c)
+		n.conditions, n.object, n.usage = nil, nil, nil
+		b.applyChanges(n, c, now)
 		n.lastSeq, n.baseline = c.GetSeq(), true
 		return fleetv1.AckStatus_ACK_STATUS_APPLIED
 	case !n.baseline:
@@ -166,14 +169,15 @@ func (b *Book) apply(c *fleetv1.Changes, now time.Time) fleetv1.AckStatus {
 		n.baseline = false // a batch is missing: only a snapshot can repair the view
 		return fleetv1.AckStatus_ACK_STATUS_RESYNC
 	default:
-		b.applyChanges(n, c)
+		b.applyChanges(n, c, now)
 		n.lastSeq = c.GetSeq()
 		return fleetv1.AckStatus_ACK_STATUS_APPLIED
 	}
 }
 
-// applyChanges applies a validated batch's results, then its pods, in order.
-func (b *Book) applyChanges(n *nodeState, c *fleetv1.Changes) {
+// applyChanges applies a validated batch's results, then its pods, in order, then what it says
+// of the node (its Node object, usage and conditions), received at now.
+func (b *Book) applyChanges(n *nodeState, c *fleetv1.Changes, now time.Time) {
 	for _, r := range c.GetResults() {
 		rc, _ := fleetv1.ToResultChanged(r) // validated
 		k := resultKey{podUID: string(rc.PodUID), container: rc.Container, typ: rc.Type}
@@ -204,6 +208,9 @@ func (b *Book) applyChanges(n *nodeState, c *fleetv1.Changes) {
 	}
 	if obj := c.GetNodeObject(); len(obj) > 0 {
 		n.object, _ = fleetv1.DecodeNodeObject(obj) // validated
+	}
+	if u := c.GetUsage(); u != nil {
+		n.usage, n.usageAt = u, now
 	}
 	for _, nc := range c.GetConditions() {
 		if n.conditions == nil {

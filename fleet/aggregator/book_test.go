@@ -1,6 +1,9 @@
 package aggregator
 
 import (
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,3 +299,172 @@ func TestNodesCarryWhatTheNodeSaysOfItself(t *testing.T) {
 	assert.Empty(t, n.Status.Capacity)
 	assert.Equal(t, "4", n.Status.NodeInfo.BootID)
 }
+
+// usageOf is a sampling window of window ending at end: the host's CPU (nanocores) and 1 GiB, and
+// for each "namespace/name=millicores" a pod with one container "c" using those and 10 MiB ("ns/name="
+// alone: a pod without any container measured).
+func usageOf(end time.Time, window time.Duration, nodeNanocores uint64, pods ...string) *fleetv1.Usage {
+	u := &fleetv1.Usage{TimestampUnixNano: end.UnixNano(), WindowNanos: int64(window), NodeCpuNanocores: nodeNanocores, NodeMemoryBytes: 1 << 30}
+	for _, p := range pods {
+		ref, milli, _ := strings.Cut(p, "=")
+		ns, name, _ := strings.Cut(ref, "/")
+		pu := &fleetv1.PodUsage{Namespace: ns, Name: name}
+		if m, err := strconv.ParseUint(milli, 10, 64); err == nil {
+			pu.Containers = []*fleetv1.ContainerUsage{{Name: "c", CpuNanocores: m * 1e6, MemoryBytes: 10 << 20}}
+		}
+		u.Pods = append(u.Pods, pu)
+	}
+	return u
+}
+
+// served renders what the book serves at now: each node's metrics as "name=cpu", each pod's as
+// "namespace/name=cpu" (its containers' CPU, as kubectl sums them).
+func served(b *Book, now time.Time) []string {
+	out := []string{}
+	for _, m := range b.NodeMetrics(now) {
+		out = append(out, m.Name+"="+m.Usage.Cpu().String())
+	}
+	for _, m := range b.PodMetrics(now) {
+		var cpu resource.Quantity
+		for _, c := range m.Containers {
+			cpu.Add(*c.Usage.Cpu())
+		}
+		out = append(out, m.Namespace+"/"+m.Name+"="+cpu.String())
+	}
+	return out
+}
+
+// A node's usage follows its batches as the rest of its view does: a snapshot replaces it (one
+// without clears it), a delta with one replaces it, a delta without keeps it, and what the Book
+// drops (duplicate, gap, stale incarnation) changes nothing. It is served only while the node is
+// Ready and fresh: for max(3 windows, grace) after it arrived. A restarted node (a new
+// incarnation, from its Hello on) has none until it sends one: its containers restarted with it.
+// Only pods the node reports are served, and only those with a container measured.
+func TestNodeUsageIsServedAsMetrics(t *testing.T) {
+	const grace = 10 * time.Second
+	withPods := func(c *fleetv1.Changes, u *fleetv1.Usage) *fleetv1.Changes {
+		c.Pods = []*fleetv1.PodChanged{readyPodChange(t, "1", "web"), readyPodChange(t, "2", "api")}
+		c.Usage = u
+		return c
+	}
+	withUsage := func(c *fleetv1.Changes, u *fleetv1.Usage) *fleetv1.Changes { c.Usage = u; return c }
+	u1 := usageOf(t0, 10*time.Second, 250e6, "default/web=100", "default/api=", "default/ghost=5", "other/web=7")
+	u2 := usageOf(t0.Add(10*time.Second), 10*time.Second, 500e6, "default/web=200", "default/api=3")
+	u3 := usageOf(t0.Add(20*time.Second), 10*time.Second, 750e6, "default/web=300")
+	short := usageOf(t0.Add(20*time.Second), time.Second, 1e6, "default/web=1")
+	type step struct {
+		name string
+		at   time.Duration // after t0
+		do   func(b *Book, now time.Time) fleetv1.AckStatus
+		want []string // served at the step's time
+	}
+	apply := func(c *fleetv1.Changes) func(*Book, time.Time) fleetv1.AckStatus {
+		return func(b *Book, now time.Time) fleetv1.AckStatus { return b.Apply(c, now).GetStatus() }
+	}
+	heartbeat := func(inc uint64) func(*Book, time.Time) fleetv1.AckStatus {
+		return func(b *Book, now time.Time) fleetv1.AckStatus {
+			return b.Heartbeat(&fleetv1.Heartbeat{Node: "n1", Incarnation: inc}, now).GetStatus()
+		}
+	}
+	tick := func(b *Book, now time.Time) fleetv1.AckStatus { b.Tick(now); return applied }
+	steps := []step{
+		{"a snapshot with usage; a pod the node does not report or without a container measured is left out", 0,
+			apply(withPods(batch("n1", 5, 1, true), u1)), []string{"n1=250m", "default/web=100m"}},
+		{"a delta without usage keeps it", 1, apply(batch("n1", 5, 2, false, "c=S")), []string{"n1=250m", "default/web=100m"}},
+		{"a delta with usage replaces it", 2, apply(withUsage(batch("n1", 5, 3, false), u2)), []string{"n1=500m", "default/api=3m", "default/web=200m"}},
+		{"a duplicate changes nothing", 3, func(b *Book, now time.Time) fleetv1.AckStatus {
+			return b.Apply(withUsage(batch("n1", 5, 3, false), u3), now).GetStatus()
+		}, []string{"n1=500m", "default/api=3m", "default/web=200m"}},
+		{"a gap neither", 4, apply(withUsage(batch("n1", 5, 5, false), u3)), []string{"n1=500m", "default/api=3m", "default/web=200m"}},
+		{"a snapshot without usage clears it", 5, apply(withPods(batch("n1", 5, 6, true), nil)), []string{}},
+		{"a snapshot with usage", 6, apply(withPods(batch("n1", 5, 7, true), u3)), []string{"n1=750m", "default/web=300m"}},
+		{"in contact: served for 3 windows (30 s > grace) after it arrived", 36, heartbeat(5), []string{"n1=750m", "default/web=300m"}},
+		{"then stale, though in contact", 37, heartbeat(5), []string{}},
+		{"a fresh one", 40, apply(withUsage(batch("n1", 5, 8, false), u3)), []string{"n1=750m", "default/web=300m"}},
+		{"out of contact past the grace period: Unknown, no metrics though 3 windows have not passed", 51, tick, []string{}},
+		{"back in contact within 3 windows: served again", 52, heartbeat(5), []string{"n1=750m", "default/web=300m"}},
+		{"a short window: served for the grace period", 53, apply(withUsage(batch("n1", 5, 9, false), short)), []string{"n1=1m", "default/web=1m"}},
+		{"exactly the grace period", 63, heartbeat(5), []string{"n1=1m", "default/web=1m"}},
+		{"past it", 64, heartbeat(5), []string{}},
+		{"again", 65, apply(withUsage(batch("n1", 5, 10, false), u2)), []string{"n1=500m", "default/api=3m", "default/web=200m"}},
+		{"the node restarted: its Hello drops the old process's usage before its snapshot", 66, func(b *Book, now time.Time) fleetv1.AckStatus {
+			b.Hello(&fleetv1.Hello{Node: "n1", Incarnation: 6}, now)
+			return applied
+		}, []string{}},
+		{"the old incarnation's late delta is stale", 67, apply(withUsage(batch("n1", 5, 11, false), u3)), []string{}},
+		{"the new incarnation's snapshot without usage (no window yet)", 68, apply(withPods(batch("n1", 6, 1, true), nil)), []string{}},
+		{"its first window", 78, apply(withUsage(batch("n1", 6, 2, false), u1)), []string{"n1=250m", "default/web=100m"}},
+	}
+	b := NewBook(1, grace)
+	wantAck := map[string]fleetv1.AckStatus{"a duplicate changes nothing": duplicate, "a gap neither": resync, "the old incarnation's late delta is stale": stale}
+	for _, s := range steps {
+		now := t0.Add(s.at * time.Second)
+		want, ok := wantAck[s.name]
+		if !ok {
+			want = applied
+		}
+		require.Equal(t, want, s.do(b, now), s.name)
+		assert.Equal(t, s.want, served(b, now), s.name)
+	}
+}
+
+// NodeMetrics and PodMetrics in metrics-server's shapes: the node's labels from its own Node object,
+// creationTimestamp the time asked, the window's end and length, CPU in nanocores (DecimalSI),
+// memory in bytes (BinarySI); pods sorted by namespace, name and node (two nodes may run pods of
+// one name), containers by name; a value beyond int64 loses digits instead of wrapping negative.
+func TestMetricsShapes(t *testing.T) {
+	b := NewBook(1, time.Minute)
+	own := &v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1.LabelHostname: "host-1"}}}
+	obj, err := fleetv1.FromNodeObject(own)
+	require.NoError(t, err)
+	end := t0.Add(-time.Second)
+	for i, name := range []string{"n2", "n1"} {
+		c := batch(name, 1, 1, true)
+		c.Pods = []*fleetv1.PodChanged{readyPodChange(t, "1", "web")}
+		c.Usage = &fleetv1.Usage{TimestampUnixNano: end.UnixNano(), WindowNanos: int64(10*time.Second + 52*time.Millisecond),
+			NodeCpuNanocores: 123456789 * uint64(i+1), NodeMemoryBytes: 2113904 * 1024,
+			Pods: []*fleetv1.PodUsage{{Namespace: "default", Name: "web", Containers: []*fleetv1.ContainerUsage{
+				{Name: "sidecar", CpuNanocores: 1, MemoryBytes: 104857601}, {Name: "app", CpuNanocores: 250e6, MemoryBytes: 100 << 20}}}}}
+		if name == "n1" {
+			c.NodeObject = obj
+			c.Usage.NodeCpuNanocores = math.MaxUint64
+		}
+		require.Equal(t, applied, b.Apply(c, t0).GetStatus())
+	}
+	nodes := b.NodeMetrics(t0)
+	require.Len(t, nodes, 2)
+	assert.Equal(t, []string{"n1", "n2"}, []string{nodes[0].Name, nodes[1].Name})
+	n1, n2 := nodes[0], nodes[1]
+	assert.Equal(t, own.Labels, n1.Labels)
+	assert.Empty(t, n2.Labels, "no Node object: no labels")
+	assert.Empty(t, n2.Kind, "a list's items carry no kind")
+	assert.True(t, n2.CreationTimestamp.Time.Equal(t0))
+	assert.True(t, n2.Timestamp.Time.Equal(end))
+	assert.Equal(t, 10*time.Second+52*time.Millisecond, n2.Window.Duration)
+	assert.Equal(t, "123456789n", ptr(n2.Usage[v1.ResourceCPU]).String())
+	assert.Equal(t, resource.DecimalSI, n2.Usage.Cpu().Format)
+	assert.Equal(t, "2113904Ki", ptr(n2.Usage[v1.ResourceMemory]).String())
+	assert.Equal(t, resource.BinarySI, n2.Usage.Memory().Format)
+	assert.Positive(t, n1.Usage.Cpu().Sign(), "beyond int64: %s", n1.Usage.Cpu())
+	assert.InDelta(t, float64(math.MaxUint64)/1e9, n1.Usage.Cpu().AsApproximateFloat64(), 1e6)
+
+	pods := b.PodMetrics(t0)
+	require.Len(t, pods, 2, "web on n1 and on n2")
+	for _, p := range pods {
+		assert.Equal(t, "default", p.Namespace)
+		assert.Equal(t, "web", p.Name)
+		assert.Empty(t, p.Labels)
+		assert.True(t, p.Timestamp.Time.Equal(end))
+		require.Len(t, p.Containers, 2)
+		assert.Equal(t, "app", p.Containers[0].Name)
+		assert.Equal(t, "250m", p.Containers[0].Usage.Cpu().String())
+		assert.Equal(t, "100Mi", p.Containers[0].Usage.Memory().String())
+		assert.Equal(t, "sidecar", p.Containers[1].Name)
+		assert.Equal(t, "1n", p.Containers[1].Usage.Cpu().String())
+		assert.Equal(t, "104857601", p.Containers[1].Usage.Memory().String())
+	}
+	pods[0].Containers[0].Name = "mutated"
+	assert.Equal(t, "app", b.PodMetrics(t0)[0].Containers[0].Name, "a caller's change is its own")
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -44,7 +44,24 @@
 // allocatable, daemon endpoint, system info and Hostname, from its own Node object when it sends
 // one), /events (v1.EventList),
 // /results (every node's probe results, a probeactor extension), /metrics (Go, process,
-// probeactor_fleet_* and probeactor_remote_refused_total), /healthz.
+// probeactor_fleet_* and probeactor_remote_refused_total), /healthz, and metrics.k8s.io/v1beta1
+// (below).
+//
+// Resource metrics (the aggregator is the fleet's metrics-server: nodes send their usage instead of
+// being scraped): each node's latest Changes.usage, one sampling window with its rates already
+// taken, is kept as its other state (a snapshot replaces it, one without clears it; a delta with
+// one replaces it, one without keeps it; a new incarnation drops it from its first message on, as
+// its containers restarted). It is served only while the node is Ready and for max(3 windows, grace
+// period) after it arrived (a node in contact whose sampling stopped has no metrics either), as
+// metrics-server serves its latest scrape only. /apis/metrics.k8s.io/v1beta1/nodes[/NAME]
+// (NodeMetricsList, ?labelSelector= on the node's labels; NodeMetrics) and .../pods,
+// .../namespaces/NAMESPACE/pods[/NAME] (PodMetricsList; PodMetrics) answer in metrics-server 0.8's
+// shapes: CPU in nanocores, memory in bytes, the node's labels, creationTimestamp the time of the
+// request, the window's end and length; what has no metrics is the API server's NotFound Status
+// ("nodemetrics.metrics.k8s.io \"NAME\" not found", "podmetrics.metrics.k8s.io \"NAMESPACE/NAME\"
+// not found"). Only pods the node reports are listed, and only with a container measured; pods
+// carry no labels (the wire has none), so a pods labelSelector is a BadRequest; two nodes' pods of
+// one namespace and name are both listed, ordered by node (a GET answers the first).
 //
 // Deliberate differences from Kubernetes: nodes are never deleted (a node that left stays Unknown
 // until the aggregator restarts); there is no eviction or taint; a node's creationTimestamp is its

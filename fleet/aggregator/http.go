@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -12,7 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 )
 
 // queryTimeout bounds how long an HTTP request waits for the fleet actor.
@@ -34,13 +39,19 @@ func newHandler(root *actor.RootContext, fleet *actor.PID, metrics prometheus.Ga
 	mux.HandleFunc("GET /events", h.events)
 	mux.HandleFunc("GET /results", h.results)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET "+MetricsAPI+"/nodes", h.nodeMetricsList)
+	mux.HandleFunc("GET "+MetricsAPI+"/nodes/{name}", h.nodeMetrics)
+	mux.HandleFunc("GET "+MetricsAPI+"/pods", h.podMetricsList)
+	mux.HandleFunc("GET "+MetricsAPI+"/namespaces/{namespace}/pods", h.podMetricsList)
+	mux.HandleFunc("GET "+MetricsAPI+"/namespaces/{namespace}/pods/{name}", h.podMetrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, fmt.Sprintf("method %s not allowed: the fleet API is read-only", r.Method), http.StatusMethodNotAllowed)
 			return
 		}
-		http.Error(w, fmt.Sprintf("404 page not found: %s (try /pods, /nodes, /events, /results, /metrics, /healthz)", r.URL.Path), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("404 page not found: %s (try /pods, /nodes, /events, /results, /metrics, /healthz, "+
+			MetricsAPI+"/nodes[/NAME], "+MetricsAPI+"/pods, "+MetricsAPI+"/namespaces/NAMESPACE/pods[/NAME])", r.URL.Path), http.StatusNotFound)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(ServerHeader, ServerName)
@@ -65,8 +76,11 @@ func (h *handler) ask(w http.ResponseWriter, q any) (any, bool) {
 	return res, true
 }
 
-func (h *handler) writeJSON(w http.ResponseWriter, v any) {
+func (h *handler) writeJSON(w http.ResponseWriter, v any) { h.writeJSONCode(w, http.StatusOK, v) }
+
+func (h *handler) writeJSONCode(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
@@ -116,4 +130,103 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// MetricsAPI is where the aggregator serves metrics.k8s.io/v1beta1 (the resource metrics API,
+// metrics-server's), as the API server's aggregation layer would.
+const MetricsAPI = "/apis/metrics.k8s.io/v1beta1"
+
+// metricsGroup is the group of metrics-server's NotFound errors ("nodemetrics.metrics.k8s.io").
+const metricsGroup = metricsv1beta1.GroupName
+
+func metricsTypeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{Kind: kind, APIVersion: metricsv1beta1.SchemeGroupVersion.String()}
+}
+
+func (h *handler) metrics(w http.ResponseWriter) (*metricsAnswer, bool) {
+	res, ok := h.ask(w, queryMetrics{})
+	if !ok {
+		return nil, false
+	}
+	return res.(*metricsAnswer), true
+}
+
+// nodeMetricsList is GET /apis/metrics.k8s.io/v1beta1/nodes[?labelSelector=]: every node with
+// metrics (Book.NodeMetrics), those whose labels match the selector.
+func (h *handler) nodeMetricsList(w http.ResponseWriter, r *http.Request) {
+	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector: %v", err)))
+		return
+	}
+	a, ok := h.metrics(w)
+	if !ok {
+		return
+	}
+	items := slices.DeleteFunc(a.nodes, func(m metricsv1beta1.NodeMetrics) bool { return !selector.Matches(labels.Set(m.Labels)) })
+	h.writeJSON(w, metricsv1beta1.NodeMetricsList{TypeMeta: metricsTypeMeta("NodeMetricsList"), Items: nonNil(items)})
+}
+
+// nodeMetrics is GET /apis/metrics.k8s.io/v1beta1/nodes/{name}: the node's NodeMetrics, or
+// metrics-server's NotFound (a node unknown, out of contact, or without a fresh window).
+func (h *handler) nodeMetrics(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	a, ok := h.metrics(w)
+	if !ok {
+		return
+	}
+	for _, m := range a.nodes {
+		if m.Name == name {
+			m.TypeMeta = metricsTypeMeta("NodeMetrics")
+			h.writeJSON(w, m)
+			return
+		}
+	}
+	h.writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: metricsGroup, Resource: "nodemetrics"}, name))
+}
+
+// podMetricsList is GET /apis/metrics.k8s.io/v1beta1/pods (every namespace) and
+// .../namespaces/{namespace}/pods. The aggregator knows no pod's labels: a labelSelector is a
+// BadRequest rather than a silently empty list.
+func (h *handler) podMetricsList(w http.ResponseWriter, r *http.Request) {
+	if sel := r.URL.Query().Get("labelSelector"); sel != "" {
+		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector %q: the fleet aggregator does not know pods' labels", sel)))
+		return
+	}
+	a, ok := h.metrics(w)
+	if !ok {
+		return
+	}
+	items := a.pods
+	if ns := r.PathValue("namespace"); ns != "" {
+		items = slices.DeleteFunc(items, func(m metricsv1beta1.PodMetrics) bool { return m.Namespace != ns })
+	}
+	h.writeJSON(w, metricsv1beta1.PodMetricsList{TypeMeta: metricsTypeMeta("PodMetricsList"), Items: nonNil(items)})
+}
+
+// podMetrics is GET /apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}: the pod's
+// PodMetrics (the first node's, by name, if two nodes run a pod of that name), or metrics-server's
+// NotFound ("podmetrics.metrics.k8s.io \"NAMESPACE/NAME\" not found").
+func (h *handler) podMetrics(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	a, ok := h.metrics(w)
+	if !ok {
+		return
+	}
+	for _, m := range a.pods {
+		if m.Namespace == ns && m.Name == name {
+			m.TypeMeta = metricsTypeMeta("PodMetrics")
+			h.writeJSON(w, m)
+			return
+		}
+	}
+	h.writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: metricsGroup, Resource: "podmetrics"}, ns+"/"+name))
+}
+
+// writeStatus answers with an API error as the API server does: its Status (kind Status,
+// apiVersion v1) with the error's code.
+func (h *handler) writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+	st := err.Status()
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	h.writeJSONCode(w, int(st.Code), st)
 }

@@ -25,6 +25,7 @@
 //	probe tree --ResultChanges--> feed --SetResult--> Coalescer --Batch--> uplink --Changes--> aggregator
 //	           <--AckResults-----  |                      ^                  <--Ack-----------
 //	Link.PodChanged --podDirty--> feed --(after 100 ms) View--> SetPod / RemovePod
+//	Link.SetCondition, SetNode, SetUsage ------------------------> Coalescer (node's own, any goroutine)
 //
 // The feed subscribes to the tree's results with a snapshot first (Start subscribes before node
 // adds any pod, so the snapshot is empty then) and acknowledges every batch at once. A result, or

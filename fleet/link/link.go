@@ -16,6 +16,7 @@ import (
 	"github.com/probeactor/probeactor/actors"
 	"github.com/probeactor/probeactor/fleet/uplink"
 	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 const (
@@ -186,6 +187,13 @@ func (l *Link) SetCondition(c uplink.Condition) { l.src.SetCondition(c) }
 // own Ready) to the aggregator; an unchanged one is not sent again. Safe from any goroutine, before
 // Start too (the first snapshot carries it). Do not modify n afterwards.
 func (l *Link) SetNode(n *v1.Node) { l.src.SetNode(n) }
+
+// SetUsage reports what the node and its containers used over its latest sampling window to the
+// aggregator: each one is sent (the latest, while the aggregator has not acknowledged the last
+// batches; a new session's snapshot carries the latest). Safe from any goroutine, before Start
+// too. Do not modify u afterwards. Its error is the wire's refusal of u ((*fleetv1.Usage).Validate):
+// such a usage is not sent.
+func (l *Link) SetUsage(u *fleetv1.Usage) error { return l.src.SetUsage(u) }
 
 // Stop sends the node's last state, then stops the uplink and the feed: the feed re-reads every
 // pod (so the pods a stopping node stopped are reported), then Stop waits until the aggregator has

@@ -22,6 +22,7 @@ import (
 	"github.com/probeactor/probeactor/internal/clock"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 var _ Results = (*actors.Tree)(nil)
@@ -468,4 +469,19 @@ func TestTheFeedStartsFromTheTreesCurrentResults(t *testing.T) {
 		}
 		return false
 	}, "the snapshot brought the result the tree already had")
+}
+
+// SetUsage hands the node's usage to the uplink's source, before Start too (the first snapshot
+// carries it); a usage the wire refuses is the error, and is not sent.
+func TestSetUsageReachesTheUplink(t *testing.T) {
+	f := newFixture(t)
+	l := f.link(t)
+	u := &fleetv1.Usage{TimestampUnixNano: 10e9, WindowNanos: 10e9, NodeCpuNanocores: 2e9, NodeMemoryBytes: 1 << 30}
+	require.NoError(t, l.SetUsage(u))
+	assert.ErrorContains(t, l.SetUsage(&fleetv1.Usage{}), "window")
+	rec := record(l.src, false)
+	defer rec.cancel()
+	b := <-rec.batches
+	assert.True(t, b.Snapshot)
+	assert.Same(t, u, b.Usage)
 }

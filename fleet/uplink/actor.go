@@ -236,6 +236,7 @@ func (u *uplinkActor) changes(seq uint64, b Batch) *fleetv1.Changes {
 		}
 		c.NodeObject = obj
 	}
+	c.Usage = b.Usage
 	for _, nc := range b.Conditions {
 		wc := &fleetv1.NodeCondition{Type: nc.Type, Status: nc.Status, Reason: nc.Reason, Message: nc.Message}
 		if !nc.Transition.IsZero() {

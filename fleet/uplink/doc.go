@@ -26,7 +26,11 @@
 // every 2 s.
 //
 // Core holds every decision (pure, table-tested); uplinkActor performs its effects. Coalescer is a
-// Source fed by calls (SetResult, SetPod, RemovePod), usable from any goroutine.
+// Source fed by calls (SetResult, SetPod, RemovePod; the node's own SetCondition, SetNode and
+// SetUsage), usable from any goroutine. A usage (the node's and its containers' rates over a
+// sampling window) is not a keyed state but a sequence: each one set is a change, the latest
+// winning while the window is full, and a snapshot carries the latest; one the wire refuses is
+// not kept, so that it cannot poison every batch of every session.
 //
 // `node run --fleet ADDR --node-name NAME` runs it through package fleet/link, over a Coalescer fed by
 // the probe tree's result subscription and the node's merged pod statuses.

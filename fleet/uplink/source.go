@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 // Batch is one delivery of a node's local state from a Source.
@@ -24,6 +25,10 @@ type Batch struct {
 	// Node is the node's own Node object (its /nodes, read-only): a snapshot carries the current
 	// one, if any; a delta carries it when it changed (nil: unchanged).
 	Node *v1.Node
+	// Usage is what the node and its containers used over its latest sampling window (read-only):
+	// a snapshot carries the latest, if any; a delta the latest set since the last delivery (nil:
+	// none since).
+	Usage *fleetv1.Usage
 }
 
 // Condition is one of the node's own conditions, keyed by Type (v1.NodeCondition's fields).
@@ -71,8 +76,9 @@ type entry struct {
 	rk       resultKey
 	uid      types.UID
 	pod      *v1.Pod
-	cond     *Condition // a node condition's entry
-	node     *v1.Node   // the node object's entry
+	cond     *Condition     // a node condition's entry
+	node     *v1.Node       // the node object's entry
+	usage    *fleetv1.Usage // the usage's entry
 	dirty    bool
 	gone     bool // removed from its map: skip it when delivering
 }
@@ -93,6 +99,7 @@ type Coalescer struct {
 	pods    map[types.UID]*entry
 	conds   map[string]*entry // by condition type
 	node    *entry            // the node's own Node object; nil until SetNode
+	usage   *entry            // the node's latest usage; nil until SetUsage
 	dirty   []*entry
 	sub     *subscription
 	// outbox holds batches made and not yet handed to deliver; draining says a caller is
@@ -149,6 +156,28 @@ func (c *Coalescer) SetNode(n *v1.Node) {
 	c.node.node = n
 	c.markLocked(c.node)
 	c.flushLocked()
+}
+
+// SetUsage records the node's latest usage (the pointer is kept: do not modify it afterwards).
+// Each one is a change: the next delta carries it, or a later one set meanwhile (the latest wins
+// while the window is full). nil is ignored. A usage the wire refuses ((*fleetv1.Usage).Validate)
+// is not kept, and is the error: the aggregator would drop every batch carrying it, the snapshot
+// of each new session too.
+func (c *Coalescer) SetUsage(u *fleetv1.Usage) error {
+	if u == nil {
+		return nil
+	}
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.usage == nil {
+		c.usage = &entry{}
+	}
+	c.usage.usage = u
+	c.markLocked(c.usage)
+	c.flushLocked()
+	return nil
 }
 
 // SetResult records a probe's latest result.
@@ -279,6 +308,9 @@ func (c *Coalescer) Subscribe(window int, deliver func(Batch, func())) func() {
 	if c.node != nil {
 		b.Node = c.node.node
 	}
+	if c.usage != nil {
+		b.Usage = c.usage.usage
+	}
 	for _, e := range c.dirty {
 		e.dirty = false
 	}
@@ -340,6 +372,8 @@ func (c *Coalescer) flushLocked() {
 				b.Conditions = append(b.Conditions, *e.cond)
 			case e.node != nil:
 				b.Node = e.node
+			case e.usage != nil:
+				b.Usage = e.usage
 			case e.isResult:
 				b.Results = append(b.Results, e.result)
 			default:
@@ -347,7 +381,7 @@ func (c *Coalescer) flushLocked() {
 			}
 		}
 		c.dirty = append(c.dirty[:0], c.dirty[n:]...)
-		if len(b.Results)+len(b.Pods)+len(b.Conditions) == 0 && b.Node == nil {
+		if len(b.Results)+len(b.Pods)+len(b.Conditions) == 0 && b.Node == nil && b.Usage == nil {
 			continue // only keys gone since they changed
 		}
 		s.outstanding++

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/messages"
+	"github.com/probeactor/probeactor/wire/fleetv1"
 )
 
 // recorder is a subscriber that keeps every delivery and its ack.
@@ -276,4 +277,65 @@ func TestCoalescerCarriesTheNodeObject(t *testing.T) {
 	defer c.Subscribe(1, again.deliver)()
 	require.Len(t, again.batches, 1)
 	assert.Equal(t, node("8"), again.batches[0].Node, "the snapshot carries the latest")
+}
+
+// The node's usage: a snapshot carries the latest (none before SetUsage); each SetUsage is a
+// change, the latest winning while the window is full; a resubscription's snapshot carries the
+// latest; a usage the wire refuses is not kept.
+func TestCoalescerCarriesTheUsage(t *testing.T) {
+	c := NewCoalescer()
+	var r recorder
+	cancel := c.Subscribe(1, r.deliver)
+	require.Len(t, r.batches, 1)
+	assert.Nil(t, r.batches[0].Usage, "no usage yet")
+	r.ackLast()
+
+	usage := func(at int64, cpu uint64) *fleetv1.Usage {
+		return &fleetv1.Usage{TimestampUnixNano: at, WindowNanos: 10e9, NodeCpuNanocores: cpu, NodeMemoryBytes: 1 << 30,
+			Pods: []*fleetv1.PodUsage{{Namespace: "default", Name: "web", Containers: []*fleetv1.ContainerUsage{{Name: "app", CpuNanocores: cpu / 2}}}}}
+	}
+	require.NoError(t, c.SetUsage(usage(10e9, 2e9)))
+	require.Len(t, r.batches, 2)
+	assert.Equal(t, int64(10e9), r.batches[1].Usage.GetTimestampUnixNano())
+	assert.Empty(t, r.batches[1].Results)
+	assert.Empty(t, r.batches[1].Pods)
+	r.ackLast()
+	require.NoError(t, c.SetUsage(usage(20e9, 2e9)))
+	require.Len(t, r.batches, 3, "the same rates again are another window: a change")
+	assert.Equal(t, int64(20e9), r.batches[2].Usage.GetTimestampUnixNano())
+
+	// Unacknowledged: the windows taken meanwhile coalesce to the latest.
+	require.NoError(t, c.SetUsage(usage(30e9, 1e9)))
+	require.NoError(t, c.SetUsage(usage(40e9, 3e9)))
+	assert.Len(t, r.batches, 3, "nothing is delivered before the ack")
+	assert.Equal(t, 1, c.Pending())
+	assert.False(t, c.Idle())
+	require.NoError(t, c.SetUsage(nil), "nil is ignored")
+	r.ackLast()
+	require.Len(t, r.batches, 4)
+	assert.Equal(t, int64(40e9), r.batches[3].Usage.GetTimestampUnixNano(), "the latest wins")
+	assert.Equal(t, uint64(3e9), r.batches[3].Usage.GetNodeCpuNanocores())
+	r.ackLast()
+	assert.True(t, c.Idle())
+
+	bad := usage(50e9, 1e9)
+	bad.Pods[0].Namespace = ""
+	assert.ErrorContains(t, c.SetUsage(bad), "namespace")
+	assert.Len(t, r.batches, 4, "a refused usage is no change")
+	cancel()
+
+	var again recorder
+	defer c.Subscribe(1, again.deliver)()
+	require.Len(t, again.batches, 1)
+	assert.Equal(t, int64(40e9), again.batches[0].Usage.GetTimestampUnixNano(), "the snapshot carries the latest, not the refused one")
+}
+
+// A batch's usage goes on the wire as Changes.usage, unset without one.
+func TestChangesCarryTheUsage(t *testing.T) {
+	u := &uplinkActor{cfg: Config{Node: "n1", Incarnation: 3}}
+	usage := &fleetv1.Usage{TimestampUnixNano: 10e9, WindowNanos: 10e9, NodeCpuNanocores: 2e9, NodeMemoryBytes: 1 << 30}
+	c := u.changes(7, Batch{Usage: usage})
+	assert.Same(t, usage, c.GetUsage())
+	assert.NoError(t, c.Validate())
+	assert.Nil(t, u.changes(8, Batch{}).GetUsage())
 }

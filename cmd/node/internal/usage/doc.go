@@ -19,4 +19,13 @@
 // /proc/stat, and memory in use as MemTotal less MemAvailable (kubelet's is the root cgroup's
 // working set). The Collector reads /proc once per scrape; a container whose process has gone
 // between the listing and the read is left out of that scrape.
+//
+// A fleet node sends its aggregator rates instead (metrics-server's view of a kubelet, so that the
+// aggregator can serve what kubectl top reads): Collector.Sample is Collect's read as data (the
+// host's counter and memory, and each running container's, with its container ID and start, which
+// identify its run), taken every --node-status-update-frequency, and Rates (pure) makes a window's
+// *fleetv1.Usage of two samples: CPU as the counter's delta over the window in nanocores (rounded
+// to the nearest), memory at the window's end, for the node and each container measured at both
+// ends in the same run (a new or restarted container waits for its second point; a counter that
+// went backwards is left out), grouped by pod and sorted.
 package usage

@@ -42,16 +42,67 @@ func measure(t procfs.Tree, pid, shim int) (Usage, bool) {
 }
 
 // Collector serves kubelet's resource metrics for the containers list returns, reading the
-// processes with read (procfs.Processes in node) and the host with host (procfs.Host).
+// processes with read (procfs.Processes in node) and the host with host (procfs.Host); Sample
+// takes the same read for a fleet node's usage (Rates).
 type Collector struct {
 	list func() []proc.RunningContainer
 	read func() ([]procfs.ProcStat, error)
 	host func() (time.Duration, float64, error)
+	now  func() time.Time // a Sample's At
 }
 
 // NewCollector returns node's Collector.
 func NewCollector(list func() []proc.RunningContainer, read func() ([]procfs.ProcStat, error), host func() (time.Duration, float64, error)) *Collector {
-	return &Collector{list: list, read: read, host: host}
+	return &Collector{list: list, read: read, host: host, now: time.Now}
+}
+
+// Sample is one read of the host and of every running container, at At: the counters and the
+// memory that Rates turns into a window's usage, and that Collect serves as they are.
+type Sample struct {
+	At         time.Time
+	NodeCPU    time.Duration // the host's busy CPU time so far
+	NodeMemory float64       // the host's memory in use (MemTotal less MemAvailable), bytes
+	// Containers are the running containers whose process was there to read, in list's order.
+	Containers []ContainerSample
+}
+
+// ContainerSample is one running container's usage in a Sample. ID and StartedAt identify its
+// run: a restarted container is another run, whose CPU counter starts again from zero.
+type ContainerSample struct {
+	Namespace, Pod, Container string
+	ID                        string // its container ID
+	StartedAt                 time.Time
+	Usage
+}
+
+// Sample reads the host, then every running container's process tree (one read of /proc for all
+// of them), at once. Its error is the host's or /proc's that could not be read: no sample then.
+func (c *Collector) Sample() (Sample, error) {
+	s, _, err := c.sample()
+	return s, err
+}
+
+// sample is Sample that also says whether the host was read when err is not nil (Collect serves
+// the host's usage even when /proc cannot be listed).
+func (c *Collector) sample() (s Sample, host bool, err error) {
+	s.At = c.now()
+	if s.NodeCPU, s.NodeMemory, err = c.host(); err != nil {
+		return Sample{}, false, err
+	}
+	all, err := c.read()
+	if err != nil {
+		return s, true, err
+	}
+	tree := procfs.NewTree(all)
+	for _, r := range c.list() {
+		u, ok := measure(tree, r.PID, r.ShimPID)
+		if !ok {
+			continue
+		}
+		s.Containers = append(s.Containers, ContainerSample{Namespace: r.Pod.Namespace, Pod: r.Pod.Name, Container: r.Container,
+			ID: r.ID, StartedAt: r.StartedAt, Usage: u})
+	}
+	return s, true, nil
 }
 
 // kubelet 1.37's resource metrics (pkg/kubelet/metrics/collectors/resource_metrics.go).
@@ -82,16 +133,13 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: the host's usage, then one read of /proc for every
-// running container.
+// running container (a Sample).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	cpu, memory, err := c.host()
-	if err != nil {
-		ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 1)
-		return
+	s, host, err := c.sample()
+	if host {
+		ch <- prometheus.MustNewConstMetric(nodeCPU, prometheus.CounterValue, s.NodeCPU.Seconds())
+		ch <- prometheus.MustNewConstMetric(nodeMemory, prometheus.GaugeValue, s.NodeMemory)
 	}
-	ch <- prometheus.MustNewConstMetric(nodeCPU, prometheus.CounterValue, cpu.Seconds())
-	ch <- prometheus.MustNewConstMetric(nodeMemory, prometheus.GaugeValue, memory)
-	all, err := c.read()
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 1)
 		return
@@ -99,22 +147,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(scrapeError, prometheus.GaugeValue, 0)
 	type podKey struct{ ns, name string }
 	pods := map[podKey]*Usage{}
-	tree := procfs.NewTree(all)
-	for _, r := range c.list() {
-		u, ok := measure(tree, r.PID, r.ShimPID)
-		if !ok {
-			continue
-		}
-		labels := []string{r.Container, r.Pod.Name, r.Pod.Namespace}
-		ch <- prometheus.MustNewConstMetric(containerCPU, prometheus.CounterValue, u.CPU.Seconds(), labels...)
-		ch <- prometheus.MustNewConstMetric(containerMemory, prometheus.GaugeValue, u.Memory, labels...)
+	for _, r := range s.Containers {
+		labels := []string{r.Container, r.Pod, r.Namespace}
+		ch <- prometheus.MustNewConstMetric(containerCPU, prometheus.CounterValue, r.CPU.Seconds(), labels...)
+		ch <- prometheus.MustNewConstMetric(containerMemory, prometheus.GaugeValue, r.Memory, labels...)
 		ch <- prometheus.MustNewConstMetric(containerStart, prometheus.GaugeValue, float64(r.StartedAt.UnixNano())/1e9, labels...)
-		k := podKey{r.Pod.Namespace, r.Pod.Name}
+		k := podKey{r.Namespace, r.Pod}
 		if pods[k] == nil {
 			pods[k] = &Usage{}
 		}
-		pods[k].CPU += u.CPU
-		pods[k].Memory += u.Memory
+		pods[k].CPU += r.CPU
+		pods[k].Memory += r.Memory
 	}
 	for k, u := range pods {
 		ch <- prometheus.MustNewConstMetric(podCPU, prometheus.CounterValue, u.CPU.Seconds(), k.name, k.ns)

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	resourceusage "github.com/probeactor/probeactor/cmd/node/internal/usage"
+	"github.com/probeactor/probeactor/internal/clock"
+	"github.com/probeactor/probeactor/internal/logtest"
+	"github.com/probeactor/probeactor/wire/fleetv1"
+)
+
+// The fleet-usage part samples at its start and every period, reports the window between the last
+// two samples from the second on, skips a failed sample (the next one starts a new window), logs a
+// refused report, and leaves no goroutine or timer after its Stop.
+func TestFleetUsagePartReportsEachWindow(t *testing.T) {
+	const period = 10 * time.Second
+	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
+	var (
+		mu    sync.Mutex
+		calls int
+	)
+	fail := map[int]bool{3: true} // the third sample fails
+	sample := func() (resourceusage.Sample, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if fail[calls] {
+			return resourceusage.Sample{}, errors.New("no /proc/stat")
+		}
+		// One core busy, 1 GiB in use; a counter read at the fake time.
+		now := fake.Now()
+		return resourceusage.Sample{At: now, NodeCPU: now.Sub(time.Unix(1_699_999_000, 0)), NodeMemory: 1 << 30}, nil
+	}
+	reports := make(chan *fleetv1.Usage, 10)
+	refuse := false
+	log, logs := logtest.Capture(t)
+	r := &usageReporter{sample: sample, period: period, clock: fake, log: log,
+		report: func(u *fleetv1.Usage) error {
+			reports <- u
+			if refuse {
+				return errors.New("usage: refused")
+			}
+			return nil
+		}}
+	require.NoError(t, r.Stop(context.Background()), "Stop before Start does nothing")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// tick moves time on by a period once the part has armed its timer, and waits for the next.
+	tick := func() {
+		t.Helper()
+		require.NoError(t, fake.WaitPending(ctx, 1))
+		fake.Advance(period)
+		require.NoError(t, fake.WaitPending(ctx, 1))
+	}
+	require.NoError(t, r.Start(context.Background()))
+	require.NoError(t, fake.WaitPending(ctx, 1))
+	assert.Empty(t, reports, "one sample is no window")
+
+	tick()
+	require.Len(t, reports, 1, "the second sample closes the first window")
+	u := <-reports
+	assert.Equal(t, int64(period), u.GetWindowNanos())
+	assert.Equal(t, fake.Now().UnixNano(), u.GetTimestampUnixNano())
+	assert.Equal(t, uint64(1e9), u.GetNodeCpuNanocores(), "one core")
+	assert.Equal(t, uint64(1<<30), u.GetNodeMemoryBytes())
+
+	tick() // the third sample fails
+	assert.Empty(t, reports, "a failed sample is skipped")
+	assert.Contains(t, logs.String(), "[DEBUG]")
+	assert.Contains(t, logs.String(), "usage not sampled; the next sample starts a new window: error=\"no /proc/stat\"")
+	tick()
+	assert.Empty(t, reports, "the sample after a failure starts a new window")
+	refuse = true
+	tick()
+	require.Len(t, reports, 1)
+	u = <-reports
+	assert.Equal(t, int64(period), u.GetWindowNanos(), "the window since the sample after the failure")
+	assert.Equal(t, fake.Now().UnixNano(), u.GetTimestampUnixNano())
+	assert.Contains(t, logs.String(), "usage not reported to the fleet aggregator: error=\"usage: refused\"")
+
+	require.NoError(t, r.Stop(context.Background()))
+	assert.Zero(t, fake.Pending(), "no timer left")
+	mu.Lock()
+	n := calls
+	mu.Unlock()
+	fake.Advance(10 * period)
+	mu.Lock()
+	assert.Equal(t, n, calls, "no sample after Stop")
+	mu.Unlock()
+	require.NoError(t, r.Stop(context.Background()), "a second Stop does nothing")
+}
