@@ -228,19 +228,25 @@ func nodeVersion(n *v1.Node) string {
 	return string(b)
 }
 
+// resourceKind is the kind of object the first of a get or top command's arguments names, spelled
+// as kubectl accepts it (pods, pod, po; nodes, node, no): "pod" or "node", "" for anything else.
+func resourceKind(rest []string) string {
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "pods", "pod", "po":
+			return "pod"
+		case "nodes", "node", "no":
+			return "node"
+		}
+	}
+	return ""
+}
+
 // getArgs checks `node get`'s arguments and flags as kubectl does, and returns the kind ("pod"
 // or "node") and the selection.
 func getArgs(rest []string, ns string, all bool, selector, fieldSelector, output string, showLabels bool) (string, kubectl.Selection, error) {
 	var sel kubectl.Selection
-	kind := ""
-	if len(rest) > 0 {
-		switch rest[0] {
-		case "pods", "pod", "po":
-			kind = "pod"
-		case "nodes", "node", "no":
-			kind = "node"
-		}
-	}
+	kind := resourceKind(rest)
 	if kind == "" {
 		return "", sel, fmt.Errorf("only `node get pods [NAME...]` and `node get nodes [NAME...]` are supported")
 	}

@@ -49,15 +49,7 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	kind := ""
-	if len(rest) > 0 {
-		switch rest[0] {
-		case "pod", "pods", "po":
-			kind = "pods"
-		case "node", "nodes", "no":
-			kind = "node"
-		}
-	}
+	kind := map[string]string{"pod": "pods", "node": "node"}[resourceKind(rest)]
 	if kind == "" {
 		fmt.Fprintln(stderr, "error: node top shows pods or nodes: node top pods [NAME...] or node top node [NAME...] (kubectl's top pod and top node)")
 		return 2
