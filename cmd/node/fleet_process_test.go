@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +55,10 @@ func startFleetNode(t *testing.T, name, aggRemote string, pods int, extra ...str
 	dir := t.TempDir()
 	var docs []string
 	for i := range pods {
-		docs = append(docs, sleeperPod(fmt.Sprintf("%s-pod-%d", name, i), 1))
+		pod := fmt.Sprintf("%s-pod-%d", name, i)
+		// labelled index=i: the fleet's pods are selected by their labels at the aggregator too
+		docs = append(docs, strings.Replace(sleeperPod(pod, 1), "metadata: {name: "+pod+"}",
+			fmt.Sprintf("metadata: {name: %s, labels: {index: %q}}", pod, strconv.Itoa(i)), 1))
 	}
 	manifest := filepath.Join(dir, "pods.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(strings.Join(docs, "---\n")), 0o600))
@@ -169,7 +174,11 @@ func TestFleetOfThreeNodes(t *testing.T) {
 	require.NoError(t, err)
 	for _, p := range pods {
 		assert.True(t, strings.HasPrefix(p.Name, p.Spec.NodeName+"-"), "pod %s reported with node %q", p.Name, p.Spec.NodeName)
+		assert.Equal(t, map[string]string{"index": p.Name[len(p.Name)-1:]}, p.Labels, "pod %s's labels at the aggregator", p.Name)
 	}
+	var got bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"get", "pods", "-A", "-l", "index=1", "--no-headers", "-o", "name", "--server", agg.API}, nil, &got, io.Discard))
+	assert.Equal(t, "pod/n1-pod-1\npod/n2-pod-1\npod/n3-pod-1\n", got.String(), "node get pods -l against the aggregator")
 	// What each node says of itself (its own /nodes) is what the aggregator shows of it, less the
 	// conditions and boot ID, which are the aggregator's.
 	fleet, err := nodeList(agg.API)

@@ -185,22 +185,22 @@ func (h *handler) nodeMetrics(w http.ResponseWriter, r *http.Request) {
 	h.writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: metricsGroup, Resource: "nodemetrics"}, name))
 }
 
-// podMetricsList is GET /apis/metrics.k8s.io/v1beta1/pods (every namespace) and
-// .../namespaces/{namespace}/pods. The aggregator knows no pod's labels: a labelSelector is a
-// BadRequest rather than a silently empty list.
+// podMetricsList is GET /apis/metrics.k8s.io/v1beta1/pods[?labelSelector=] (every namespace)
+// and .../namespaces/{namespace}/pods: the pods with metrics, those whose labels match.
 func (h *handler) podMetricsList(w http.ResponseWriter, r *http.Request) {
-	if sel := r.URL.Query().Get("labelSelector"); sel != "" {
-		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector %q: the fleet aggregator does not know pods' labels", sel)))
+	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector: %v", err)))
 		return
 	}
 	a, ok := h.metrics(w)
 	if !ok {
 		return
 	}
-	items := a.pods
-	if ns := r.PathValue("namespace"); ns != "" {
-		items = slices.DeleteFunc(items, func(m metricsv1beta1.PodMetrics) bool { return m.Namespace != ns })
-	}
+	ns := r.PathValue("namespace")
+	items := slices.DeleteFunc(a.pods, func(m metricsv1beta1.PodMetrics) bool {
+		return ns != "" && m.Namespace != ns || !selector.Matches(labels.Set(m.Labels))
+	})
 	h.writeJSON(w, metricsv1beta1.PodMetricsList{TypeMeta: metricsTypeMeta("PodMetricsList"), Items: nonNil(items)})
 }
 

@@ -40,7 +40,8 @@ func serve(t *testing.T, b *Book, now time.Time) string {
 }
 
 // metricsFleet is a book of three nodes at t0: n1 (labelled, by its Node object) and n2 with a
-// window each, n3 without one; n1 runs default/web (two containers) and kube-system/dns.
+// window each, n3 without one; n1 runs default/web (two containers, labelled app=web) and
+// kube-system/dns.
 func metricsFleet(t *testing.T) *Book {
 	b := NewBook(1, 40*time.Second)
 	own := &v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1.LabelHostname: "host-1", v1.LabelOSStable: "linux"}}}
@@ -50,6 +51,7 @@ func metricsFleet(t *testing.T) *Book {
 	n1 := batch("n1", 1, 1, true)
 	n1.NodeObject = obj
 	n1.Pods = []*fleetv1.PodChanged{readyPodChange(t, "1", "web"), readyPodChange(t, "2", "dns")}
+	n1.Pods[0].Meta.Labels = map[string]string{"app": "web"}
 	n1.Pods[1].Meta.Namespace = "kube-system"
 	n1.Usage = &fleetv1.Usage{TimestampUnixNano: end.UnixNano(), WindowNanos: int64(10 * time.Second), NodeCpuNanocores: 1234567890, NodeMemoryBytes: 3 << 30,
 		Pods: []*fleetv1.PodUsage{
@@ -121,7 +123,7 @@ func TestMetricsAPIServesTheFleetsUsage(t *testing.T) {
   "metadata": {},
   "items": [
     {
-      "metadata": {"name": "web", "namespace": "default", "creationTimestamp": "2026-03-01T12:00:00Z"},
+      "metadata": {"name": "web", "namespace": "default", "creationTimestamp": "2026-03-01T12:00:00Z", "labels": {"app": "web"}},
       "timestamp": "2026-03-01T11:59:58Z",
       "window": "10s",
       "containers": [
@@ -144,6 +146,13 @@ func TestMetricsAPIServesTheFleetsUsage(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(got.body), &pods))
 	require.Len(t, pods.Items, 1)
 	assert.Equal(t, "dns", pods.Items[0].Name)
+	got = httpGet(t, base+"/pods?labelSelector="+url.QueryEscape("app=web"))
+	require.NoError(t, json.Unmarshal([]byte(got.body), &pods))
+	require.Len(t, pods.Items, 1, "selected by the pod's labels, as the node reports them")
+	assert.Equal(t, "web", pods.Items[0].Name)
+	got = httpGet(t, base+"/namespaces/kube-system/pods?labelSelector="+url.QueryEscape("app=web"))
+	require.NoError(t, json.Unmarshal([]byte(got.body), &pods))
+	assert.Empty(t, pods.Items, "the namespace and the selector both hold")
 	got = httpGet(t, base+"/namespaces/empty/pods")
 	assert.JSONEq(t, `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[]}`, got.body, "none: an empty list, not null")
 
@@ -195,10 +204,8 @@ func TestMetricsAPIErrors(t *testing.T) {
 			`"reason":"NotFound","details":{"name":"kube-system/web","group":"metrics.k8s.io","kind":"podmetrics"},"code":404}`},
 		{"/nodes?labelSelector=" + url.QueryEscape("a=b=c"), 400, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
 			`"message":"labelSelector: found '=', expected: ',' or 'end of string'","reason":"BadRequest","code":400}`},
-		{"/pods?labelSelector=app%3Dweb", 400, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
-			`"message":"labelSelector \"app=web\": the fleet aggregator does not know pods' labels","reason":"BadRequest","code":400}`},
-		{"/namespaces/default/pods?labelSelector=app", 400, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
-			`"message":"labelSelector \"app\": the fleet aggregator does not know pods' labels","reason":"BadRequest","code":400}`},
+		{"/pods?labelSelector=" + url.QueryEscape("a=b=c"), 400, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
+			`"message":"labelSelector: found '=', expected: ',' or 'end of string'","reason":"BadRequest","code":400}`},
 	} {
 		got := httpGet(t, base+tc.path)
 		assert.Equal(t, tc.code, got.code, tc.path)

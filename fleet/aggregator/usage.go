@@ -70,8 +70,7 @@ func (b *Book) NodeMetrics(now time.Time) []metricsv1beta1.NodeMetrics {
 // sorted by namespace, name and node (pods of two nodes may share a namespace and name: both are
 // listed), containers by name. As metrics-server's, only the pods the node reports (its /pods) are
 // listed: a pod removed since the window has no metrics. A pod without any container measured over
-// the window is left out. The aggregator does not know pods' labels (the wire carries none), so
-// metadata.labels is unset.
+// the window is left out. metadata.labels are the pod's, as the node reports them.
 func (b *Book) PodMetrics(now time.Time) []metricsv1beta1.PodMetrics {
 	type item struct {
 		node string
@@ -84,16 +83,18 @@ func (b *Book) PodMetrics(now time.Time) []metricsv1beta1.PodMetrics {
 		if u == nil {
 			continue
 		}
-		known := make(map[[2]string]bool, len(n.pods))
+		known := make(map[[2]string]*fleetv1.PodMeta, len(n.pods))
 		for _, p := range n.pods {
-			known[[2]string{p.GetMeta().GetNamespace(), p.GetMeta().GetName()}] = true
+			known[[2]string{p.GetMeta().GetNamespace(), p.GetMeta().GetName()}] = p.GetMeta()
 		}
 		for _, p := range u.GetPods() {
-			if !known[[2]string{p.GetNamespace(), p.GetName()}] || len(p.GetContainers()) == 0 {
+			meta := known[[2]string{p.GetNamespace(), p.GetName()}]
+			if meta == nil || len(p.GetContainers()) == 0 {
 				continue
 			}
 			m := metricsv1beta1.PodMetrics{
-				ObjectMeta: metav1.ObjectMeta{Namespace: p.GetNamespace(), Name: p.GetName(), CreationTimestamp: metav1.NewTime(now)},
+				ObjectMeta: metav1.ObjectMeta{Namespace: p.GetNamespace(), Name: p.GetName(), CreationTimestamp: metav1.NewTime(now),
+					Labels: maps.Clone(meta.GetLabels())},
 				Timestamp:  windowEnd(u),
 				Window:     metav1.Duration{Duration: time.Duration(u.GetWindowNanos())},
 				Containers: make([]metricsv1beta1.ContainerMetrics, 0, len(p.GetContainers())),

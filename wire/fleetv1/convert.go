@@ -3,13 +3,16 @@ package fleetv1
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/probeactor/probeactor/messages"
 )
@@ -113,7 +116,7 @@ func FromPod(pod *v1.Pod) (*PodChanged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: encode status: %w", pod.Namespace, pod.Name, err)
 	}
-	meta := &PodMeta{Namespace: pod.Namespace, Name: pod.Name}
+	meta := &PodMeta{Namespace: pod.Namespace, Name: pod.Name, Labels: maps.Clone(pod.Labels)}
 	if !pod.CreationTimestamp.IsZero() {
 		meta.CreationUnixNano = pod.CreationTimestamp.UnixNano()
 	}
@@ -225,7 +228,7 @@ func ToPod(p *PodChanged, node string) (*v1.Pod, error) {
 	}
 	pod := &v1.Pod{
 		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: m.GetName(), UID: types.UID(p.GetUid())},
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: m.GetName(), UID: types.UID(p.GetUid()), Labels: maps.Clone(m.GetLabels())},
 		Spec:       v1.PodSpec{NodeName: node},
 		Status:     st,
 	}
@@ -280,6 +283,9 @@ func (c *Changes) Validate() error {
 		}
 		if p.GetMeta().GetName() == "" {
 			return fmt.Errorf("changes: pods[%d]: meta.name is empty", i)
+		}
+		if errs := metav1validation.ValidateLabels(p.GetMeta().GetLabels(), field.NewPath("meta", "labels")); len(errs) > 0 {
+			return fmt.Errorf("changes: pods[%d]: %w", i, errs.ToAggregate())
 		}
 		if _, err := DecodeStatus(p.GetStatus()); err != nil {
 			return fmt.Errorf("changes: pods[%d]: %w", i, err)

@@ -23,7 +23,8 @@ func runningPod() *v1.Pod {
 	started := true
 	always := v1.ContainerRestartPolicyAlways
 	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "0b7f3a52-3a0e-4c55-9d1c-1a2b3c4d5e6f", CreationTimestamp: metav1.NewTime(t0)},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "0b7f3a52-3a0e-4c55-9d1c-1a2b3c4d5e6f", CreationTimestamp: metav1.NewTime(t0),
+			Labels: map[string]string{"app": "web", "tier": "front"}},
 		Spec: v1.PodSpec{
 			InitContainers: []v1.Container{{Name: "proxy", Image: "example/proxy:1", RestartPolicy: &always}},
 			Containers:     []v1.Container{{Name: "app", Image: "example/app:1.0", Command: []string{"ignored"}}},
@@ -61,6 +62,7 @@ func TestPodStatusRoundTripsSemanticallyEqual(t *testing.T) {
 	assert.Equal(t, pod.Name, got.Name)
 	assert.Equal(t, pod.Namespace, got.Namespace)
 	assert.Equal(t, pod.UID, got.UID)
+	assert.Equal(t, pod.Labels, got.Labels, "labels travel: the fleet's pods are selected by them")
 	assert.True(t, pod.CreationTimestamp.Equal(&got.CreationTimestamp))
 	assert.Equal(t, "n1", got.Spec.NodeName)
 	require.Len(t, got.Spec.Containers, 1)
@@ -141,6 +143,7 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 		"result no pod":     {func(c *Changes) { c.Results[0].PodUid = "" }, "results[0]: result change without pod_uid"},
 		"pod without uid":   {func(c *Changes) { c.Pods[1].Uid = "" }, "pods[1]: uid is empty"},
 		"pod without name":  {func(c *Changes) { c.Pods[0].Meta.Name = "" }, "pods[0]: meta.name is empty"},
+		"bad pod label":     {func(c *Changes) { c.Pods[0].Meta.Labels = map[string]string{"a b": "c"} }, `pods[0]: meta.labels: Invalid value: "a b"`},
 		"undecodable state": {func(c *Changes) { c.Pods[0].Status = []byte{0xff, 0xff, 0xff} }, "pods[0]: decode pod status"},
 		"untyped condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Status: "True"}} }, `conditions[0]: type ""`},
 		"a Ready condition": {func(c *Changes) { c.Conditions = []*NodeCondition{{Type: "Ready", Status: "True"}} }, `conditions[0]: type "Ready"`},

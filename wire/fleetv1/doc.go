@@ -21,9 +21,10 @@
 // moves a key backwards (DUPLICATE for seq it already has, STALE for an older incarnation).
 //
 // A pod's status travels as bytes in Kubernetes' own protobuf encoding (v1.PodStatus.Marshal),
-// ~300 bytes for a running single-container pod; PodMeta carries the few spec fields a pod list
-// needs (names, images, sidecars) and each container's probes (v1.Probe in the same encoding, ~40
-// bytes each, for node describe from the aggregator), not the spec. A node's own v1.Node (its
+// ~300 bytes for a running single-container pod; PodMeta carries the pod's labels (clients select
+// the fleet's pods by them), the few spec fields a pod list needs (names, images, sidecars) and
+// each container's probes (v1.Probe in the same encoding, ~40 bytes each, for node describe from
+// the aggregator), not the spec. A node's own v1.Node (its
 // /nodes, less its conditions) travels the same way, in a snapshot and when it changes. Values from
 // the wire are untrusted: ToResultChanged, ToPod and the Validate methods reject what no node sends,
 // naming the field.

@@ -847,8 +847,11 @@ type PodMeta struct {
 	CreationUnixNano int64                  `protobuf:"varint,3,opt,name=creation_unix_nano,json=creationUnixNano,proto3" json:"creation_unix_nano,omitempty"` // metadata.creationTimestamp; 0 = unset
 	Containers       []*ContainerMeta       `protobuf:"bytes,4,rep,name=containers,proto3" json:"containers,omitempty"`
 	InitContainers   []*ContainerMeta       `protobuf:"bytes,5,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// metadata.labels, so that a client selecting the fleet's pods by label (node get pods -l, node
+	// logs -l, node top) finds them at the aggregator.
+	Labels        map[string]string `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodMeta) Reset() {
@@ -912,6 +915,13 @@ func (x *PodMeta) GetContainers() []*ContainerMeta {
 func (x *PodMeta) GetInitContainers() []*ContainerMeta {
 	if x != nil {
 		return x.InitContainers
+	}
+	return nil
+}
+
+func (x *PodMeta) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
 	}
 	return nil
 }
@@ -1174,7 +1184,7 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x18\n" +
 	"\aremoved\x18\x02 \x01(\bR\aremoved\x120\n" +
 	"\x04meta\x18\x03 \x01(\v2\x1c.probeactor.fleet.v1.PodMetaR\x04meta\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\fR\x06status\"\xfa\x01\n" +
+	"\x06status\x18\x04 \x01(\fR\x06status\"\xf7\x02\n" +
 	"\aPodMeta\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
@@ -1182,7 +1192,11 @@ const file_wire_fleetv1_fleet_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x04 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\n" +
 	"containers\x12K\n" +
-	"\x0finit_containers\x18\x05 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\x0einitContainers\"\xd0\x01\n" +
+	"\x0finit_containers\x18\x05 \x03(\v2\".probeactor.fleet.v1.ContainerMetaR\x0einitContainers\x12@\n" +
+	"\x06labels\x18\x06 \x03(\v2(.probeactor.fleet.v1.PodMeta.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd0\x01\n" +
 	"\rContainerMeta\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12 \n" +
@@ -1228,7 +1242,7 @@ func file_wire_fleetv1_fleet_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_fleetv1_fleet_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_wire_fleetv1_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_wire_fleetv1_fleet_proto_goTypes = []any{
 	(ProbeType)(0),         // 0: probeactor.fleet.v1.ProbeType
 	(Result)(0),            // 1: probeactor.fleet.v1.Result
@@ -1246,6 +1260,7 @@ var file_wire_fleetv1_fleet_proto_goTypes = []any{
 	(*ContainerMeta)(nil),  // 13: probeactor.fleet.v1.ContainerMeta
 	(*Heartbeat)(nil),      // 14: probeactor.fleet.v1.Heartbeat
 	(*Ack)(nil),            // 15: probeactor.fleet.v1.Ack
+	nil,                    // 16: probeactor.fleet.v1.PodMeta.LabelsEntry
 }
 var file_wire_fleetv1_fleet_proto_depIdxs = []int32{
 	10, // 0: probeactor.fleet.v1.Changes.results:type_name -> probeactor.fleet.v1.ResultChanged
@@ -1259,12 +1274,13 @@ var file_wire_fleetv1_fleet_proto_depIdxs = []int32{
 	12, // 8: probeactor.fleet.v1.PodChanged.meta:type_name -> probeactor.fleet.v1.PodMeta
 	13, // 9: probeactor.fleet.v1.PodMeta.containers:type_name -> probeactor.fleet.v1.ContainerMeta
 	13, // 10: probeactor.fleet.v1.PodMeta.init_containers:type_name -> probeactor.fleet.v1.ContainerMeta
-	2,  // 11: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	16, // 11: probeactor.fleet.v1.PodMeta.labels:type_name -> probeactor.fleet.v1.PodMeta.LabelsEntry
+	2,  // 12: probeactor.fleet.v1.Ack.status:type_name -> probeactor.fleet.v1.AckStatus
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_wire_fleetv1_fleet_proto_init() }
@@ -1278,7 +1294,7 @@ func file_wire_fleetv1_fleet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_fleetv1_fleet_proto_rawDesc), len(file_wire_fleetv1_fleet_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
