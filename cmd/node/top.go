@@ -17,13 +17,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/fleet/aggregator"
 )
 
-const topSynopsis = "top pod[s] [NAME...] [-n NAMESPACE | -A] [--containers] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
+const topSynopsis = "top pod[s] [NAME... | -l SELECTOR] [-n NAMESPACE | -A] [--containers] [--sum] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
 	"       node top node[s] [NAME...] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]"
 
 // topCommand is `kubectl top pod` and `kubectl top node` against a running node: each pod's (or
@@ -41,6 +42,9 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("n", "default", "pods: only pods in this `NAMESPACE`")
 	all := fs.Bool("A", false, "pods: pods in every namespace (a NAMESPACE column)")
 	containers := fs.Bool("containers", false, "pods: a line per container (a POD column)")
+	selector := fs.String("l", "", "pods: only pods whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")
+	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
+	sum := fs.Bool("sum", false, "pods: print the sum of the usage under the table, as kubectl top pod --sum")
 	showCapacity := fs.Bool("show-capacity", false, "nodes: CPU(%) and MEMORY(%) of the node's capacity instead of its allocatable (node reserves nothing: the same)")
 	sortBy := fs.String("sort-by", "", "sort by `cpu` or `memory`, largest first (default: by namespace and name)")
 	noHeaders := fs.Bool("no-headers", false, "print the table without its header line")
@@ -56,7 +60,7 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	names := rest[1:]
 	var misplaced []string // the flags of the other kind
-	for _, f := range map[string][]string{"pods": {"--show-capacity"}, "node": {"-n", "-A", "--containers"}}[kind] {
+	for _, f := range map[string][]string{"pods": {"--show-capacity"}, "node": {"-n", "-A", "--containers", "-l", "--selector", "--sum"}}[kind] {
 		if flagSet(fs, strings.TrimLeft(f, "-")) {
 			misplaced = append(misplaced, f)
 		}
@@ -75,6 +79,14 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	case *all && len(names) > 0:
 		fmt.Fprintln(stderr, "error: a pod name and -A cannot go together: name the pods of one namespace (-n)")
 		return 2
+	case *selector != "" && len(names) > 0:
+		fmt.Fprintln(stderr, "error: only one of NAME or selector can be provided") // kubectl's words
+		return 2
+	}
+	labelSelector, err := labels.Parse(*selector)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: -l %q: %v\n", *selector, err)
+		return 2
 	}
 	base := serverURL(*srv)
 	if kind == "node" {
@@ -85,13 +97,16 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	fleet := errors.Is(err, errFleet)
 	switch {
 	case fleet:
-		rows, err = fleetPodRows(base, *ns, *all, *containers, stderr)
+		rows, err = fleetPodRows(base, *ns, *all, *containers, *selector, stderr)
 	case err == nil:
 		time.Sleep(*window)
 		var second map[usageKey]usageSample
 		var t1 time.Time
 		if second, t1, err = readUsage(base); err == nil {
 			rows = topRows(first, second, t1.Sub(t0), *containers)
+		}
+		if err == nil && !labelSelector.Empty() {
+			rows, err = selectByLabels(base, rows, labelSelector, stderr)
 		}
 	}
 	if err != nil {
@@ -121,8 +136,26 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	sortTop(rows, *sortBy)
-	printTop(stdout, rows, *all, *containers, *noHeaders)
+	printTop(stdout, rows, *all, *containers, *noHeaders, *sum)
 	return 0
+}
+
+// selectByLabels keeps the rows of the pods whose labels, read from the node's /pods, match
+// selector (/metrics/resource carries no labels; the metrics API selects by itself).
+func selectByLabels(base string, rows []topRow, selector labels.Selector, stderr io.Writer) ([]topRow, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list v1.PodList
+	if _, err := getJSON(ctx, base, "/pods", &list, stderr); err != nil {
+		return nil, fmt.Errorf("read %s/pods for the pods' labels: %w", base, err)
+	}
+	match := map[[2]string]bool{}
+	for _, p := range list.Items {
+		if selector.Matches(labels.Set(p.Labels)) {
+			match[[2]string{p.Namespace, p.Name}] = true
+		}
+	}
+	return slices.DeleteFunc(rows, func(r topRow) bool { return !match[[2]string{r.key.namespace, r.key.pod}] }), nil
 }
 
 // topNodeCommand is `kubectl top node [NAME...]` against the node at base: the host's CPU (the
@@ -308,8 +341,9 @@ func cmpDesc(a, b float64) int {
 	return 1
 }
 
-// printTop prints kubectl top's table: CPU in millicores ("3m"), memory in mebibytes ("12Mi").
-func printTop(w io.Writer, rows []topRow, namespaces, containers, noHeaders bool) {
+// printTop prints kubectl top's table: CPU in millicores ("3m"), memory in mebibytes ("12Mi");
+// with sum, kubectl's --sum lines under it: a rule under the two usage columns, then their totals.
+func printTop(w io.Writer, rows []topRow, namespaces, containers, noHeaders, sum bool) {
 	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0) // kubectl's printers.GetNewTabWriter
 	var header []string
 	if namespaces {
@@ -334,6 +368,16 @@ func printTop(w io.Writer, rows []topRow, namespaces, containers, noHeaders bool
 		}
 		cols = append(cols, name, fmt.Sprintf("%dm", int64(r.cores*1000+0.5)), fmt.Sprintf("%dMi", int64(r.memory)/(1024*1024)))
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	if sum {
+		var cores, memory float64
+		for _, r := range rows {
+			cores += r.cores
+			memory += r.memory
+		}
+		lead := strings.Repeat("\t", len(header)-2) // the columns before CPU(cores)
+		fmt.Fprintln(tw, lead+"________\t________")
+		fmt.Fprintf(tw, "%s%dm\t%dMi\n", lead, int64(cores*1000+0.5), int64(memory)/(1024*1024))
 	}
 	_ = tw.Flush()
 }
@@ -407,11 +451,15 @@ func percentOf(used resource.Quantity, available v1.ResourceList, name v1.Resour
 }
 
 // fleetPodRows is node top pods against a fleet aggregator: one read of its metrics API, the
-// namespace's pods (with all, every pod's), as kubectl top pod reads metrics-server's.
-func fleetPodRows(base, namespace string, all, containers bool, stderr io.Writer) ([]topRow, error) {
+// namespace's pods (with all, every pod's; with a selector, those it selects by their labels), as
+// kubectl top pod reads metrics-server's.
+func fleetPodRows(base, namespace string, all, containers bool, selector string, stderr io.Writer) ([]topRow, error) {
 	path := aggregator.MetricsAPI + "/namespaces/" + url.PathEscape(namespace) + "/pods"
 	if all {
 		path = aggregator.MetricsAPI + "/pods"
+	}
+	if selector != "" {
+		path += "?labelSelector=" + url.QueryEscape(selector)
 	}
 	var list metricsv1beta1.PodMetricsList
 	if err := readFleetMetrics(base, path, &list, stderr); err != nil {

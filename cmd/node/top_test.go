@@ -24,6 +24,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
@@ -62,11 +63,16 @@ func strconvF(v float64) string { return fmt.Sprintf("%.6f", v) }
 func fakeResource(t *testing.T) *httptest.Server {
 	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/metrics/resource" {
+		switch r.URL.Path {
+		case "/metrics/resource":
+			_, _ = io.WriteString(w, resourceFixture(0.25*time.Since(start).Seconds()))
+		case "/pods": // the pods' labels, for -l
+			_ = json.NewEncoder(w).Encode(v1.PodList{Items: []v1.Pod{
+				{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"app": "web", "tier": "front"}}},
+				{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "batch", Labels: map[string]string{"app": "batch"}}}}})
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		_, _ = io.WriteString(w, resourceFixture(0.25*time.Since(start).Seconds()))
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -90,6 +96,13 @@ func TestTopPods(t *testing.T) {
 	milli, err := strconv.Atoi(cpu[1])
 	require.NoError(t, err)
 	assert.InDelta(t, 313, milli, 100, "the rate of a counter growing at 0.3125 core: %s", out)
+
+	code, out, _ = run("pods", "-A", "-l", "tier!=front")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `^NAMESPACE\s+NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)\njobs\s+batch\s+\d+m\s+5Mi\n$`, out, "-l: the pods whose labels (from /pods) match")
+	code, out, _ = run("pods", "-A", "--sum", "--no-headers")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `\n\s+________\s+________\n\s+\d+m\s+125Mi\n$`, out, "--sum: the rule and the totals")
 
 	code, out, _ = run("pods", "-A", "--containers", "--sort-by", "memory", "--no-headers")
 	require.Equal(t, 0, code)
@@ -116,6 +129,10 @@ func TestTopPods(t *testing.T) {
 		"pods --show-capacity": "error: --show-capacity: a flag of node top node, not of node top pods",
 		"pods --sort-by name":  `error: --sort-by "name": use cpu or memory`,
 		"pods -A web":          "error: a pod name and -A cannot go together",
+		"pods web -l app=web":  "error: only one of NAME or selector can be provided",
+		"pods -l a=b=c":        `error: -l "a=b=c": found '='`,
+		"node -l app=web":      "error: -l: a flag of node top pods, not of node top node",
+		"node --sum":           "error: --sum: a flag of node top pods, not of node top node",
 	} {
 		code, _, errOut := run(strings.Fields(args)...)
 		assert.Equal(t, 2, code, args)
@@ -357,7 +374,8 @@ func fleetBook(t *testing.T, now time.Time) *aggregator.Book {
 	obj, err := fleetv1.FromNodeObject(own)
 	require.NoError(t, err)
 	pod := func(ns, name string) *fleetv1.PodChanged {
-		p, err := fleetv1.FromPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name)},
+		p, err := fleetv1.FromPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name),
+			Labels: map[string]string{"app": name}},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}, Status: v1.PodStatus{Phase: v1.PodRunning}})
 		require.NoError(t, err)
 		return p
@@ -392,9 +410,12 @@ func fakeAggregator(t *testing.T, b *aggregator.Book, now time.Time, paths *sync
 	})
 	pods := func(w http.ResponseWriter, r *http.Request) {
 		items := b.PodMetrics(now)
-		if ns := r.PathValue("namespace"); ns != "" {
-			items = slices.DeleteFunc(items, func(m metricsv1beta1.PodMetrics) bool { return m.Namespace != ns })
-		}
+		selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+		require.NoError(t, err)
+		ns := r.PathValue("namespace")
+		items = slices.DeleteFunc(items, func(m metricsv1beta1.PodMetrics) bool {
+			return ns != "" && m.Namespace != ns || !selector.Matches(labels.Set(m.Labels))
+		})
 		write(w, metricsv1beta1.PodMetricsList{TypeMeta: list("PodMetricsList"), Items: items})
 	}
 	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/pods", pods)
@@ -449,6 +470,10 @@ func TestTopAgainstAFleetAggregator(t *testing.T) {
 	code, _, errOut = run("pods", "-n", "empty")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "No resources found in empty namespace.\n", errOut)
+	code, out, errOut = run("pods", "-A", "-l", "app=batch", "--sum")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "NAMESPACE   NAME      CPU(cores)   MEMORY(bytes)\njobs        batch     1m           5Mi\n"+
+		"                      ________     ________\n                      1m           5Mi\n", out, "selected by the aggregator, by the pods' labels")
 
 	code, out, errOut = run("node")
 	require.Equal(t, 0, code, errOut)
@@ -548,7 +573,7 @@ func TestTopRowsFromMetrics(t *testing.T) {
 		{key: usageKey{"jobs", "idle", "c"}, cores: 0, memory: 0},
 	}, metricsRows(items, true))
 	var out bytes.Buffer
-	printTop(&out, metricsRows(items, false), true, false, true)
+	printTop(&out, metricsRows(items, false), true, false, true, false)
 	assert.Equal(t, "default   web       4m        100Mi\njobs      idle      0m        0Mi\n", out.String(), "printTop's rounding keeps kubectl's millicores")
 }
 
