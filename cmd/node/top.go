@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/probeactor/probeactor/cmd/node/internal/server"
 	"github.com/probeactor/probeactor/fleet/aggregator"
+	"github.com/probeactor/probeactor/internal/kubectl"
 )
 
 const topSynopsis = "top pod[s] [NAME... | -l SELECTOR] [-n NAMESPACE | -A] [--containers] [--sum] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
@@ -287,11 +288,10 @@ func readUsage(base string) (map[usageKey]usageSample, time.Time, error) {
 	return out, at, nil
 }
 
-// topRow is one line of the table.
+// topRow is one line of the table: CPU over the window (nanocores), memory at its end.
 type topRow struct {
-	key    usageKey
-	cores  float64 // CPU over the window
-	memory float64 // bytes, at the second read
+	key         usageKey
+	cpu, memory resource.Quantity
 }
 
 // topRows is the pods' (or, with containers, the containers') usage: the CPU counter's rate
@@ -307,9 +307,19 @@ func topRows(first, second map[usageKey]usageSample, elapsed time.Duration, cont
 		if !ok {
 			continue
 		}
-		rows = append(rows, topRow{key: k, cores: cpuRate(a, b, elapsed), memory: b.memory})
+		rows = append(rows, topRow{key: k, cpu: nanocores(cpuRate(a, b, elapsed)), memory: bytesOf(b.memory)})
 	}
 	return rows
+}
+
+// nanocores is cores as metrics-server reports CPU: whole nanocores.
+func nanocores(cores float64) resource.Quantity {
+	return *resource.NewScaledQuantity(int64(math.Round(cores*1e9)), resource.Nano)
+}
+
+// bytesOf is memory as metrics-server reports it: whole bytes.
+func bytesOf(memory float64) resource.Quantity {
+	return *resource.NewQuantity(int64(memory), resource.BinarySI)
 }
 
 // cpuRate is the cores used between two reads of a counter, elapsed apart; a counter that went
@@ -325,61 +335,22 @@ func cpuRate(first, second usageSample, elapsed time.Duration) float64 {
 func sortTop(rows []topRow, by string) {
 	slices.SortFunc(rows, func(a, b topRow) int {
 		switch {
-		case by == "cpu" && a.cores != b.cores:
-			return cmpDesc(a.cores, b.cores)
-		case by == "memory" && a.memory != b.memory:
-			return cmpDesc(a.memory, b.memory)
+		case by == "cpu" && a.cpu.MilliValue() != b.cpu.MilliValue(): // kubectl's sorters
+			return cmp.Compare(b.cpu.MilliValue(), a.cpu.MilliValue())
+		case by == "memory" && a.memory.Value() != b.memory.Value():
+			return cmp.Compare(b.memory.Value(), a.memory.Value())
 		}
 		return strings.Compare(a.key.namespace+"/"+a.key.pod+"/"+a.key.container, b.key.namespace+"/"+b.key.pod+"/"+b.key.container)
 	})
 }
 
-func cmpDesc(a, b float64) int {
-	if a > b {
-		return -1
-	}
-	return 1
-}
-
-// printTop prints kubectl top's table: CPU in millicores ("3m"), memory in mebibytes ("12Mi");
-// with sum, kubectl's --sum lines under it: a rule under the two usage columns, then their totals.
+// printTop prints kubectl 1.37's top pod table (kubectl.PrintTopPods), with sum its totals.
 func printTop(w io.Writer, rows []topRow, namespaces, containers, noHeaders, sum bool) {
-	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0) // kubectl's printers.GetNewTabWriter
-	var header []string
-	if namespaces {
-		header = append(header, "NAMESPACE")
-	}
-	if containers {
-		header = append(header, "POD")
-	}
-	header = append(header, "NAME", "CPU(cores)", "MEMORY(bytes)")
-	if !noHeaders {
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
-	}
+	out := make([]kubectl.TopPod, 0, len(rows))
 	for _, r := range rows {
-		var cols []string
-		if namespaces {
-			cols = append(cols, r.key.namespace)
-		}
-		name := r.key.pod
-		if containers {
-			cols = append(cols, r.key.pod)
-			name = r.key.container
-		}
-		cols = append(cols, name, fmt.Sprintf("%dm", int64(r.cores*1000+0.5)), fmt.Sprintf("%dMi", int64(r.memory)/(1024*1024)))
-		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		out = append(out, kubectl.TopPod{Namespace: r.key.namespace, Pod: r.key.pod, Container: r.key.container, CPU: r.cpu, Memory: r.memory})
 	}
-	if sum {
-		var cores, memory float64
-		for _, r := range rows {
-			cores += r.cores
-			memory += r.memory
-		}
-		lead := strings.Repeat("\t", len(header)-2) // the columns before CPU(cores)
-		fmt.Fprintln(tw, lead+"________\t________")
-		fmt.Fprintf(tw, "%s%dm\t%dMi\n", lead, int64(cores*1000+0.5), int64(memory)/(1024*1024))
-	}
-	_ = tw.Flush()
+	kubectl.PrintTopPods(w, out, namespaces, containers, noHeaders, sum)
 }
 
 // nodeTopRow is `kubectl top node`'s line for one node: its usage as metrics-server reports it
@@ -401,8 +372,7 @@ func topNodeRow(node v1.Node, first, second map[usageKey]usageSample, elapsed ti
 	if !okA || !okB {
 		return nodeTopRow{}, errors.New("/metrics/resource has no node_cpu_usage_seconds_total or node_memory_working_set_bytes")
 	}
-	return nodeRow(node, *resource.NewScaledQuantity(int64(cpuRate(a, b, elapsed)*1e9), resource.Nano),
-		*resource.NewQuantity(int64(b.memory), resource.BinarySI), capacity), nil
+	return nodeRow(node, nanocores(cpuRate(a, b, elapsed)), bytesOf(b.memory), capacity), nil
 }
 
 // nodeRow is node's line for a usage: against its allocatable (with capacity, its capacity).
@@ -414,40 +384,13 @@ func nodeRow(node v1.Node, cpu, memory resource.Quantity, capacity bool) nodeTop
 	return nodeTopRow{name: node.Name, cpu: cpu, memory: memory, available: available}
 }
 
-// printTopNodes prints kubectl 1.37's top node table (metricsutil.TopCmdPrinter): NAME,
-// CPU(cores) in millicores rounded up, CPU(%), MEMORY(bytes) in whole mebibytes, MEMORY(%), each
-// percentage truncated, of the millivalues; a node without metrics <unknown> in each column.
+// printTopNodes prints kubectl 1.37's top node table (kubectl.PrintTopNodes).
 func printTopNodes(w io.Writer, rows []nodeTopRow, noHeaders bool) {
-	tw := tabwriter.NewWriter(w, 10, 4, 3, ' ', 0) // kubectl's printers.GetNewTabWriter
-	if !noHeaders {
-		fmt.Fprintln(tw, "NAME\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)")
-	}
+	out := make([]kubectl.TopNode, 0, len(rows))
 	for _, r := range rows {
-		if r.unknown {
-			fmt.Fprintln(tw, strings.Join([]string{r.name, "<unknown>", "<unknown>", "<unknown>", "<unknown>"}, "\t"))
-			continue
-		}
-		cols := []string{r.name, fmt.Sprintf("%dm", r.cpu.MilliValue())}
-		cols = append(cols, percentOf(r.cpu, r.available, v1.ResourceCPU)...)
-		cols = append(cols, fmt.Sprintf("%dMi", r.memory.Value()/(1024*1024)))
-		cols = append(cols, percentOf(r.memory, r.available, v1.ResourceMemory)...)
-		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		out = append(out, kubectl.TopNode{Name: r.name, CPU: r.cpu, Memory: r.memory, Available: r.available, Unknown: r.unknown})
 	}
-	_ = tw.Flush()
-}
-
-// percentOf is kubectl's percentage cell: used of what is available, truncated ("0%" of nothing);
-// no cell when the node does not report the resource.
-func percentOf(used resource.Quantity, available v1.ResourceList, name v1.ResourceName) []string {
-	total, ok := available[name]
-	if !ok {
-		return nil
-	}
-	fraction := 0.0
-	if !total.IsZero() {
-		fraction = float64(used.MilliValue()) / float64(total.MilliValue()) * 100
-	}
-	return []string{fmt.Sprintf("%d%%", int64(fraction))}
+	kubectl.PrintTopNodes(w, out, noHeaders)
 }
 
 // fleetPodRows is node top pods against a fleet aggregator: one read of its metrics API, the
@@ -484,14 +427,13 @@ func readFleetMetrics(base, path string, v any, stderr io.Writer) error {
 }
 
 // metricsRows is kubectl top pod's rows from the metrics API: each container's usage (with
-// containers), or each pod's, the sum of its containers' (kubectl's getPodMetrics). CPU is kept as
-// kubectl prints it, in millicores rounded up, so that printTop's rounding leaves it as it is.
+// containers), or each pod's, the sum of its containers' (kubectl's getPodMetrics).
 func metricsRows(items []metricsv1beta1.PodMetrics, containers bool) []topRow {
 	var rows []topRow
 	for _, m := range items {
 		if containers {
 			for _, c := range m.Containers {
-				rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, c.Name}, cores: millicores(c.Usage), memory: float64(c.Usage.Memory().Value())})
+				rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, c.Name}, cpu: c.Usage[v1.ResourceCPU], memory: c.Usage[v1.ResourceMemory]})
 			}
 			continue
 		}
@@ -503,13 +445,10 @@ func metricsRows(items []metricsv1beta1.PodMetrics, containers bool) []topRow {
 				sum[name] = q
 			}
 		}
-		rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, ""}, cores: millicores(sum), memory: float64(sum.Memory().Value())})
+		rows = append(rows, topRow{key: usageKey{m.Namespace, m.Name, ""}, cpu: sum[v1.ResourceCPU], memory: sum[v1.ResourceMemory]})
 	}
 	return rows
 }
-
-// millicores is the CPU of usage in cores, whole millicores rounded up (kubectl's MilliValue).
-func millicores(usage v1.ResourceList) float64 { return float64(usage.Cpu().MilliValue()) / 1000 }
 
 // topFleetNodes is kubectl top node against a fleet aggregator (metrics-server's API and the API
 // server's nodes): one read of its node metrics and its /nodes; each node with metrics against its

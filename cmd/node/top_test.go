@@ -86,7 +86,7 @@ func TestTopPods(t *testing.T) {
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL, "--window", "500ms")...), nil, &out, &errb)
-		return code, out.String(), errb.String()
+		return code, untab(out.String()), errb.String()
 	}
 	code, out, _ := run("pods")
 	require.Equal(t, 0, code)
@@ -150,8 +150,17 @@ func TestTopRows(t *testing.T) {
 	b := usageKey{"default", "web", "new"}
 	first := map[usageKey]usageSample{a: {cpu: 10}, {"default", "web", ""}: {cpu: 12}}
 	second := map[usageKey]usageSample{a: {cpu: 0.5, memory: 3}, b: {cpu: 1}, {"default", "web", ""}: {cpu: 14, memory: 9}}
-	assert.Equal(t, []topRow{{key: a, cores: 0.25, memory: 3}}, topRows(first, second, 2*time.Second, true))
-	assert.Equal(t, []topRow{{key: usageKey{"default", "web", ""}, cores: 1, memory: 9}}, topRows(first, second, 2*time.Second, false))
+	assert.Equal(t, []string{"default/web/app 250m 3"}, rowStrings(topRows(first, second, 2*time.Second, true)))
+	assert.Equal(t, []string{"default/web/ 1 9"}, rowStrings(topRows(first, second, 2*time.Second, false)))
+}
+
+// rowStrings shows rows as "namespace/pod/container CPU memory-bytes", CPU as the quantity it is.
+func rowStrings(rows []topRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s/%s/%s %s %d", r.key.namespace, r.key.pod, r.key.container, r.cpu.String(), r.memory.Value()))
+	}
+	return out
 }
 
 // TestNodeMeasuresItsContainers: node's /metrics/resource counts a container's CPU and memory,
@@ -175,7 +184,7 @@ func TestNodeMeasuresItsContainers(t *testing.T) {
 	assert.Regexp(t, `(?m)^node_memory_working_set_bytes [0-9.e+]+$`, raw)
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"top", "pods", "--server", n.api, "--window", "200ms"}, nil, &out, &errb), errb.String())
-	assert.Regexp(t, `(?m)^burn\s+\d+m\s+\d+Mi$`, out.String())
+	assert.Regexp(t, `(?m)^burn\s+\d+m\s+\d+Mi$`, untab(out.String()))
 
 	// The node's own Node object: `node get nodes` and `node top node` read the node itself.
 	hostname, err := os.Hostname()
@@ -198,7 +207,7 @@ func TestNodeMeasuresItsContainers(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, dispatch([]string{"top", "node", "--server", n.api, "--window", "200ms"}, nil, &out, &errb), errb.String())
 	t.Logf("node top node:\n%s", out.String())
-	m := regexp.MustCompile(`^NAME\s+CPU\(cores\)\s+CPU\(%\)\s+MEMORY\(bytes\)\s+MEMORY\(%\)\n` + name + `\s+(\d+)m\s+(\d+)%\s+(\d+)Mi\s+(\d+)%\n$`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`^NAME\s+CPU\(cores\)\s+CPU\(%\)\s+MEMORY\(bytes\)\s+MEMORY\(%\)\n` + name + `\s+(\d+)m\s+(\d+)%\s+(\d+)Mi\s+(\d+)%\n$`).FindStringSubmatch(untab(out.String()))
 	require.Len(t, m, 5, out.String())
 	memory, err := strconv.Atoi(m[3])
 	require.NoError(t, err)
@@ -246,17 +255,17 @@ func TestTopNode(t *testing.T) {
 	run := func(srv *httptest.Server, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL, "--window", "300ms")...), nil, &out, &errb)
-		return code, out.String(), errb.String()
+		return code, untab(out.String()), errb.String()
 	}
 	idle := fakeNodeAPI(t, 0)
 	for _, kind := range []string{"node", "nodes", "no"} {
 		code, out, errOut := run(idle, kind)
 		require.Equal(t, 0, code, errOut)
-		assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\nn1        0m           0%        1024Mi          12%\n", out, kind)
+		assert.Equal(t, "NAME   CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nn1     0m           0%       1024Mi          12%\n", out, kind)
 	}
 	code, out, _ := run(idle, "node", "n1", "--show-capacity", "--no-headers", "--sort-by", "memory")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "n1        0m        0%        1024Mi    6%\n", out, "1 GiB of 16 GiB")
+	assert.Equal(t, "n1    0m    0%    1024Mi   6%\n", out, "1 GiB of 16 GiB")
 
 	busy := fakeNodeAPI(t, 0.5)
 	code, out, _ = run(busy, "node")
@@ -328,19 +337,19 @@ func TestTopNodeRows(t *testing.T) {
 		want            string
 	}{
 		{"a quarter core of 2, 1.5 GiB of 4", 100, 100.5, 1.5 * (1 << 30), 2 * time.Second, false, nil,
-			"n1        250m      12%       1536Mi    37%\n"},
+			"n1    250m   12%   1536Mi   37%\n"},
 		{"of capacity: 8 CPUs, 16374232Ki", 100, 100.5, 1.5 * (1 << 30), 2 * time.Second, true, nil,
-			"n1        250m      3%        1536Mi    9%\n"},
+			"n1    250m   3%    1536Mi   9%\n"},
 		{"a part of a millicore is a millicore; a part of a MiB none", 10, 10.0000012, 1048575, time.Second, false, nil,
-			"n1        1m        0%        0Mi       0%\n"},
+			"n1    1m    0%    0Mi   0%\n"},
 		{"1.0000009 millicores round up to 2", 10, 10.0010009, 1 << 20, time.Second, false, nil,
-			"n1        2m        0%        1Mi       0%\n"},
+			"n1    2m    0%    1Mi   0%\n"},
 		{"a counter that went back counts from zero", 100, 3, 0, 2 * time.Second, false, nil,
-			"n1        1500m     75%       0Mi       0%\n"},
+			"n1    1500m   75%   0Mi   0%\n"},
 		{"no memory reported: no MEMORY(%)", 0, 1, 1 << 30, time.Second, false, func(n *v1.Node) { delete(n.Status.Allocatable, v1.ResourceMemory) },
-			"n1        1000m     50%       1024Mi\n"},
+			"n1    1000m   50%   1024Mi\n"},
 		{"0% of nothing", 0, 1, 1 << 30, time.Second, false, func(n *v1.Node) { n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("0") },
-			"n1        1000m     0%        1024Mi    25%\n"},
+			"n1    1000m   0%    1024Mi   25%\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := *node.DeepCopy()
@@ -352,7 +361,7 @@ func TestTopNodeRows(t *testing.T) {
 			require.NoError(t, err)
 			var out bytes.Buffer
 			printTopNodes(&out, []nodeTopRow{row}, true)
-			assert.Equal(t, tc.want, out.String())
+			assert.Equal(t, tc.want, untab(out.String()))
 		})
 	}
 	_, err := topNodeRow(node, map[usageKey]usageSample{}, map[usageKey]usageSample{nodeKey: {}}, time.Second, false)
@@ -446,23 +455,23 @@ func TestTopAgainstAFleetAggregator(t *testing.T) {
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL, "--window", "1m")...), nil, &out, &errb)
-		return code, out.String(), errb.String()
+		return code, untab(out.String()), errb.String()
 	}
 	start := time.Now()
 	code, out, errOut := run("pods")
 	require.Equal(t, 0, code, errOut)
 	assert.Less(t, time.Since(start), 30*time.Second, "no --window wait")
-	assert.Equal(t, "NAME      CPU(cores)   MEMORY(bytes)\nweb       316m         120Mi\n", out, "312.5m + 2.500001m = 315.000001m: 316m, as kubectl rounds")
+	assert.Equal(t, "NAME   CPU(cores)   MEMORY(bytes)\nweb    316m         120Mi\n", out, "312.5m + 2.500001m = 315.000001m: 316m, as kubectl rounds")
 	requests := map[string]int32{}
 	paths.Range(func(k, v any) bool { requests[k.(string)] = v.(*atomic.Int32).Load(); return true })
 	assert.Equal(t, map[string]int32{"/metrics/resource": 1, aggregator.MetricsAPI + "/namespaces/default/pods": 1}, requests)
 
 	code, out, _ = run("pods", "-A", "--containers", "--sort-by", "cpu", "--no-headers")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "default   web       app       313m      100Mi\ndefault   web       proxy     3m        20Mi\njobs      batch     c         1m        5Mi\n", out)
+	assert.Equal(t, "default   web     app     313m   100Mi\ndefault   web     proxy   3m     20Mi\njobs      batch   c       1m     5Mi\n", out)
 	code, out, _ = run("pods", "-n", "jobs", "batch")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "NAME      CPU(cores)   MEMORY(bytes)\nbatch     1m           5Mi\n", out)
+	assert.Equal(t, "NAME    CPU(cores)   MEMORY(bytes)\nbatch   1m           5Mi\n", out)
 	code, out, errOut = run("pods", "-n", "jobs", "web")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
@@ -472,22 +481,24 @@ func TestTopAgainstAFleetAggregator(t *testing.T) {
 	assert.Equal(t, "No resources found in empty namespace.\n", errOut)
 	code, out, errOut = run("pods", "-A", "-l", "app=batch", "--sum")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, "NAMESPACE   NAME      CPU(cores)   MEMORY(bytes)\njobs        batch     1m           5Mi\n"+
-		"                      ________     ________\n                      1m           5Mi\n", out, "selected by the aggregator, by the pods' labels")
+	assert.Equal(t, "NAMESPACE   NAME    CPU(cores)   MEMORY(bytes)\n"+
+		"jobs        batch   1m           5Mi\n"+
+		"                    ________     ________\n"+
+		"                    1m           5Mi\n", out, "selected by the aggregator, by the pods' labels")
 
 	code, out, errOut = run("node")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\n"+
-		"n1        1000m        25%       2048Mi          25%\n"+
-		"n2        2500m        1024Mi\n"+
-		"n3        <unknown>    <unknown>   <unknown>   <unknown>\n", out)
+	assert.Equal(t, "NAME   CPU(cores)   CPU(%)      MEMORY(bytes)   MEMORY(%)\n"+
+		"n1     1000m        25%         2048Mi          25%\n"+
+		"n2     2500m        1024Mi\n"+
+		"n3     <unknown>    <unknown>   <unknown>       <unknown>\n", out, "kubectl's columns: <unknown> lines up under the header")
 	t.Logf("node top node against an aggregator:\n%s", out)
 	code, out, _ = run("nodes", "--sort-by", "cpu", "--show-capacity", "--no-headers")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "n2        2500m       1024Mi\nn1        1000m       25%         2048Mi      12%\nn3        <unknown>   <unknown>   <unknown>   <unknown>\n", out)
+	assert.Equal(t, "n2    2500m       1024Mi\nn1    1000m       25%         2048Mi      12%\nn3    <unknown>   <unknown>   <unknown>   <unknown>\n", out)
 	code, out, _ = run("no", "n1")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "NAME      CPU(cores)   CPU(%)    MEMORY(bytes)   MEMORY(%)\nn1        1000m        25%       2048Mi          25%\n", out, "a NAME: that node only")
+	assert.Equal(t, "NAME   CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nn1     1000m        25%      2048Mi          25%\n", out, "a NAME: that node only")
 	code, out, errOut = run("node", "n1", "n3")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
@@ -501,7 +512,7 @@ func TestTopAgainstAFleetAggregatorErrors(t *testing.T) {
 	run := func(srv *httptest.Server, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := dispatch(append([]string{"top"}, append(args, "--server", srv.URL)...), nil, &out, &errb)
-		return code, out.String(), errb.String()
+		return code, untab(out.String()), errb.String()
 	}
 	now := time.Now()
 	empty := aggregator.NewBook(1, time.Minute)
@@ -563,18 +574,13 @@ func TestTopRowsFromMetrics(t *testing.T) {
 			{Name: "app", Usage: usage("1500001n", "100Mi")}, {Name: "proxy", Usage: usage("1500000n", "1")}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "idle"}, Containers: []metricsv1beta1.ContainerMetrics{{Name: "c", Usage: usage("0", "0")}}},
 	}
-	assert.Equal(t, []topRow{
-		{key: usageKey{"default", "web", ""}, cores: 0.004, memory: 100<<20 + 1},
-		{key: usageKey{"jobs", "idle", ""}, cores: 0, memory: 0},
-	}, metricsRows(items, false))
-	assert.Equal(t, []topRow{
-		{key: usageKey{"default", "web", "app"}, cores: 0.002, memory: 100 << 20},
-		{key: usageKey{"default", "web", "proxy"}, cores: 0.002, memory: 1},
-		{key: usageKey{"jobs", "idle", "c"}, cores: 0, memory: 0},
-	}, metricsRows(items, true))
+	assert.Equal(t, []string{"default/web/ 3000001n 104857601", "jobs/idle/ 0 0"}, rowStrings(metricsRows(items, false)),
+		"a pod is the exact sum of its containers (kubectl's getPodMetrics)")
+	assert.Equal(t, []string{"default/web/app 1500001n 104857600", "default/web/proxy 1500u 1", "jobs/idle/c 0 0"},
+		rowStrings(metricsRows(items, true)))
 	var out bytes.Buffer
 	printTop(&out, metricsRows(items, false), true, false, true, false)
-	assert.Equal(t, "default   web       4m        100Mi\njobs      idle      0m        0Mi\n", out.String(), "printTop's rounding keeps kubectl's millicores")
+	assert.Equal(t, "default   web    4m    100Mi\njobs      idle   0m    0Mi\n", untab(out.String()), "kubectl's millicores: rounded up")
 }
 
 // TestTopFleetNodeRows: top node's lines from the metrics API and the nodes: against allocatable (or
@@ -596,16 +602,36 @@ func TestTopFleetNodeRows(t *testing.T) {
 		sortTopNodes(rows, by)
 		var out bytes.Buffer
 		printTopNodes(&out, append(rows, unknown...), true)
-		return out.String()
+		return untab(out.String())
 	}
 	rows, unknown := fleetNodeRows(metrics, nodes, nil, false)
-	assert.Equal(t, "a         250m        12%       2048Mi    50%\nb         500m        25%       3072Mi    75%\nc         1000m       1024Mi\n"+
-		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, ""))
-	assert.Equal(t, "c         1000m       1024Mi\nb         500m        25%         3072Mi      75%\na         250m        12%         2048Mi      50%\n"+
-		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "cpu"))
-	assert.Equal(t, "b         500m        25%       3072Mi    75%\na         250m        12%       2048Mi    50%\nc         1000m       1024Mi\n"+
-		"y         <unknown>   <unknown>   <unknown>   <unknown>\nz         <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "memory"))
+	assert.Equal(t, "a     250m        12%         2048Mi   50%\n"+
+		"b     500m        25%         3072Mi   75%\n"+
+		"c     1000m       1024Mi\n"+
+		"y     <unknown>   <unknown>   <unknown>   <unknown>\n"+
+		"z     <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, ""))
+	assert.Equal(t, "c     1000m       1024Mi\n"+
+		"b     500m        25%         3072Mi      75%\n"+
+		"a     250m        12%         2048Mi      50%\n"+
+		"y     <unknown>   <unknown>   <unknown>   <unknown>\n"+
+		"z     <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "cpu"))
+	assert.Equal(t, "b     500m        25%         3072Mi   75%\n"+
+		"a     250m        12%         2048Mi   50%\n"+
+		"c     1000m       1024Mi\n"+
+		"y     <unknown>   <unknown>   <unknown>   <unknown>\n"+
+		"z     <unknown>   <unknown>   <unknown>   <unknown>\n", print(rows, unknown, "memory"))
 	rows, unknown = fleetNodeRows(metrics, nodes, []string{"b"}, true)
 	assert.Empty(t, unknown, "a NAME: no other node")
-	assert.Equal(t, "b         500m      6%        3072Mi    37%\n", print(rows, unknown, ""), "of capacity")
+	assert.Equal(t, "b     500m   6%    3072Mi   37%\n", print(rows, unknown, ""), "of capacity")
+}
+
+// untab drops the spaces that end each line of a table: kubectl's tabwriter pads the last cell
+// too (every cell ends in a tab), which internal/kubectl's tests and tests/upstream hold to
+// kubectl's bytes; these tests read the columns.
+func untab(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -7,7 +7,9 @@
 // (-A), NODE (a fleet aggregator's pods) and -o wide's IP, NODE, NOMINATED NODE and READINESS
 // GATES; and nodes as `kubectl get nodes` does (NAME, STATUS, AGE; no ROLES or VERSION, which a
 // fleet's nodes do not report), through kubectl's own tabwriter (PodTable, NodeTable: a watch's
-// later rows keep the columns' widths); and it chooses the container `kubectl logs POD` reads
+// later rows keep the columns' widths); `kubectl top pod` and `kubectl top node`'s tables,
+// byte for byte (PrintTopPods with --sum's rule and totals, PrintTopNodes with its percentages and
+// <unknown> lines; tests/upstream compares them with kubectl's TopCmdPrinter); and it chooses the container `kubectl logs POD` reads
 // (LogsContainer: -c, else the kubectl.kubernetes.io/default-container annotation, else the first
 // container, with kubectl's notes) and the ones --all-containers reads (LogsContainers: init, app,
 // then ephemeral containers; kubectl reads them in its map's random order); Select picks what

@@ -16,6 +16,7 @@ require (
 	k8s.io/cri-client v0.0.0
 	k8s.io/kubectl v0.37.2
 	k8s.io/kubernetes v1.37.2
+	k8s.io/metrics v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 )
 
