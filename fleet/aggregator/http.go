@@ -151,15 +151,22 @@ func (h *handler) metrics(w http.ResponseWriter) (*metricsAnswer, bool) {
 	return res.(*metricsAnswer), true
 }
 
-// nodeMetricsList is GET /apis/metrics.k8s.io/v1beta1/nodes[?labelSelector=]: every node with
-// metrics (Book.NodeMetrics), those whose labels match the selector.
-func (h *handler) nodeMetricsList(w http.ResponseWriter, r *http.Request) {
+// selectMetrics is a list request's labelSelector (a BadRequest if it does not parse) and the
+// metrics; false when an answer was written instead.
+func (h *handler) selectMetrics(w http.ResponseWriter, r *http.Request) (labels.Selector, *metricsAnswer, bool) {
 	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
 	if err != nil {
 		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector: %v", err)))
-		return
+		return nil, nil, false
 	}
 	a, ok := h.metrics(w)
+	return selector, a, ok
+}
+
+// nodeMetricsList is GET /apis/metrics.k8s.io/v1beta1/nodes[?labelSelector=]: every node with
+// metrics (Book.NodeMetrics), those whose labels match the selector.
+func (h *handler) nodeMetricsList(w http.ResponseWriter, r *http.Request) {
+	selector, a, ok := h.selectMetrics(w, r)
 	if !ok {
 		return
 	}
@@ -188,12 +195,7 @@ func (h *handler) nodeMetrics(w http.ResponseWriter, r *http.Request) {
 // podMetricsList is GET /apis/metrics.k8s.io/v1beta1/pods[?labelSelector=] (every namespace)
 // and .../namespaces/{namespace}/pods: the pods with metrics, those whose labels match.
 func (h *handler) podMetricsList(w http.ResponseWriter, r *http.Request) {
-	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
-	if err != nil {
-		h.writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("labelSelector: %v", err)))
-		return
-	}
-	a, ok := h.metrics(w)
+	selector, a, ok := h.selectMetrics(w, r)
 	if !ok {
 		return
 	}
