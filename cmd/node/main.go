@@ -27,7 +27,7 @@
 //	node logs POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-n NS] [-p] [--tail N]
 //	          [--since D | --since-time T] [--limit-bytes N] [-f] [--max-log-requests N] [--prefix] [--server ADDR]
 //	node top pod[s] [NAME... | -l SELECTOR] [-n NS | -A] [--containers] [--sum] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
-//	node top node[s] [NAME...] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
+//	node top node[s] [NAME... | -l SELECTOR] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]
 //	node events [--for pod/NAME|node/NAME] [--types T,...] [-n NS | -A] [-w] [-o json|yaml] [--no-headers] [--server ADDR]
 //	node wait pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all --for condition=NAME[=VALUE]|delete|create
 //	          [--timeout D] [-n NS] [--server ADDR]

@@ -26,7 +26,7 @@ import (
 )
 
 const topSynopsis = "top pod[s] [NAME... | -l SELECTOR] [-n NAMESPACE | -A] [--containers] [--sum] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]\n" +
-	"       node top node[s] [NAME...] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]"
+	"       node top node[s] [NAME... | -l SELECTOR] [--show-capacity] [--sort-by cpu|memory] [--no-headers] [--window D] [--server ADDR]"
 
 // topCommand is `kubectl top pod` and `kubectl top node` against a running node: each pod's (or
 // container's) CPU, as the rate of its usage counter over --window (two reads of the node's
@@ -43,7 +43,7 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("n", "default", "pods: only pods in this `NAMESPACE`")
 	all := fs.Bool("A", false, "pods: pods in every namespace (a NAMESPACE column)")
 	containers := fs.Bool("containers", false, "pods: a line per container (a POD column)")
-	selector := fs.String("l", "", "pods: only pods whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")
+	selector := fs.String("l", "", "only pods (or nodes) whose labels match this `SELECTOR` (kubectl's: app=web, tier!=db, env in (a,b), !canary)")
 	fs.StringVar(selector, "selector", "", "same as -l `SELECTOR`")
 	sum := fs.Bool("sum", false, "pods: print the sum of the usage under the table, as kubectl top pod --sum")
 	showCapacity := fs.Bool("show-capacity", false, "nodes: CPU(%) and MEMORY(%) of the node's capacity instead of its allocatable (node reserves nothing: the same)")
@@ -61,7 +61,7 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	names := rest[1:]
 	var misplaced []string // the flags of the other kind
-	for _, f := range map[string][]string{"pods": {"--show-capacity"}, "node": {"-n", "-A", "--containers", "-l", "--selector", "--sum"}}[kind] {
+	for _, f := range map[string][]string{"pods": {"--show-capacity"}, "node": {"-n", "-A", "--containers", "--sum"}}[kind] {
 		if flagSet(fs, strings.TrimLeft(f, "-")) {
 			misplaced = append(misplaced, f)
 		}
@@ -80,8 +80,9 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	case *all && len(names) > 0:
 		fmt.Fprintln(stderr, "error: a pod name and -A cannot go together: name the pods of one namespace (-n)")
 		return 2
-	case *selector != "" && len(names) > 0:
-		fmt.Fprintln(stderr, "error: only one of NAME or selector can be provided") // kubectl's words
+	case *selector != "" && len(names) > 0: // kubectl's words, which differ between its two commands
+		fmt.Fprintln(stderr, map[string]string{"pods": "error: only one of NAME or selector can be provided",
+			"node": "error: only one of NAME or --selector can be provided"}[kind])
 		return 2
 	}
 	labelSelector, err := labels.Parse(*selector)
@@ -91,7 +92,7 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	base := serverURL(*srv)
 	if kind == "node" {
-		return topNodeCommand(base, names, *window, *showCapacity, *sortBy, *noHeaders, stdout, stderr)
+		return topNodeCommand(base, names, labelSelector, *window, *showCapacity, *sortBy, *noHeaders, stdout, stderr)
 	}
 	var rows []topRow
 	first, t0, err := readUsage(base)
@@ -163,10 +164,10 @@ func selectByLabels(base string, rows []topRow, selector labels.Selector, stderr
 // rate of node_cpu_usage_seconds_total over window) and memory working set, as shares of what its
 // /nodes says it has. A NAME that is not this node's is kubectl's NotFound, before the window.
 // Against a fleet aggregator, topFleetNodes.
-func topNodeCommand(base string, names []string, window time.Duration, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
+func topNodeCommand(base string, names []string, selector labels.Selector, window time.Duration, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
 	first, t0, err := readUsage(base)
 	if errors.Is(err, errFleet) {
-		return topFleetNodes(base, names, capacity, sortBy, noHeaders, stdout, stderr)
+		return topFleetNodes(base, names, selector, capacity, sortBy, noHeaders, stdout, stderr)
 	}
 	var node v1.Node
 	if err == nil {
@@ -181,6 +182,10 @@ func topNodeCommand(base string, names []string, window time.Duration, capacity 
 			fmt.Fprintf(stderr, "Error from server (NotFound): nodemetrics.metrics.k8s.io %q not found\n", n)
 			return 1
 		}
+	}
+	if !selector.Matches(labels.Set(node.Labels)) { // kubectl's answer when its selector lists no node
+		fmt.Fprintln(stderr, "error: metrics not available yet")
+		return 1
 	}
 	time.Sleep(window)
 	second, t1, err := readUsage(base)
@@ -456,9 +461,13 @@ func metricsRows(items []metricsv1beta1.PodMetrics, containers bool) []topRow {
 // without a NAME, each node without metrics (out of contact, or no window yet) after them,
 // <unknown>, as kubectl prints a node metrics-server could not scrape. A NAME without metrics is
 // kubectl's NotFound; no metrics at all kubectl's "metrics not available yet".
-func topFleetNodes(base string, names []string, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
+func topFleetNodes(base string, names []string, selector labels.Selector, capacity bool, sortBy string, noHeaders bool, stdout, stderr io.Writer) int {
 	var metrics metricsv1beta1.NodeMetricsList
-	err := readFleetMetrics(base, aggregator.MetricsAPI+"/nodes", &metrics, stderr)
+	path := aggregator.MetricsAPI + "/nodes"
+	if !selector.Empty() {
+		path += "?labelSelector=" + url.QueryEscape(selector.String())
+	}
+	err := readFleetMetrics(base, path, &metrics, stderr)
 	var nodes v1.NodeList
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -481,6 +490,9 @@ func topFleetNodes(base string, names []string, capacity bool, sortBy string, no
 		fmt.Fprintln(stderr, "error: metrics not available yet")
 		return 1
 	}
+	// The nodes the selector selects (kubectl lists them with it): a node without metrics is
+	// <unknown> only if it is one of them.
+	nodes.Items = slices.DeleteFunc(nodes.Items, func(n v1.Node) bool { return !selector.Matches(labels.Set(n.Labels)) })
 	rows, unknown := fleetNodeRows(metrics.Items, nodes.Items, names, capacity)
 	sortTopNodes(rows, sortBy)
 	printTopNodes(stdout, append(rows, unknown...), noHeaders)

@@ -131,7 +131,7 @@ func TestTopPods(t *testing.T) {
 		"pods -A web":          "error: a pod name and -A cannot go together",
 		"pods web -l app=web":  "error: only one of NAME or selector can be provided",
 		"pods -l a=b=c":        `error: -l "a=b=c": found '='`,
-		"node -l app=web":      "error: -l: a flag of node top pods, not of node top node",
+		"node n1 -l app=web":   "error: only one of NAME or --selector can be provided",
 		"node --sum":           "error: --sum: a flag of node top pods, not of node top node",
 	} {
 		code, _, errOut := run(strings.Fields(args)...)
@@ -228,7 +228,7 @@ func TestNodeMeasuresItsContainers(t *testing.T) {
 // allocatable, 16 GiB capacity.
 func fakeNodeAPI(t *testing.T, cores float64) *httptest.Server {
 	start := time.Now()
-	node := v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+	node := v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1.LabelOSStable: "linux"}},
 		Status: v1.NodeStatus{
 			Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")},
 			Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi")},
@@ -266,6 +266,13 @@ func TestTopNode(t *testing.T) {
 	code, out, _ := run(idle, "node", "n1", "--show-capacity", "--no-headers", "--sort-by", "memory")
 	require.Equal(t, 0, code)
 	assert.Equal(t, "n1    0m    0%    1024Mi   6%\n", out, "1 GiB of 16 GiB")
+	code, out, _ = run(idle, "node", "-l", "kubernetes.io/os=linux", "--no-headers")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "n1    0m    0%    1024Mi   12%\n", out, "-l: the node's labels match")
+	code, out, errOut := run(idle, "node", "-l", "kubernetes.io/os=windows")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "error: metrics not available yet\n", errOut, "kubectl's answer when its selector selects no node")
 
 	busy := fakeNodeAPI(t, 0.5)
 	code, out, _ = run(busy, "node")
@@ -279,7 +286,7 @@ func TestTopNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, milli*100/4000, percent, "of 4 CPUs")
 
-	code, out, errOut := run(idle, "node", "n2")
+	code, out, errOut = run(idle, "node", "n2")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "Error from server (NotFound): nodemetrics.metrics.k8s.io \"n2\" not found\n", errOut)
@@ -376,7 +383,7 @@ func TestTopNodeRows(t *testing.T) {
 func fleetBook(t *testing.T, now time.Time) *aggregator.Book {
 	t.Helper()
 	b := aggregator.NewBook(1, 40*time.Second)
-	own := &v1.Node{Status: v1.NodeStatus{
+	own := &v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"tier": "front"}}, Status: v1.NodeStatus{
 		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")},
 		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi")},
 	}}
@@ -414,8 +421,11 @@ func fakeAggregator(t *testing.T, b *aggregator.Book, now time.Time, paths *sync
 	list := func(kind string) metav1.TypeMeta {
 		return metav1.TypeMeta{Kind: kind, APIVersion: "metrics.k8s.io/v1beta1"}
 	}
-	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/nodes", func(w http.ResponseWriter, _ *http.Request) {
-		write(w, metricsv1beta1.NodeMetricsList{TypeMeta: list("NodeMetricsList"), Items: b.NodeMetrics(now)})
+	mux.HandleFunc("GET "+aggregator.MetricsAPI+"/nodes", func(w http.ResponseWriter, r *http.Request) {
+		selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+		require.NoError(t, err)
+		items := slices.DeleteFunc(b.NodeMetrics(now), func(m metricsv1beta1.NodeMetrics) bool { return !selector.Matches(labels.Set(m.Labels)) })
+		write(w, metricsv1beta1.NodeMetricsList{TypeMeta: list("NodeMetricsList"), Items: items})
 	})
 	pods := func(w http.ResponseWriter, r *http.Request) {
 		items := b.PodMetrics(now)
@@ -496,6 +506,10 @@ func TestTopAgainstAFleetAggregator(t *testing.T) {
 	code, out, _ = run("nodes", "--sort-by", "cpu", "--show-capacity", "--no-headers")
 	require.Equal(t, 0, code)
 	assert.Equal(t, "n2    2500m       1024Mi\nn1    1000m       25%         2048Mi      12%\nn3    <unknown>   <unknown>   <unknown>   <unknown>\n", out)
+	code, out, errOut = run("node", "-l", "tier=front")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "NAME   CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nn1     1000m        25%      2048Mi          25%\n", out,
+		"-l: the aggregator selects the metrics, and a node without metrics is listed only if selected")
 	code, out, _ = run("no", "n1")
 	require.Equal(t, 0, code)
 	assert.Equal(t, "NAME   CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nn1     1000m        25%      2048Mi          25%\n", out, "a NAME: that node only")
