@@ -145,11 +145,9 @@ func topCommand(args []string, stdout, stderr io.Writer) int {
 // selectByLabels keeps the rows of the pods whose labels, read from the node's /pods, match
 // selector (/metrics/resource carries no labels; the metrics API selects by itself).
 func selectByLabels(base string, rows []topRow, selector labels.Selector, stderr io.Writer) ([]topRow, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	var list v1.PodList
-	if _, err := getJSON(ctx, base, "/pods", &list, stderr); err != nil {
-		return nil, fmt.Errorf("read %s/pods for the pods' labels: %w", base, err)
+	if err := readJSON(base, "/pods", &list, stderr); err != nil {
+		return nil, fmt.Errorf("the pods' labels: %w", err)
 	}
 	match := map[[2]string]bool{}
 	for _, p := range list.Items {
@@ -204,11 +202,9 @@ func topNodeCommand(base string, names []string, selector labels.Selector, windo
 
 // readNode reads the node's own Node object from its /nodes (one item).
 func readNode(base string, stderr io.Writer) (v1.Node, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	var list v1.NodeList
-	if _, err := getJSON(ctx, base, "/nodes", &list, stderr); err != nil {
-		return v1.Node{}, fmt.Errorf("read %s/nodes: %w", base, err)
+	if err := readJSON(base, "/nodes", &list, stderr); err != nil {
+		return v1.Node{}, err
 	}
 	if len(list.Items) != 1 {
 		return v1.Node{}, fmt.Errorf("%s/nodes lists %d nodes: node top node needs a node's API, which lists itself", base, len(list.Items))
@@ -419,13 +415,18 @@ func fleetPodRows(base, namespace string, all, containers bool, selector string,
 // readFleetMetrics reads path of the aggregator's metrics API into v; an aggregator without it
 // (an older version) is an error saying so.
 func readFleetMetrics(base, path string, v any, stderr io.Writer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := getJSON(ctx, base, path, v, stderr)
+	err := readJSON(base, path, v, stderr)
 	if se := (*statusError)(nil); errors.As(err, &se) && se.code == 404 {
 		return fmt.Errorf("%s is a fleet aggregator that serves no %s (%s): node top needs node fleet of this version", base, aggregator.MetricsAPI, se.status)
 	}
-	if err != nil {
+	return err
+}
+
+// readJSON reads base's path into v within 10 s; its error names what was read.
+func readJSON(base, path string, v any, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := getJSON(ctx, base, path, v, stderr); err != nil {
 		return fmt.Errorf("read %s%s: %w", base, path, err)
 	}
 	return nil
@@ -470,11 +471,7 @@ func topFleetNodes(base string, names []string, selector labels.Selector, capaci
 	err := readFleetMetrics(base, path, &metrics, stderr)
 	var nodes v1.NodeList
 	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err = getJSON(ctx, base, "/nodes", &nodes, stderr); err != nil {
-			err = fmt.Errorf("read %s/nodes: %w", base, err)
-		}
+		err = readJSON(base, "/nodes", &nodes, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
