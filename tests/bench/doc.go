@@ -6,10 +6,11 @@
 //	make plots   # go run ./tests/bench/benchplot: the charts of that run, as PNGs in docs/bench
 //
 // BenchmarkProbeLoop/impl=…/workers=N — N liveness workers (one per pod), period 1 s, start-up jitter
-// on, an instant prober. Once every worker has probed (setup-ns/worker: from the first AddPod to then;
-// feed-ns/worker: from the first AddPod to the return of the last SetPodStatus, the caller's own
-// stage, so that setup minus feed is what the pipeline behind the caller and the last workers'
-// jitter, up to one period, add),
+// on, an instant prober, each pod handed over as kubelet's SyncPod does (its status, then the pod).
+// Once every worker has probed (setup-ns/worker: from the first pod handed over to then;
+// feed-ns/worker: from then to the return of the last call, the caller's own stage, so that setup
+// minus feed is what the pipeline behind the caller and the last workers' jitter, up to one period,
+// add),
 // a forced GC (setup's garbage) and a further 2 s warm-up, it measures a fixed window (5 s) and reports
 // cpu-ns/probe (process user+sys CPU from getrusage over the window / probes in the window),
 // allocs/probe (heap allocations in the window / probes), go-starts/probe (goroutines started in the
@@ -65,10 +66,10 @@
 //	                                          duration; default 1h, every worker jittered; 0 is
 //	                                          kubelet's own rule, the schedule of the figures
 //	                                          measured before the window)
-//	PROBEACTOR_BENCH_ORDER=kubelet            ProbeLoop hands each pod's status over before the pod,
-//	                                          as kubelet's SyncPod does (SetPodStatus, then AddPod);
-//	                                          default add-first, the order of the figures measured
-//	                                          before the variable
+//	PROBEACTOR_BENCH_ORDER=add-first          ProbeLoop and ProbeLoopHTTP hand each pod over before
+//	                                          its status, the order of the figures measured before
+//	                                          9ecd7ff; default kubelet: the status first, as
+//	                                          kubelet's SyncPod does (SetPodStatus, then AddPod)
 //	-test.cpu 2,4,8,16                        GOMAXPROCS: each benchmark runs once per value, its
 //	                                          name suffixed -P (make bench-scaling does this;
 //	                                          scaling.sh runs the same matrix, what the targets

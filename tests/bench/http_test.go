@@ -154,6 +154,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 	fixtures := podsWith(n, 0, "h", spec)
 	before := memInUse()
 
+	statusFirst := benchStatusFirst(b)
 	setupStart, stopSetupProfile := time.Now(), startCPUProfile(b, profileName("http-"+name, n)+"-setup")
 	var stop func()
 	if start == nil {
@@ -177,12 +178,7 @@ func benchHTTP(b *testing.B, name string, start func(conformance.Env) (conforman
 			b.Fatal(err)
 		}
 		stop = d.Stop
-		for _, f := range fixtures {
-			if err := d.AddPod(f.pod); err != nil {
-				b.Fatal(err)
-			}
-			d.SetPodStatus(f.pod, f.status)
-		}
+		feed(b, d, fixtures, statusFirst)
 	}
 	defer stop()
 	measureLoop(b, profileName("http-"+name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, httpWindow)

@@ -89,6 +89,15 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 	defer d.Stop()
 	statusFirst := benchStatusFirst(b)
 	setupStart, stopSetupProfile := time.Now(), startCPUProfile(b, profileName(im.name, n)+"-setup")
+	feed(b, d, fixtures, statusFirst)
+	fed := time.Since(setupStart)
+	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, loopWindow)
+	b.ReportMetric(float64(fed.Nanoseconds())/float64(n), "feed-ns/worker")
+}
+
+// feed hands the fixtures over to d in the order benchStatusFirst chose: the caller's stage of a
+// set-up (feed-ns/worker).
+func feed(b *testing.B, d conformance.Driver, fixtures []podFixture, statusFirst bool) {
 	for _, f := range fixtures {
 		if statusFirst {
 			d.SetPodStatus(f.pod, f.status)
@@ -100,9 +109,6 @@ func benchProbeLoop(b *testing.B, im impl, n int) {
 			d.SetPodStatus(f.pod, f.status)
 		}
 	}
-	fed := time.Since(setupStart)
-	measureLoop(b, profileName(im.name, n), n, grid, before, setupStart, stopSetupProfile, fixtures, loopWindow)
-	b.ReportMetric(float64(fed.Nanoseconds())/float64(n), "feed-ns/worker")
 }
 
 // measureLoop is the measurement of a probe loop that is being set up: it waits until every worker
