@@ -25,23 +25,14 @@
 #
 # Issue 22's targets were measured with it at 74ba271 (ARCHITECTURE.md, "16 cores, measured again":
 # parts 1 and 2 under the benchmark's jitter window, part 1 again under kubelet's rule, in one call
-# of 8.3 min; part 3 took 3.6 min and the profiles 0.5 min), and part 1, the profiles and a shard
-# experiment again at 66d17a1 (5.5 min; "16 cores, a third time"). All but set-up at 1,000,000
-# workers are met. What a later lent 16-core machine should run, in the order that matters (build
-# with -ldflags='-s -w' to carry two binaries, 24 MB each, inside the 64 MiB a call takes along):
+# of 8.3 min; part 3 took 3.6 min and the profiles 0.5 min), part 1, the profiles and a shard
+# experiment again at 66d17a1 ("16 cores, a third time"), and set-up in each feed order, 100,000
+# workers and both designs at 1,000,000 at 9ecd7ff ("16 cores, a fourth time": every target met).
+# A later lent 16-core machine has only the plots left to refresh (build with -ldflags='-s -w' to
+# carry two binaries, 24 MB each, inside the 64 MiB a call takes along):
 #
-#	cd tests/bench && for i in 1 2 3; do PROBEACTOR_BENCH_JITTER_WINDOW=0 PROBEACTOR_BENCH_WORKERS=1000000 \
-#		../../bin/bench.test -test.run '^$' -test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 16; done
-#	cd tests/bench && for o in kubelet add-first kubelet add-first; do PROBEACTOR_BENCH_ORDER=$o \
-#		PROBEACTOR_BENCH_WORKERS=1000000 ../../bin/bench.test -test.run '^$' \
-#		-test.bench 'BenchmarkProbeLoop$/impl=actor' -test.cpu 16; done
-#	bash tests/bench/scaling.sh 2 "$OUT/s" && bash tests/bench/scaling.sh 3 "$OUT/s"
-#
-# The first (~1.5 min) is set-up under kubelet's jitter rule, where the last workers add no jitter
-# to it (at cbed6ef probeManager's backlog ends about one period before set-up does); the second
-# (~2 min) is set-up with each pod's status handed over first, kubelet's SyncPod order, which spares
-# probeManager a message per pod; the third (~8.5 min, two calls) is kubelet-style at 1,000,000
-# workers and the actor core at 8, 4 and 2 procs since the third run, for the plots.
+#	bash tests/bench/scaling.sh 1 "$OUT/s" && bash tests/bench/scaling.sh 2 "$OUT/s"   # ~7 min
+#	bash tests/bench/scaling.sh 3 "$OUT/s"                                               # ~4 min
 #
 # SCALING_CPUS (largest first), SCALING_SMALL and SCALING_LARGE override the procs and the two sizes
 # (a quick check of the script itself: SCALING_CPUS=4,2 SCALING_SMALL=1000 SCALING_LARGE=2000; a
