@@ -65,7 +65,7 @@ const (
 	partRemote       = "remote"         // the guarded protoactor remote (--fleet-listen or --cluster-listen)
 	partHTTPAPI      = "http-api"       // kubelet's read-only API and the status page
 	partFleetLink    = "fleet-link"     // the feed and the uplink to the aggregator (--fleet)
-	partFleetUsage   = "fleet-usage"    // samples the node's and its containers' usage for the aggregator (--fleet)
+	partFleetUsage   = "fleet-usage"    // samples the node's and its containers' usage, and its machine, for the aggregator (--fleet)
 	partPods         = "pods"           // the pod host: starts the -f pods; its stop terminates every pod
 	partHousekeeping = "housekeeping"   // forgets removed pods (static pods, a cluster's share)
 	partMembership   = "membership"     // the cluster's failure detector (--cluster)
@@ -216,19 +216,13 @@ func assemble(cfg runConfig, pods []*v1.Pod, log hclog.Logger, stdout io.Writer,
 			return nil, fmt.Errorf("--fleet: %w", err)
 		}
 		n.rt.Subscribe(func(e proc.PodEvent) { l.PodChanged(e.Pod.UID) })
-		// What the node says of itself (capacity, system info, labels), read once: the aggregator's
-		// /nodes shows it with its own Ready. A machine that cannot be read leaves the aggregator's
-		// view as it was before nodes sent it (name, Ready, address), and node runs on.
-		if m, err := nodeObject.Machine(); err != nil {
-			log.Warn("the fleet aggregator will not show this node's capacity and system info", "error", err)
-		} else {
-			l.SetNode(&m)
-		}
 		// What the node and its containers use, as rates over each --node-status-update-frequency
-		// (the aggregator's top): right after the link, so it stops before the link's flush, which
-		// sends the last window.
+		// (the aggregator's top), and what the node says of itself (capacity, system info, labels;
+		// the aggregator's /nodes, with its own Ready), read as often: right after the link, so it
+		// stops before the link's flush, which sends the last window.
 		parts = append(parts, lifecycle.Part{Name: partFleetLink, Component: l}, lifecycle.Part{Name: partFleetUsage, Component: &usageReporter{
-			sample: collector.Sample, report: l.SetUsage, period: cfg.fleet.statusEvery, clock: clock.Real(), log: log.Named("fleet")}})
+			sample: collector.Sample, report: l.SetUsage, machine: nodeObject.Machine, setNode: l.SetNode,
+			period: cfg.fleet.statusEvery, clock: clock.Real(), log: log.Named("fleet")}})
 		fleetLink = l
 	}
 	parts = append(parts, lifecycle.Part{Name: partPods, Component: n.host})

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	resourceusage "github.com/probeactor/probeactor/cmd/node/internal/usage"
 	"github.com/probeactor/probeactor/internal/clock"
@@ -96,4 +99,64 @@ func TestFleetUsagePartReportsEachWindow(t *testing.T) {
 	assert.Equal(t, n, calls, "no sample after Stop")
 	mu.Unlock()
 	require.NoError(t, r.Stop(context.Background()), "a second Stop does nothing")
+}
+
+// The fleet-usage part reads the node's own Node object at its start and every period and hands
+// each read to the link (which sends only a change); a machine that cannot be read is warned of
+// once, while the link keeps the last read, and its return is said.
+func TestFleetUsagePartReadsTheMachineEachPeriod(t *testing.T) {
+	const period = 10 * time.Second
+	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
+	var (
+		mu    sync.Mutex
+		reads int
+	)
+	cpus := map[int]string{1: "2", 2: "2", 3: "4", 6: "4"} // 4 and 5: the machine cannot be read
+	machine := func() (v1.Node, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		c, ok := cpus[reads]
+		if !ok {
+			return v1.Node{}, errors.New("no /proc/meminfo")
+		}
+		return v1.Node{Status: v1.NodeStatus{Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse(c)}}}, nil
+	}
+	set := make(chan string, 10)
+	log, logs := logtest.Capture(t)
+	r := &usageReporter{sample: func() (resourceusage.Sample, error) { return resourceusage.Sample{}, errors.New("not sampled") },
+		report: func(*fleetv1.Usage) error { return nil }, machine: machine,
+		setNode: func(n *v1.Node) { set <- n.Status.Capacity.Cpu().String() },
+		period:  period, clock: fake, log: log}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tick := func() {
+		t.Helper()
+		require.NoError(t, fake.WaitPending(ctx, 1))
+		fake.Advance(period)
+		require.NoError(t, fake.WaitPending(ctx, 1))
+	}
+	require.NoError(t, r.Start(context.Background()))
+	require.NoError(t, fake.WaitPending(ctx, 1))
+	require.Len(t, set, 1, "read at the start")
+	assert.Equal(t, "2", <-set)
+	tick()
+	require.Len(t, set, 1, "read again each period: the link drops an equal one")
+	assert.Equal(t, "2", <-set)
+	tick()
+	require.Len(t, set, 1)
+	assert.Equal(t, "4", <-set, "a hotplugged CPU reaches the link at the next period")
+
+	tick()
+	tick() // the machine cannot be read twice running
+	assert.Empty(t, set, "nothing is handed over while the machine cannot be read")
+	assert.Equal(t, 1, strings.Count(logs.String(), "[WARN]"), "warned once while it stays unreadable")
+	assert.Contains(t, logs.String(), "the fleet aggregator keeps this node's last capacity and system info: the machine cannot be read: error=\"no /proc/meminfo\"")
+	tick()
+	require.Len(t, set, 1)
+	assert.Equal(t, "4", <-set)
+	assert.Contains(t, logs.String(), "the machine can be read again")
+
+	require.NoError(t, r.Stop(context.Background()))
 }
