@@ -101,3 +101,118 @@ func TestLogHasAllOutputWhenTheExitIsReported(t *testing.T) {
 	require.Len(t, lines, 100000)
 	assert.Equal(t, "100000", lines[len(lines)-1])
 }
+
+// Each run's log is read back from the file it wrote: the run's number when it starts
+// (podState.nextRun) is the one logRun finds in the status the pod shows afterwards, current and
+// previous, through a first run, a crash and its back-off, a restart, a RestartAllContainers
+// restart that removes the containers (their restarts counted before they start again), and the
+// runs after it.
+func TestEachRunsLogIsReadFromTheFileItWrote(t *testing.T) {
+	s := newSim(t, restartAllPod(v1.RestartPolicyAlways))
+	wrote := map[string]int{} // the log number of each container's latest run
+	sync := func() {
+		t.Helper()
+		for _, name := range s.p.decide(s.now, false, false).Start {
+			wrote[name] = s.p.nextRun(name)
+			s.n++
+			s.ids[name] = "proc://" + string(rune('a'+s.n))
+			s.p.started(name, s.ids[name], s.now)
+		}
+	}
+	read := func(name string, previous bool) (int, error) {
+		cs := s.state(name)
+		return logRun(&cs, previous)
+	}
+	run := func(name string, previous bool) int {
+		t.Helper()
+		n, err := read(name, previous)
+		require.NoError(t, err, "%s previous=%v", name, previous)
+		return n
+	}
+
+	sync()
+	s.exit("init", 0)
+	sync()
+	assert.Equal(t, map[string]int{"init": 0, "app": 0, "other": 0}, wrote)
+	assert.Equal(t, 0, run("other", false))
+	_, err := read("other", true)
+	assert.ErrorIs(t, err, errNoPrevious, "a first run has none before it")
+
+	s.exit("other", 1)
+	assert.Equal(t, 0, run("other", false), "exited: its run is current")
+	_, err = read("other", true)
+	assert.ErrorIs(t, err, errNoPrevious)
+	sync() // the first restart is at once
+	require.Equal(t, 1, wrote["other"])
+	assert.Equal(t, 1, run("other", false))
+	assert.Equal(t, 0, run("other", true))
+	s.exit("other", 1)
+	sync() // CrashLoopBackOff: its last run is current and previous
+	require.NotNil(t, s.state("other").State.Waiting)
+	assert.Equal(t, 1, run("other", false))
+	assert.Equal(t, 1, run("other", true))
+	s.advance(11 * time.Second)
+	sync()
+	require.Equal(t, 2, wrote["other"])
+	assert.Equal(t, 2, run("other", false))
+	assert.Equal(t, 1, run("other", true))
+
+	s.exit("app", 42) // RestartAllContainers
+	sync()
+	s.exit("other", 137)
+	sync()
+	require.Equal(t, 1, wrote["init"], "initialization runs again")
+	for name, n := range map[string]int{"app": 0, "other": 2} {
+		assert.Equal(t, n, run(name, false), "%s: removed, not started again: the run the restart removed, as kubelet reads a waiting container's lastState", name)
+		assert.Equal(t, n, run(name, true), "%s previous: the same", name)
+	}
+
+	s.exit("init", 0)
+	sync()
+	require.Equal(t, map[string]int{"init": 1, "app": 1, "other": 3}, wrote, "each run after the restart is the count it reports")
+	for name, n := range wrote {
+		assert.Equal(t, n, run(name, false), name)
+		assert.Equal(t, n-1, run(name, true), name)
+	}
+}
+
+// logRun's answers for each state a container's status can show, by kubelet's rule.
+func TestLogRun(t *testing.T) {
+	waiting := v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
+	exited := func(id string) v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, ContainerID: id}}
+	}
+	for _, tc := range []struct {
+		name     string
+		cs       v1.ContainerStatus
+		previous bool
+		want     int
+		err      error
+	}{
+		{name: "first run", cs: v1.ContainerStatus{ContainerID: "proc://a", State: running}, want: 0},
+		{name: "first run, previous", cs: v1.ContainerStatus{ContainerID: "proc://a", State: running}, previous: true, err: errNoPrevious},
+		{name: "third run", cs: v1.ContainerStatus{ContainerID: "proc://c", RestartCount: 2, State: running, LastTerminationState: exited("proc://b")}, want: 2},
+		{name: "third run, previous", cs: v1.ContainerStatus{ContainerID: "proc://c", RestartCount: 2, State: running, LastTerminationState: exited("proc://b")}, previous: true, want: 1},
+		{name: "exited for good", cs: v1.ContainerStatus{ContainerID: "proc://b", RestartCount: 1, State: exited("proc://b"), LastTerminationState: exited("proc://a")}, want: 1},
+		{name: "exited for good, previous", cs: v1.ContainerStatus{ContainerID: "proc://b", RestartCount: 1, State: exited("proc://b"), LastTerminationState: exited("proc://a")}, previous: true, want: 0},
+		{name: "first run exited, previous", cs: v1.ContainerStatus{ContainerID: "proc://a", State: exited("proc://a")}, previous: true, err: errNoPrevious},
+		{name: "back-off", cs: v1.ContainerStatus{ContainerID: "proc://b", RestartCount: 1, State: waiting, LastTerminationState: exited("proc://b")}, want: 1},
+		{name: "back-off, previous", cs: v1.ContainerStatus{ContainerID: "proc://b", RestartCount: 1, State: waiting, LastTerminationState: exited("proc://b")}, previous: true, want: 1},
+		{name: "creating", cs: v1.ContainerStatus{State: waiting}, err: errWaiting},
+		{name: "creating, previous", cs: v1.ContainerStatus{State: waiting}, previous: true, err: errNoPrevious},
+		{name: "no state", cs: v1.ContainerStatus{}, err: errWaiting},
+		{name: "removed by RestartAllContainers", cs: v1.ContainerStatus{RestartCount: 2, State: waiting, LastTerminationState: exited("proc://b")}, want: 1},
+		{name: "removed by RestartAllContainers, previous", cs: v1.ContainerStatus{RestartCount: 2, State: waiting, LastTerminationState: exited("proc://b")}, previous: true, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := logRun(&tc.cs, tc.previous)
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -125,6 +125,17 @@ func newPodState(pod *v1.Pod, now time.Time, initialBackoff, maxBackoff time.Dur
 	return p
 }
 
+// nextRun is the restart count of name's next run, which names its log file (<n>.log): one more
+// than the current instance's, or the count itself when there is none: the first run, and a
+// container a RestartAllContainers restart removed, whose restart it counted already.
+func (p *podState) nextRun(name string) int {
+	c := p.byName[name]
+	if c.current != nil {
+		return int(c.restarts) + 1
+	}
+	return int(c.restarts)
+}
+
 // started records that the shell started name as instance id at now.
 func (p *podState) started(name, id string, now time.Time) {
 	c := p.byName[name]

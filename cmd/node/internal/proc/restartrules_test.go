@@ -215,7 +215,7 @@ func TestRestartAllContainersWithRealProcesses(t *testing.T) {
 	pod.Spec.InitContainers = []v1.Container{{Name: "init", Command: []string{"sh", "-c", "echo x >> runs"}, WorkingDir: dir}}
 	// The app exits 42 on the first run only (a second run finds the marker and sleeps).
 	pod.Spec.Containers = []v1.Container{
-		withRules(v1.Container{Name: "app", Command: []string{"sh", "-c", "if [ -e ran ]; then exec sleep 300; fi; touch ran; sleep 0.3; exit 42"}, WorkingDir: dir},
+		withRules(v1.Container{Name: "app", Command: []string{"sh", "-c", "if [ -e ran ]; then echo run two; exec sleep 300; fi; touch ran; echo run one; sleep 0.3; exit 42"}, WorkingDir: dir},
 			v1.ContainerRestartPolicyNever, ruleOn(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 42)),
 		{Name: "sidekick", Command: []string{"sh", "-c", `trap "" TERM; sleep 300 & wait`}, WorkingDir: dir},
 	}
@@ -238,6 +238,17 @@ func TestRestartAllContainersWithRealProcesses(t *testing.T) {
 	c := condition(rec.statuses[pod.UID], v1.AllContainersRestarting)
 	rec.mu.Unlock()
 	assert.Equal(t, v1.ConditionFalse, c.Status, "done restarting")
+
+	// Each run writes its own log, and logs read each run's back (the restart counted before the
+	// run after it started).
+	for previous, want := range map[bool]string{false: "run two\n", true: "run one\n"} {
+		path, err := rt.LogPath(pod.UID, "app", previous)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			b, err := os.ReadFile(path)
+			return err == nil && string(b) == want
+		}, settle, tick, "previous=%v: %s", previous, path)
+	}
 }
 
 // The runtime's status and each of its conditions carry the pod's generation, as kubelet 1.37's

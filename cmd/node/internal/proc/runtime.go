@@ -316,22 +316,53 @@ func (r *Runtime) LogPath(uid types.UID, container string, previous bool) (strin
 	r.mu.Lock()
 	pr := r.pods[uid]
 	r.mu.Unlock()
-	if cs, ok := podapi.ContainerStatus(&st, container); ok {
-		n := int(cs.RestartCount)
-		if cs.State.Waiting != nil && cs.ContainerID == "" {
-			return "", fmt.Errorf("container %q in pod %s/%s is waiting to start: %s", container, pr.pod.Namespace, pr.pod.Name, cs.State.Waiting.Reason)
-		}
-		if previous {
-			if n == 0 && cs.State.Waiting == nil {
-				return "", fmt.Errorf("previous terminated container %q in pod %s/%s not found", container, pr.pod.Namespace, pr.pod.Name)
-			}
-			if cs.State.Waiting == nil {
-				n--
-			}
-		}
-		return filepath.Join(pr.dir, container, strconv.Itoa(n)+".log"), nil
+	cs, ok := podapi.ContainerStatus(&st, container)
+	if !ok {
+		return "", fmt.Errorf("container %q is not valid for pod %s/%s", container, pr.pod.Namespace, pr.pod.Name)
 	}
-	return "", fmt.Errorf("container %q is not valid for pod %s/%s", container, pr.pod.Namespace, pr.pod.Name)
+	n, err := logRun(&cs, previous)
+	switch {
+	case errors.Is(err, errWaiting) && cs.State.Waiting != nil:
+		return "", fmt.Errorf("container %q in pod %s/%s is waiting to start: %s", container, pr.pod.Namespace, pr.pod.Name, cs.State.Waiting.Reason)
+	case errors.Is(err, errWaiting):
+		return "", fmt.Errorf("container %q in pod %s/%s is waiting to start - no logs yet", container, pr.pod.Namespace, pr.pod.Name)
+	case errors.Is(err, errNoPrevious):
+		return "", fmt.Errorf("previous terminated container %q in pod %s/%s not found", container, pr.pod.Namespace, pr.pod.Name)
+	}
+	return filepath.Join(pr.dir, container, strconv.Itoa(n)+".log"), nil
+}
+
+var (
+	errWaiting    = errors.New("waiting to start")
+	errNoPrevious = errors.New("no previous run")
+)
+
+// logRun is the run whose log a read of cs's logs returns, by kubelet's rule
+// (validateContainerLogStatus), as the number of its file (<n>.log: the run's restart count,
+// podState.nextRun): with previous, lastState's run; else the current run, running or
+// terminated, or while the container waits lastState's. lastState shows either the current
+// instance's own exit (CrashLoopBackOff, fenced: the same container ID, run n) or the run before
+// it (n-1): after a RestartAllContainers restart that is the run the restart removed, its restart
+// counted already. errNoPrevious: no lastState; errWaiting: waiting with none.
+func logRun(cs *v1.ContainerStatus, previous bool) (int, error) {
+	n := int(cs.RestartCount)
+	last := cs.LastTerminationState.Terminated
+	hasLast := last != nil && last.ContainerID != ""
+	lastRun := n - 1
+	if hasLast && last.ContainerID == cs.ContainerID {
+		lastRun = n
+	}
+	switch {
+	case previous && (!hasLast || lastRun < 0):
+		return 0, errNoPrevious
+	case previous:
+		return lastRun, nil
+	case cs.State.Running != nil || cs.State.Terminated != nil:
+		return n, nil
+	case hasLast && lastRun >= 0:
+		return lastRun, nil
+	}
+	return 0, errWaiting
 }
 
 // KillContainer kills a container whose liveness or startup probe failed (SIGTERM to its process
@@ -685,10 +716,7 @@ func (pr *podRunner) start(name string) {
 	c := pr.state.byName[name]
 	now := pr.rt.opts.Clock.Now()
 	id := newContainerID()
-	restartCount := 0
-	if c.current != nil {
-		restartCount = int(c.restarts) + 1
-	}
+	restartCount := pr.state.nextRun(name)
 	env := containerEnv(pr.pod, &c.spec)
 	dir := c.spec.WorkingDir
 	argv := containerArgv(pr.pod, &c.spec)
