@@ -39,14 +39,7 @@ func monoNow() int64 {
 // deadline it had).
 func (r *Runtime) SetLease(until time.Time) {
 	now := monoNow() // first: the deadline errs early, never late
-	left := time.Until(until)
-	deadline := now + int64(left)
-	switch {
-	case left > 0 && deadline < now:
-		deadline = math.MaxInt64 // beyond the clock's range: never
-	case deadline < 1:
-		deadline = 1 // long past (0 means no lease)
-	}
+	deadline := leaseDeadline(now, time.Until(until))
 	r.mu.Lock()
 	if deadline <= r.lease {
 		r.mu.Unlock()
@@ -61,6 +54,19 @@ func (r *Runtime) SetLease(until time.Time) {
 	for _, ref := range refs {
 		ref.proc.renewLease(lease{deadline: deadline, grace: ref.grace})
 	}
+}
+
+// leaseDeadline is the CLOCK_MONOTONIC deadline of a lease that has left to run at now: past the
+// clock's range it is never (MaxInt64); long past it is 1, not 0 or less (0 means no lease).
+func leaseDeadline(now int64, left time.Duration) int64 {
+	deadline := now + int64(left)
+	switch {
+	case left > 0 && deadline < now:
+		return math.MaxInt64
+	case deadline < 1:
+		return 1
+	}
+	return deadline
 }
 
 // leaseRanOut reports whether node's cluster lease is set and has run out: no container may start.

@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -308,4 +309,26 @@ func TestAStartDecidedBeforeTheLeaseRanOutDoesNotHappen(t *testing.T) {
 	waitReason(t, rec, pod.UID, "c", ReasonFenced)
 	assert.Empty(t, rec.reasons("c"), "nothing started, nothing failed")
 	require.NoError(t, rt.Remove(context.Background(), pod.UID))
+}
+
+// A lease's deadline is now plus what is left, clamped to the clock's range: never before 1 (0 is
+// no lease; a lease long past has run out) and never wrapping past the end (never runs out).
+func TestLeaseDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		now  int64
+		left time.Duration
+		want int64
+	}{
+		{name: "ahead", now: 1_000, left: 500, want: 1_500},
+		{name: "just run out", now: 1_000, left: -1_000, want: 1},
+		{name: "long past", now: 1_000, left: -time.Hour, want: 1},
+		{name: "now", now: 1_000, left: 0, want: 1_000},
+		{name: "beyond the clock's range", now: math.MaxInt64 - 10, left: time.Hour, want: math.MaxInt64},
+		{name: "at the clock's end", now: math.MaxInt64 - 10, left: 10, want: math.MaxInt64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, leaseDeadline(tc.now, tc.left))
+		})
+	}
 }

@@ -207,3 +207,18 @@ func initContainerSpec(pod *v1.Pod, name string) *v1.Container {
 	}
 	return nil
 }
+
+// stampTransitions sets the lastTransitionTime of each of st's conditions, as kubelet's status
+// manager keeps them: the one prev has for the same type and status, else now (a new condition,
+// or one whose status changed).
+func stampTransitions(st *v1.PodStatus, prev []v1.PodCondition, now time.Time) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.LastTransitionTime = metav1.Time{Time: now}
+		for _, old := range prev {
+			if old.Type == c.Type && old.Status == c.Status {
+				c.LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+}

@@ -336,3 +336,29 @@ func TestActiveDeadline(t *testing.T) {
 	assert.Empty(t, pl.Events)
 	assert.Equal(t, v1.PodSucceeded, s.p.status().Phase, "a pod that completed stays Succeeded")
 }
+
+// A condition keeps its lastTransitionTime while its status holds; a new one, or one whose status
+// changed, takes now.
+func TestStampTransitions(t *testing.T) {
+	before, now := metav1.Time{Time: t0}, t0.Add(time.Minute)
+	prev := []v1.PodCondition{
+		{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: before},
+		{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: before},
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: before},
+	}
+	st := v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.PodReady, Status: v1.ConditionTrue},        // changed
+		{Type: v1.ContainersReady, Status: v1.ConditionTrue}, // held
+		{Type: v1.PodInitialized, Status: v1.ConditionTrue},  // new
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},    // held
+	}}
+	stampTransitions(&st, prev, now)
+	want := map[v1.PodConditionType]time.Time{v1.PodReady: now, v1.ContainersReady: t0, v1.PodInitialized: now, v1.PodScheduled: t0}
+	for _, c := range st.Conditions {
+		assert.True(t, want[c.Type].Equal(c.LastTransitionTime.Time), "%s: %v", c.Type, c.LastTransitionTime)
+	}
+
+	first := v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}}
+	stampTransitions(&first, nil, now)
+	assert.True(t, first.Conditions[0].LastTransitionTime.Time.Equal(now), "the first status: every condition at now")
+}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/internal/podapi"
@@ -120,9 +119,7 @@ func (r *Runtime) claim(pr *podRunner) {
 // initialStatus is what publish would report first for state, condition transitions at now.
 func initialStatus(state *podState, now time.Time) v1.PodStatus {
 	st := state.status()
-	for i := range st.Conditions {
-		st.Conditions[i].LastTransitionTime = metav1.Time{Time: now}
-	}
+	stampTransitions(&st, nil, now)
 	return st
 }
 

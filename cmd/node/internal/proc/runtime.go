@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -686,17 +685,9 @@ func (pr *podRunner) stopWake() {
 // subscribers first, then to the tree.
 func (pr *podRunner) publish() {
 	st := pr.state.status()
-	now := metav1.Time{Time: pr.rt.opts.Clock.Now()}
 	pr.mu.Lock()
 	prev := pr.last
-	for i := range st.Conditions {
-		st.Conditions[i].LastTransitionTime = now
-		for _, old := range prev.Conditions {
-			if old.Type == st.Conditions[i].Type && old.Status == st.Conditions[i].Status {
-				st.Conditions[i].LastTransitionTime = old.LastTransitionTime
-			}
-		}
-	}
+	stampTransitions(&st, prev.Conditions, pr.rt.opts.Clock.Now())
 	changed := !pr.pushed || !equality.Semantic.DeepEqual(prev, st)
 	if changed {
 		pr.last, pr.pushed = st, true
