@@ -29,10 +29,12 @@ type (
 	claimsChanged struct{ keys []string }
 	// leaveRequest: Member.Stop → the actor: stop heartbeating, answer with a leaveReply.
 	leaveRequest struct{}
-	// leaveReply: the actor → Member.Stop: the leave to announce, and to which peers.
+	// leaveReply: the actor → Member.Stop: the leave to announce, and to which peers (none while
+	// stopping pods still stop here).
 	leaveReply struct {
-		hb    *clusterv1.Heartbeat
-		peers []string
+		hb       *clusterv1.Heartbeat
+		peers    []string
+		stopping int
 	}
 )
 
@@ -78,8 +80,8 @@ func (a *memberActor) Receive(ctx actor.Context) {
 		a.perform(ctx, a.core.setClaims(msg.keys, a.m.cfg.Clock.Now()))
 	case leaveRequest:
 		a.cancelTick()
-		hb, peers := a.core.leave(a.m.cfg.Clock.Now())
-		ctx.Respond(leaveReply{hb: hb, peers: peers})
+		hb, peers, stopping := a.core.leave(a.m.cfg.Clock.Now())
+		ctx.Respond(leaveReply{hb: hb, peers: peers, stopping: stopping})
 	case *actor.Stopping:
 		a.stopped.Store(true)
 		a.cancelTick()

@@ -216,13 +216,21 @@ func (c *core) applied(version uint64, now time.Time) effects {
 }
 
 // leave stops every further heartbeat, view and probe, and returns the leave to announce and the
-// live peers to announce it to (Member.Stop sends it until each acknowledges).
-func (c *core) leave(now time.Time) (hb *clusterv1.Heartbeat, peers []string) {
+// live peers to announce it to (Member.Stop sends it until each acknowledges). A member that still
+// stops pods (setStopping: a stop that outlasted its budget, a pod held for the next node) tells
+// no peer, and stopping says how many it stops: a peer that heard the leave would count the member
+// Left and wait for it no longer (ownership's rule 3), while those pods may still run here. Untold,
+// the peers drop it after the failure timeout and wait out each pod's grace period from then, as
+// for a crash.
+func (c *core) leave(now time.Time) (hb *clusterv1.Heartbeat, peers []string, stopping int) {
 	c.now = now
 	c.leaving = true
 	hb = c.next()
 	hb.Leaving = true
-	return hb, slices.DeleteFunc(slices.Clone(c.view.Members), func(p string) bool { return p == c.self })
+	if len(c.stopping) > 0 {
+		return hb, nil, len(c.stopping)
+	}
+	return hb, slices.DeleteFunc(slices.Clone(c.view.Members), func(p string) bool { return p == c.self }), 0
 }
 
 // update publishes the detector's live set with the peers' reported views and the quorum's

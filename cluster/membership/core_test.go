@@ -226,9 +226,10 @@ func TestCoreAwaitApplied(t *testing.T) {
 // leave.
 func TestCoreLeave(t *testing.T) {
 	c := ready(t, false)
-	hbLeave, peers := c.leave(t0)
+	hbLeave, peers, stopping := c.leave(t0)
 	assert.Equal(t, noAcks(&clusterv1.Heartbeat{Cluster: "demo", Address: selfAddr, Incarnation: 7, Seq: 4, View: all, Leaving: true}), noAcks(hbLeave))
 	assert.Equal(t, []string{peerB, peerC}, peers, "the live peers")
+	assert.Zero(t, stopping)
 
 	assert.Equal(t, effects{}, c.tick(t0.Add(5*time.Second)), "no heartbeat, no expiry published, no probe")
 	e := c.heard(hb(peerB, 11, 1), t0.Add(5*time.Second), false)
@@ -237,6 +238,40 @@ func TestCoreLeave(t *testing.T) {
 	e = c.heard(&clusterv1.Heartbeat{Cluster: "demo", Address: peerC, Incarnation: 10, Seq: 2, Leaving: true}, t0.Add(5*time.Second), true)
 	assert.Equal(t, mine(5, all...), noAcks(e.reply), "a peer leaving too is acknowledged")
 	assert.Empty(t, c.probed(peerB, true, t0).send)
+}
+
+// A member that still stops pods when it leaves tells no peer: a peer that heard the leave would
+// count it Left and start those pods at once (ownership's rule 3 skips a member that left), while
+// they may still run here. Once its stops are done, the leave goes to every live peer.
+func TestCoreLeavesUntoldWhilePodsStillStop(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		stopping []string
+		peers    []string
+	}{
+		{name: "stops under way", stopping: []string{"uid-1", "uid-2"}},
+		{name: "every stop done", stopping: []string{"uid-1"}, peers: []string{peerB, peerC}},
+		{name: "nothing stopped", peers: []string{peerB, peerC}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ready(t, false)
+			if len(tc.stopping) > 0 {
+				c.setStopping(tc.stopping, t0)
+			}
+			if tc.peers != nil && len(tc.stopping) > 0 {
+				c.setStopping(nil, t0) // the stops ended before the leave
+			}
+			hbLeave, peers, stopping := c.leave(t0)
+			assert.True(t, hbLeave.GetLeaving())
+			assert.Equal(t, tc.peers, peers)
+			if tc.peers == nil {
+				assert.Equal(t, len(tc.stopping), stopping, "how many still stop, for the log")
+			} else {
+				assert.Zero(t, stopping)
+			}
+			assert.Equal(t, effects{}, c.tick(t0.Add(5*time.Second)), "no heartbeat after the leave either way")
+		})
+	}
 }
 
 // A live peer whose heartbeats keep arriving but acknowledge none of this member's for repairAfter

@@ -29,7 +29,10 @@
 //     makes handoffs break-before-make (see cluster/ownership);
 //   - heals a false suspicion (below);
 //   - on Stop tells the live peers it leaves (a heartbeat with leaving set, requested until they
-//     acknowledge, at most LeaveTimeout), so they drop it at once.
+//     acknowledge, at most LeaveTimeout), so they drop it at once; unless pods still stop here
+//     (SetStopping: a stop that outlasted node's budget, a pod held for the next node), in which
+//     case it tells no one and the peers wait for it as after a crash (a member that left is
+//     waited for no longer, so the leave would let a peer start such a pod at once).
 //
 // # Why protoactor's remote alone, not its cluster membership
 //

@@ -12,7 +12,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/internal/lifecycle"
 )
 
@@ -55,6 +57,42 @@ type View struct {
 	// (key → when: the kill may happen), and the ones that wait (key → why). See Want.
 	Taken   map[string]time.Time
 	Waiting map[string]string
+}
+
+// OwnershipInput is what ownership.Reconcile looks at in this view as of now: its members,
+// reports, lease and bounds, the pods every member reads (desired: UID → grace period), those
+// this member runs, and margin (sharder.Margin) of the longest grace period desired. ready: the
+// member acts on its views (false before its first, or once it released its pods). The sharder
+// and the cluster simulation both build their input here.
+func (v View) OwnershipInput(now time.Time, ready bool, desired, running map[types.UID]time.Duration, margin func(time.Duration) time.Duration) ownership.Input {
+	in := ownership.Input{Self: v.Self, Ready: ready, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
+		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: desired, Running: running}
+	if len(v.Stopping) > 0 {
+		in.Stopping = make(map[string][]types.UID, len(v.Stopping))
+		for p, uids := range v.Stopping {
+			for _, u := range uids {
+				in.Stopping[p] = append(in.Stopping[p], types.UID(u))
+			}
+		}
+	}
+	var longest time.Duration
+	for _, g := range desired {
+		longest = max(longest, g)
+	}
+	in.Margin = margin(longest)
+	return in
+}
+
+// LapsedBefore reports whether the lease this view granted ran out before next was published,
+// and when: a member that has not acted on that yet (the recheck at the lease's end had not come)
+// acts as at that instant first — its shims have fenced its containers, so it stops every pod —
+// before next's view starts any again under the rules. No runtime restart of a fenced container
+// is left to chance.
+func (v View) LapsedBefore(next View) (time.Time, bool) {
+	if v.LeaseUntil.IsZero() || !v.LeaseUntil.Before(next.Published) {
+		return time.Time{}, false
+	}
+	return v.LeaseUntil, true
 }
 
 // Clone returns a deep copy.
@@ -271,7 +309,8 @@ func (m *Member) Abandon() { m.abandon.Store(true) }
 // ctx's deadline, and a cancelled ctx ends the wait within one leave retry), stops the membership
 // actor and waits for its TCP probes. The remote keeps running: its owner stops it afterwards.
 // The caller stops what it runs first (the sharder stops its pods) so that a pod is not started
-// on a peer while it still runs here. A Stop without a successful Start, or a second Stop,
+// on a peer while it still runs here; if some still stop (SetStopping has them), Stop tells no
+// peer, and they wait for this member as after a crash. A Stop without a successful Start, or a second Stop,
 // returns nil at once. A leave no peer acknowledged is logged, not returned: the peers still
 // drop this member, after the failure timeout.
 func (m *Member) Stop(ctx context.Context) error {
@@ -284,6 +323,9 @@ func (m *Member) Stop(ctx context.Context) error {
 		switch lr, lerr := m.requestLeave(ctx, pid); {
 		case m.abandon.Load():
 			m.cfg.Logger.Info("leaving the cluster without a word (a planned restart): peers drop this member after the failure timeout")
+		case lerr == nil && lr.stopping > 0:
+			m.cfg.Logger.Warn("pods still stop here: the leave is not announced, so peers wait for them as after a crash (the failure timeout, then each pod's grace period)",
+				"stopping", lr.stopping)
 		case lerr == nil:
 			m.announceLeave(ctx, lr)
 		default:

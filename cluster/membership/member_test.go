@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/logging"
+	"github.com/probeactor/probeactor/cluster/ownership"
 	"github.com/probeactor/probeactor/internal/freeport"
 	"github.com/probeactor/probeactor/internal/logtest"
 	"github.com/probeactor/probeactor/internal/racecheck"
@@ -448,4 +450,54 @@ func TestTheLeaveSkipsAPeerThatNoLongerListens(t *testing.T) {
 		assert.Contains(t, out, "a peer no longer listens: the leave is not announced to it: peer="+addrs[1])
 		assert.NotContains(t, out, "did not acknowledge the leave")
 	})
+}
+
+// A view is presented to the ownership core as it is, with the peers' stopping pods as UIDs and
+// the margin of the longest grace period desired; the sharder and the simulation both read it so.
+func TestViewOwnershipInput(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	v := View{Self: "a:1", All: []string{"a:1", "b:1", "c:1"}, Members: []string{"a:1", "b:1"},
+		Reported: map[string][]string{"b:1": {"a:1", "b:1"}}, Current: map[string]time.Time{"b:1": now.Add(time.Second)},
+		LeaseUntil: now.Add(2 * time.Second), Gone: map[string]time.Time{"c:1": now.Add(-time.Second)}, Left: map[string]bool{"d:1": true},
+		Stopping: map[string][]string{"b:1": {"uid-1", "uid-2"}}}
+	desired := map[types.UID]time.Duration{"uid-1": 30 * time.Second, "uid-3": 90 * time.Second}
+	running := map[types.UID]time.Duration{"uid-3": 90 * time.Second}
+	var asked time.Duration
+	in := v.OwnershipInput(now, true, desired, running, func(grace time.Duration) time.Duration { asked = grace; return grace / 10 })
+	assert.Equal(t, ownership.Input{Self: "a:1", Ready: true, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
+		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left,
+		Stopping: map[string][]types.UID{"b:1": {"uid-1", "uid-2"}}, Margin: 9 * time.Second, Desired: desired, Running: running}, in)
+	assert.Equal(t, 90*time.Second, asked, "the margin of the longest grace period desired")
+
+	in = View{}.OwnershipInput(now, false, nil, nil, func(time.Duration) time.Duration { return time.Second })
+	assert.False(t, in.Ready)
+	assert.Nil(t, in.Stopping, "no peer stops anything")
+	assert.Equal(t, time.Second, in.Margin)
+}
+
+// A view whose lease ran out before the next view was published has lapsed at its lease's end;
+// one without a lease, or whose lease outlasts the next view's publication, has not.
+func TestViewLapsedBefore(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	next := View{Published: now}
+	for _, tc := range []struct {
+		name   string
+		lease  time.Time
+		lapsed bool
+	}{
+		{name: "no lease", lease: time.Time{}},
+		{name: "ran out before", lease: now.Add(-time.Millisecond), lapsed: true},
+		{name: "runs out as published", lease: now},
+		{name: "runs on", lease: now.Add(time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, lapsed := View{LeaseUntil: tc.lease}.LapsedBefore(next)
+			assert.Equal(t, tc.lapsed, lapsed)
+			if tc.lapsed {
+				assert.Equal(t, tc.lease, at, "acted on as at the lease's end")
+			} else {
+				assert.True(t, at.IsZero())
+			}
+		})
+	}
 }

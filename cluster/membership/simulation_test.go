@@ -19,7 +19,8 @@ import (
 )
 
 // The cluster simulation: members made of the real membership core and the real ownership
-// core (Reconcile), over a simulated network, each with its own clock rate, and a model of what
+// core (Reconcile, fed as the sharder feeds it: View.OwnershipInput, View.LapsedBefore and
+// ownership.Margin), over a simulated network, each with its own clock rate, and a model of what
 // node does with a plan (containers that start at once and stop within their grace period, the
 // runner's stopping set told to the core before the view is acknowledged, a start refused by the
 // runtime once the lease ran out, shims that stop their container when the lease runs out).
@@ -184,8 +185,8 @@ func (s *clusterSim) perform(i int, e effects) {
 		n.lease = *e.lease
 	}
 	if v := e.publish; v != nil {
-		if n.haveView && !n.view.LeaseUntil.IsZero() && n.view.LeaseUntil.Before(v.Published) {
-			s.reconcileAt(i, n.view.LeaseUntil) // a lapse: the sharder acts as at the lease's end first
+		if at, lapsed := n.view.LapsedBefore(*v); n.haveView && lapsed {
+			s.reconcileAt(i, at) // a lapse: the sharder acts as at the lease's end first
 		}
 		n.view, n.haveView = v.Clone(), true
 		s.reconcile(i)
@@ -241,20 +242,8 @@ func (s *clusterSim) reconcileAt(i int, now time.Time) {
 	if !n.haveView {
 		return
 	}
-	v := n.view
-	var longest time.Duration
-	for _, g := range s.pods {
-		longest = max(longest, g)
-	}
-	in := ownership.Input{Self: v.Self, Ready: true, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
-		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: s.pods, Running: n.running,
-		Margin: (simTimeout+longest)/10 + simTimeout/8 + 500*time.Millisecond, Stopping: map[string][]types.UID{}}
-	for p, uids := range v.Stopping {
-		for _, u := range uids {
-			in.Stopping[p] = append(in.Stopping[p], types.UID(u))
-		}
-	}
-	plan := ownership.Reconcile(in)
+	margin := func(grace time.Duration) time.Duration { return ownership.Margin(simTimeout, grace) }
+	plan := ownership.Reconcile(n.view.OwnershipInput(now, true, s.pods, n.running, margin))
 	for _, eff := range plan.Effects {
 		switch eff.Action {
 		case ownership.Stop:

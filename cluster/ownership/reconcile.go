@@ -243,3 +243,13 @@ func livePeers(in Input) []string {
 	slices.Sort(peers)
 	return peers
 }
+
+// Margin is the margin of the bound a lost member's pods wait for (Input.Margin), for a cluster
+// whose failure timeout is timeout (a heartbeat every timeout/8), given the longest grace period
+// waited for: a tenth of both (a clock that runs up to 10 % slower than its peers' still ends its
+// lease and its grace period within it), one heartbeat interval (a member notices its lease ran
+// out at its next event at the latest, its shims exactly) and 500 ms for the stop's own scheduling
+// (a SIGKILL delivered, the exit reaped).
+func Margin(timeout, grace time.Duration) time.Duration {
+	return (timeout+grace)/10 + timeout/8 + 500*time.Millisecond
+}

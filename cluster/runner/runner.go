@@ -42,7 +42,7 @@ type Config struct {
 	Logger hclog.Logger
 	// Registerer, when set, gets the sharder's probeactor_cluster_pods_* metrics (registered by New).
 	Registerer prometheus.Registerer
-	// Margin is the sharder's (sharder.Margin of the failure timeout).
+	// Margin is the sharder's (required: sharder.Margin of the failure timeout).
 	Margin func(grace time.Duration) time.Duration
 	// Recovered, when set, lists at Start the pods an earlier node on this --root-dir left running
 	// here (proc.Runtime.Recovered): they are held — reported to the peers as still stopping, so
@@ -100,6 +100,8 @@ func New(cfg Config) (*Runner, error) {
 		return nil, errors.New("runner: Config.Membership is required")
 	case cfg.Pods == nil:
 		return nil, errors.New("runner: Config.Pods is required")
+	case cfg.Margin == nil:
+		return nil, errors.New("runner: Config.Margin is required (sharder.Margin of the failure timeout)")
 	}
 	seen := make(map[types.UID]*v1.Pod, len(cfg.FilePods))
 	for i, p := range cfg.FilePods {

@@ -136,7 +136,7 @@ func TestRunnerStartSetStaticPodsStop(t *testing.T) {
 	log, logs := logtest.Capture(t)
 	reg := prometheus.NewRegistry()
 	files := filePods("pod-00", "pod-01")
-	r, err := New(Config{System: sys, Membership: mem, Pods: ops, FilePods: files, Logger: log, Registerer: reg})
+	r, err := New(Config{System: sys, Membership: mem, Pods: ops, FilePods: files, Logger: log, Registerer: reg, Margin: noMargin})
 	require.NoError(t, err)
 
 	require.NoError(t, r.Start(context.Background()))
@@ -203,7 +203,7 @@ func TestStopWaitsForTheStopsWithinItsContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ops := newFakeOps()
 			a, b := pod("a", 5), pod("b", 12)
-			r, err := New(Config{System: newSystem(), Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: []*v1.Pod{a, b}, Logger: logtest.New(t)})
+			r, err := New(Config{System: newSystem(), Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: []*v1.Pod{a, b}, Logger: logtest.New(t), Margin: noMargin})
 			require.NoError(t, err)
 			assert.Equal(t, stopMargin, r.StopTimeout(), "nothing runs yet")
 			require.NoError(t, r.Start(context.Background()))
@@ -246,7 +246,7 @@ func TestStartUndoesWhatItBegan(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { require.NoError(t, sys.Root.PoisonFuture(other).Wait()) }()
 		ops := newFakeOps()
-		r, err := New(Config{System: sys, Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: filePods("web"), Logger: logtest.New(t)})
+		r, err := New(Config{System: sys, Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: filePods("web"), Logger: logtest.New(t), Margin: noMargin})
 		require.NoError(t, err)
 		err = r.Start(context.Background())
 		require.ErrorIs(t, err, actor.ErrNameExists)
@@ -258,7 +258,7 @@ func TestStartUndoesWhatItBegan(t *testing.T) {
 		sys := newSystem()
 		ops := newFakeOps()
 		files := filePods("web")
-		r, err := New(Config{System: sys, Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: files, Logger: logtest.New(t)})
+		r, err := New(Config{System: sys, Membership: alone("127.0.0.1:7101"), Pods: ops, FilePods: files, Logger: logtest.New(t), Margin: noMargin})
 		require.NoError(t, err)
 		clash := staticPod("clash", "v1")
 		clash.UID = files[0].UID
@@ -282,10 +282,11 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{Config{Membership: mem, Pods: ops}, "runner: Config.System is required"},
 		{Config{System: sys, Pods: ops}, "runner: Config.Membership is required"},
 		{Config{System: sys, Membership: mem}, "runner: Config.Pods is required"},
-		{Config{System: sys, Membership: mem, Pods: ops, FilePods: []*v1.Pod{web, nil}}, "runner: Config.FilePods[1]: nil"},
-		{Config{System: sys, Membership: mem, Pods: ops, FilePods: []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default"}}}},
+		{Config{System: sys, Membership: mem, Pods: ops}, "runner: Config.Margin is required"},
+		{Config{System: sys, Membership: mem, Pods: ops, Margin: noMargin, FilePods: []*v1.Pod{web, nil}}, "runner: Config.FilePods[1]: nil"},
+		{Config{System: sys, Membership: mem, Pods: ops, Margin: noMargin, FilePods: []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default"}}}},
 			"runner: Config.FilePods[0] (default/x): metadata.uid: required"},
-		{Config{System: sys, Membership: mem, Pods: ops, FilePods: []*v1.Pod{web, {ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default", UID: web.UID}}}},
+		{Config{System: sys, Membership: mem, Pods: ops, Margin: noMargin, FilePods: []*v1.Pod{web, {ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default", UID: web.UID}}}},
 			`runner: Config.FilePods[1] (default/x): metadata.uid: Duplicate value: "` + string(web.UID) + `" is also the UID of default/web`},
 	} {
 		_, err := New(tc.cfg)
@@ -309,7 +310,7 @@ func TestClusterPodSetComposesFilesAndStaticPods(t *testing.T) {
 	join := func(self string) member {
 		ops := newFakeOps()
 		ops.autoStop = true
-		r, err := New(Config{System: newSystem(), Membership: alone(self), Pods: ops, FilePods: filePods("pod-00", "pod-01"), Logger: logtest.New(t)})
+		r, err := New(Config{System: newSystem(), Membership: alone(self), Pods: ops, FilePods: filePods("pod-00", "pod-01"), Logger: logtest.New(t), Margin: noMargin})
 		require.NoError(t, err)
 		require.NoError(t, r.Start(context.Background()))
 		t.Cleanup(func() { require.NoError(t, stopWithin(t, r, 10*time.Second)) })
@@ -371,7 +372,7 @@ func TestHeldPodsAreAdoptedOrSwept(t *testing.T) {
 	files := filePods("pod-00")
 	gone := types.UID("left-by-an-earlier-node")
 	swept := make(chan struct{})
-	r, err := New(Config{System: sys, Membership: mem, Pods: ops, FilePods: files, Logger: logtest.New(t),
+	r, err := New(Config{System: sys, Membership: mem, Pods: ops, FilePods: files, Logger: logtest.New(t), Margin: noMargin,
 		Recovered: func() []types.UID { return []types.UID{files[0].UID, gone} },
 		Sweep:     func(context.Context) error { close(swept); return nil },
 		HoldFor:   200 * time.Millisecond})
@@ -398,3 +399,6 @@ func TestHeldPodsAreAdoptedOrSwept(t *testing.T) {
 	require.NoError(t, stopWithin(t, r, 10*time.Second))
 	assert.Empty(t, stopped(ops), "a planned restart leaves the pods running for the next node")
 }
+
+// noMargin is a margin of nothing: these tests' members share one clock and stop at once.
+func noMargin(time.Duration) time.Duration { return 0 }

@@ -44,7 +44,7 @@ func startMember(t testing.TB, ledger *clustertest.Ledger, addr string, peers []
 	require.NoError(t, err)
 	r, err := remotesec.Start(sys, membership.RemoteConfig(remotesec.Config{Listen: addr, Logger: log}))
 	require.NoError(t, err)
-	props, err := sharder.Props(sharder.Config{Membership: m, Runner: ledger.Runner(addr), Logger: log})
+	props, err := sharder.Props(sharder.Config{Membership: m, Runner: ledger.Runner(addr), Logger: log, Margin: func(time.Duration) time.Duration { return 0 }})
 	require.NoError(t, err)
 	pid, err := sys.Root.SpawnNamed(props, sharder.ActorName)
 	require.NoError(t, err)

@@ -58,8 +58,9 @@ type Config struct {
 	Logger     hclog.Logger
 	// Registerer, when set, gets probeactor_cluster_pods_* metrics.
 	Registerer prometheus.Registerer
-	// Margin is added to the bound a lost member's pods wait for (ownership.Input.Margin; default
-	// DefaultMargin of the view's failure timeout, see Margin).
+	// Margin is added to the bound a lost member's pods wait for (ownership.Input.Margin), given
+	// the longest grace period waited for: required, Margin of the cluster's failure timeout
+	// (a function that returns 0 waits for no clock drift or stop delay at all).
 	Margin func(grace time.Duration) time.Duration
 	// Now reads the clock (default time.Now); the views' times are on the same clock.
 	Now func() time.Time
@@ -68,16 +69,10 @@ type Config struct {
 	Quorum func(reason string)
 }
 
-// Margin is the default margin of the bound a lost member's pods wait for, for a cluster whose
-// failure timeout is timeout and a heartbeat interval of timeout/8: a tenth of the failure
-// timeout and the longest grace period waited for (a clock that runs up to 10 % slower than its
-// peers' still ends its lease and its grace period within it), one heartbeat interval (a member
-// notices its lease ran out at its next event at the latest, its shims exactly) and 500 ms for the
-// stop's own scheduling (a SIGKILL delivered, the exit reaped). See cluster/membership's doc.
+// Margin is Config.Margin for a cluster whose failure timeout is timeout: ownership.Margin of it
+// and the longest grace period waited for. See cluster/membership's doc.
 func Margin(timeout time.Duration) func(grace time.Duration) time.Duration {
-	return func(grace time.Duration) time.Duration {
-		return (timeout+grace)/10 + timeout/8 + 500*time.Millisecond
-	}
+	return func(grace time.Duration) time.Duration { return ownership.Margin(timeout, grace) }
 }
 
 // SetPods replaces the pod set every member reads (caller → sharder, Request: answered with
@@ -123,6 +118,9 @@ type State struct {
 func Props(cfg Config) (*actor.Props, error) {
 	if cfg.Membership == nil || cfg.Runner == nil {
 		return nil, errors.New("sharder: Membership and Runner are required")
+	}
+	if cfg.Margin == nil {
+		return nil, errors.New("sharder: Margin is required (sharder.Margin of the failure timeout)")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -175,12 +173,8 @@ func (s *sharderActor) Receive(ctx actor.Context) {
 			s.reconcile()
 		}
 	case viewChanged:
-		if s.haveView && !s.view.LeaseUntil.IsZero() && s.view.LeaseUntil.Before(msg.v.Published) {
-			// The lease ran out before this view was made, and this member has not acted on it
-			// yet (the recheck at its end had not come): its shims have fenced its containers,
-			// so act as at the lease's end — stop every pod — before the new view starts them
-			// again under its rules. No runtime restart of a fenced container is left to chance.
-			s.reconcileAt(s.view.LeaseUntil)
+		if at, lapsed := s.view.LapsedBefore(msg.v); s.haveView && lapsed {
+			s.reconcileAt(at)
 		}
 		s.view, s.haveView = msg.v, true
 		s.reconcile()
@@ -242,7 +236,7 @@ func (s *sharderActor) reconcileAt(now time.Time) {
 			desired[uid] = gracePeriod(p)
 		}
 	}
-	s.plan = ownership.Reconcile(s.input(desired, now))
+	s.plan = ownership.Reconcile(s.view.OwnershipInput(now, s.haveView && !s.released, desired, s.running, s.cfg.Margin))
 	s.armRecheck()
 	s.logQuorum()
 	var started, stopped int
@@ -276,29 +270,6 @@ func (s *sharderActor) reconcileAt(now time.Time) {
 		m.changes.WithLabelValues("start").Add(float64(started))
 		m.changes.WithLabelValues("stop").Add(float64(stopped))
 	}
-}
-
-// input is what the core looks at now.
-func (s *sharderActor) input(desired map[types.UID]time.Duration, now time.Time) ownership.Input {
-	v := s.view
-	in := ownership.Input{Self: v.Self, Ready: s.haveView && !s.released, Now: now, All: v.All, Members: v.Members, Reported: v.Reported,
-		Current: v.Current, LeaseUntil: v.LeaseUntil, Gone: v.Gone, Left: v.Left, Desired: desired, Running: s.running}
-	if len(v.Stopping) > 0 {
-		in.Stopping = make(map[string][]types.UID, len(v.Stopping))
-		for p, uids := range v.Stopping {
-			for _, u := range uids {
-				in.Stopping[p] = append(in.Stopping[p], types.UID(u))
-			}
-		}
-	}
-	var longest time.Duration
-	for _, g := range desired {
-		longest = max(longest, g)
-	}
-	if s.cfg.Margin != nil {
-		in.Margin = s.cfg.Margin(longest)
-	}
-	return in
 }
 
 // armRecheck has the timer send recheck at the plan's Next time (a lease's end, a bound).

@@ -117,7 +117,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	sys := actor.NewActorSystem(logging.SystemOption(logtest.New(t)), actor.WithDeadLetterThrottleInterval(10*time.Millisecond))
 	h := &harness{t: t, sys: sys, mem: &fakeMembership{}, runner: &fakeRunner{failStart: map[types.UID]bool{}}}
-	props, err := Props(Config{Membership: h.mem, Runner: h.runner, Logger: logtest.New(t)})
+	props, err := Props(Config{Membership: h.mem, Runner: h.runner, Logger: logtest.New(t), Margin: noMargin})
 	require.NoError(t, err)
 	h.pid, err = sys.Root.SpawnNamed(props, ActorName)
 	require.NoError(t, err)
@@ -318,7 +318,12 @@ func TestSharderUnsubscribesWhenStopped(t *testing.T) {
 	assert.True(t, h.mem.cancelled)
 }
 
-func TestPropsNeedsMembershipAndRunner(t *testing.T) {
-	_, err := Props(Config{Runner: &fakeRunner{}})
+func TestPropsNeedsMembershipRunnerAndMargin(t *testing.T) {
+	_, err := Props(Config{Runner: &fakeRunner{}, Margin: noMargin})
 	assert.ErrorContains(t, err, "Membership and Runner are required")
+	_, err = Props(Config{Membership: &fakeMembership{}, Runner: &fakeRunner{}})
+	assert.ErrorContains(t, err, "sharder: Margin is required (sharder.Margin of the failure timeout)")
 }
+
+// noMargin is a margin of nothing: these tests' members share one clock and stop at once.
+func noMargin(time.Duration) time.Duration { return 0 }
