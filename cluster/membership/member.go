@@ -310,9 +310,9 @@ func (m *Member) Abandon() { m.abandon.Store(true) }
 // actor and waits for its TCP probes. The remote keeps running: its owner stops it afterwards.
 // The caller stops what it runs first (the sharder stops its pods) so that a pod is not started
 // on a peer while it still runs here; if some still stop (SetStopping has them), Stop tells no
-// peer, and they wait for this member as after a crash. A Stop without a successful Start, or a second Stop,
-// returns nil at once. A leave no peer acknowledged is logged, not returned: the peers still
-// drop this member, after the failure timeout.
+// peer, and they wait for this member as after a crash. A Stop without a successful Start, or a
+// second Stop, returns nil at once. A leave no peer acknowledged is logged, not returned: the
+// peers still drop this member, after the failure timeout.
 func (m *Member) Stop(ctx context.Context) error {
 	var err error
 	m.stopOnce.Do(func() {
