@@ -54,17 +54,9 @@ func TestFleetUsagePartReportsEachWindow(t *testing.T) {
 		}}
 	require.NoError(t, r.Stop(context.Background()), "Stop before Start does nothing")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// tick moves time on by a period once the part has armed its timer, and waits for the next.
-	tick := func() {
-		t.Helper()
-		require.NoError(t, fake.WaitPending(ctx, 1))
-		fake.Advance(period)
-		require.NoError(t, fake.WaitPending(ctx, 1))
-	}
+	armed, tick := periods(t, fake, period)
 	require.NoError(t, r.Start(context.Background()))
-	require.NoError(t, fake.WaitPending(ctx, 1))
+	armed()
 	assert.Empty(t, reports, "one sample is no window")
 
 	tick()
@@ -129,16 +121,9 @@ func TestFleetUsagePartReadsTheMachineEachPeriod(t *testing.T) {
 		setNode: func(n *v1.Node) { set <- n.Status.Capacity.Cpu().String() },
 		period:  period, clock: fake, log: log}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	tick := func() {
-		t.Helper()
-		require.NoError(t, fake.WaitPending(ctx, 1))
-		fake.Advance(period)
-		require.NoError(t, fake.WaitPending(ctx, 1))
-	}
+	armed, tick := periods(t, fake, period)
 	require.NoError(t, r.Start(context.Background()))
-	require.NoError(t, fake.WaitPending(ctx, 1))
+	armed()
 	require.Len(t, set, 1, "read at the start")
 	assert.Equal(t, "2", <-set)
 	tick()
@@ -159,4 +144,22 @@ func TestFleetUsagePartReadsTheMachineEachPeriod(t *testing.T) {
 	assert.Contains(t, logs.String(), "the machine can be read again")
 
 	require.NoError(t, r.Stop(context.Background()))
+}
+
+// periods drives the fake clock for a part that arms one timer at a time: armed waits until the
+// part has armed its timer; tick then moves time on by a period and waits for the next one.
+func periods(t *testing.T, fake *clock.Fake, period time.Duration) (armed, tick func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	armed = func() {
+		t.Helper()
+		require.NoError(t, fake.WaitPending(ctx, 1))
+	}
+	tick = func() {
+		t.Helper()
+		armed()
+		fake.Advance(period)
+		armed()
+	}
+	return armed, tick
 }
