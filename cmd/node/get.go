@@ -156,15 +156,10 @@ func orEmpty[T any](s []T) []T {
 var watchPollInterval = time.Second
 
 // watchRows is `kubectl get -w` over a list read every watchPollInterval: after first (already
-// printed), it prints each object whose version changed or that is new, then, with printGone,
-// each one that went (its last row, as kubectl prints a deletion), until a read fails.
+// printed), it prints what diffRows decides of each read (each object whose version changed or
+// that is new, then, with printGone, each one that went), until a read fails.
 func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T) string, print func([]T) error, printGone bool, stderr io.Writer) int {
-	seen := map[string]T{}
-	versions := map[string]string{}
-	for i := range first {
-		k := key(&first[i])
-		seen[k], versions[k] = first[i], version(&first[i])
-	}
+	_, last := diffRows(nil, first, key, version, false) // first is printed already: only remembered
 	for {
 		time.Sleep(watchPollInterval)
 		items, err := fetch()
@@ -173,30 +168,7 @@ func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T
 			return 1
 		}
 		var rows []T
-		present := map[string]bool{}
-		for i := range items {
-			k, v := key(&items[i]), version(&items[i])
-			present[k] = true
-			if versions[k] != v {
-				rows = append(rows, items[i])
-			}
-			seen[k], versions[k] = items[i], v
-		}
-		var gone []string
-		for k := range seen {
-			if !present[k] {
-				gone = append(gone, k)
-			}
-		}
-		slices.Sort(gone)
-		for _, k := range gone {
-			if printGone {
-				rows = append(rows, seen[k])
-			}
-			delete(seen, k)
-			delete(versions, k)
-		}
-		if len(rows) == 0 {
+		if rows, last = diffRows(last, items, key, version, printGone); len(rows) == 0 {
 			continue
 		}
 		if err := print(rows); err != nil {
@@ -204,6 +176,49 @@ func watchRows[T any](first []T, fetch func() ([]T, error), key, version func(*T
 			return 1
 		}
 	}
+}
+
+// watched is what a watch remembers of an object from the last read: its row, printed again
+// when it goes, and its version.
+type watched[T any] struct {
+	row     T
+	version string
+}
+
+// diffRows decides what a watch prints after a read, given what it remembers of the last one
+// (last, by key): first each of items whose version is not the one remembered under its key (it
+// is new, or changed), in the read's order; then, with printGone, the remembered row of each key
+// the read lacks, in key order, as kubectl prints a deletion with the object's last state. next is
+// what to remember for the following read: each key of items with its last row and version, and
+// no other, so an object that went and comes back is new again. A key twice in one read is
+// compared the second time with the first, and the last is remembered. A new object whose version
+// is "" is taken for unchanged: "" is what is remembered of a key never seen. last is not changed.
+func diffRows[T any](last map[string]watched[T], items []T, key, version func(*T) string, printGone bool) (rows []T, next map[string]watched[T]) {
+	next = make(map[string]watched[T], len(items))
+	for i := range items {
+		k, v := key(&items[i]), version(&items[i])
+		prev, ok := next[k]
+		if !ok {
+			prev = last[k]
+		}
+		if prev.version != v {
+			rows = append(rows, items[i])
+		}
+		next[k] = watched[T]{row: items[i], version: v}
+	}
+	if printGone {
+		var gone []string
+		for k := range last {
+			if _, ok := next[k]; !ok {
+				gone = append(gone, k)
+			}
+		}
+		slices.Sort(gone)
+		for _, k := range gone {
+			rows = append(rows, last[k].row)
+		}
+	}
+	return rows, next
 }
 
 // podVersion changes when anything `node get pods` shows of a pod may have: its status (as a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -237,4 +238,72 @@ func TestGetWatch(t *testing.T) {
 	code, _, errOut = runClient(t, "get", "127.0.0.1:1", "pods", "-w", "-o", "json")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "-w prints rows (the table, -o wide or -o name), not -o json")
+}
+
+// A watch prints, after each read, the objects that are new or whose version changed, in the
+// read's order, then (for `node get -w`, not `node events -w`) the last row of each that went, in
+// key order; what it remembers is the read's objects only, so one that went and comes back is new.
+// Rows here are "KEY@VERSION#NOTE" (the note neither key nor version).
+func TestDiffRows(t *testing.T) {
+	key := func(r *string) string { k, _, _ := strings.Cut(*r, "@"); return k }
+	version := func(r *string) string { _, v, _ := strings.Cut(*r, "@"); v, _, _ = strings.Cut(v, "#"); return v }
+	for _, tc := range []struct {
+		name      string
+		printGone bool
+		reads     [][]string
+		want      [][]string // what each read prints: the first, against nothing remembered
+	}{
+		{name: "first read: everything, in the read's order", printGone: true,
+			reads: [][]string{{"b@1", "a@1", "c@1"}},
+			want:  [][]string{{"b@1", "a@1", "c@1"}}},
+		{name: "empty reads", printGone: true,
+			reads: [][]string{nil, {}},
+			want:  [][]string{nil, nil}},
+		{name: "unchanged: nothing, whatever the order", printGone: true,
+			reads: [][]string{{"a@1", "b@1"}, {"a@1", "b@1"}, {"b@1", "a@1"}},
+			want:  [][]string{{"a@1", "b@1"}, nil, nil}},
+		{name: "only the changed row; its note alone is no change", printGone: true,
+			reads: [][]string{{"a@1", "b@1", "c@1"}, {"a@1#x", "b@2", "c@1"}},
+			want:  [][]string{{"a@1", "b@1", "c@1"}, {"b@2"}}},
+		{name: "new and changed rows in the read's order", printGone: true,
+			reads: [][]string{{"a@1", "m@1"}, {"z@1", "m@2", "a@1", "b@1"}},
+			want:  [][]string{{"a@1", "m@1"}, {"z@1", "m@2", "b@1"}}},
+		{name: "gone: after the changes, in key order", printGone: true,
+			reads: [][]string{{"c@1", "a@1", "d@1", "b@1"}, {"d@2", "e@1"}},
+			want:  [][]string{{"c@1", "a@1", "d@1", "b@1"}, {"d@2", "e@1", "a@1", "b@1", "c@1"}}},
+		{name: "gone: its last row, once", printGone: true,
+			reads: [][]string{{"a@1"}, {"a@2#last"}, {}, {}},
+			want:  [][]string{{"a@1"}, {"a@2#last"}, {"a@2#last"}, nil}},
+		{name: "comes back: new again, though its version is the one it went with", printGone: true,
+			reads: [][]string{{"a@1"}, {}, {"a@1"}},
+			want:  [][]string{{"a@1"}, {"a@1"}, {"a@1"}}},
+		{name: "without printGone: gone is not printed but forgotten",
+			reads: [][]string{{"a@1", "b@1"}, {"b@1"}, {"b@1", "a@1"}},
+			want:  [][]string{{"a@1", "b@1"}, nil, {"a@1"}}},
+		{name: "a key twice with one version: printed once, the last remembered", printGone: true,
+			reads: [][]string{{"a@1#first", "a@1#second"}, {}},
+			want:  [][]string{{"a@1#first"}, {"a@1#second"}}},
+		{name: "a key twice with two versions: both, at every read", printGone: true,
+			reads: [][]string{{"a@1", "a@2"}, {"a@1", "a@2"}, {"a@2"}},
+			want:  [][]string{{"a@1", "a@2"}, {"a@1", "a@2"}, nil}},
+		{name: "a new row with the empty version is taken for unchanged", printGone: true,
+			reads: [][]string{{"a@"}, {"a@1"}, {"a@"}, {}},
+			want:  [][]string{nil, {"a@1"}, {"a@"}, {"a@"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Len(t, tc.want, len(tc.reads))
+			var last map[string]watched[string]
+			for i, read := range tc.reads {
+				before := maps.Clone(last)
+				got, next := diffRows(last, read, key, version, tc.printGone)
+				if len(tc.want[i]) == 0 {
+					assert.Empty(t, got, "read %d", i)
+				} else {
+					assert.Equal(t, tc.want[i], got, "read %d", i)
+				}
+				assert.Equal(t, before, last, "read %d: what was remembered is not changed", i)
+				last = next
+			}
+		})
+	}
 }
