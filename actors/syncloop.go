@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/probeactor/probeactor/actors/internal/killrecord"
 	"github.com/probeactor/probeactor/actors/internal/podrecord"
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/internal/podapi"
@@ -23,14 +24,16 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 // syncActor is the syncLoop's probe branch: a liveness or startup Failure makes it ask the runtime
 // to kill (and, unless restartPolicy is Never, restart) the container, in the background. It knows
 // the pods it was given with AddPod and ignores updates for any other pod ("irrelevant update").
+// Its decisions are its pure core's (internal/killrecord): which pods it knows, whether a result
+// asks for a kill, whether a kill goes ahead (each container ID once); the actor performs them.
 type syncActor struct {
-	env  *env
-	log  hclog.Logger
-	pods map[types.UID]*podrecord.Record
-	// killed is the container ID last killed per pod and container: a liveness and a startup
-	// Failure of the same container ID kill it once; one entry per container however often it
-	// restarts (a late Failure of an even older ID would reach the runtime, which ignores stale IDs).
-	killed map[types.UID]map[string]messages.ContainerID
+	env *env
+	log hclog.Logger
+	// kills is the pure core: the pods known and the container ID last killed per container.
+	kills *killrecord.Book
+	// pods are the known pods' records (what a kill and the budget's events read): the same pods
+	// kills knows, added and forgotten with it.
+	pods   map[types.UID]*podrecord.Record
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -42,8 +45,8 @@ type syncActor struct {
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &syncActor{env: e, log: e.log.Named(nameSync), pods: map[types.UID]*podrecord.Record{},
-		killed: map[types.UID]map[string]messages.ContainerID{}, ctx: ctx, cancel: cancel}
+	a := &syncActor{env: e, log: e.log.Named(nameSync), kills: killrecord.New(), pods: map[types.UID]*podrecord.Record{},
+		ctx: ctx, cancel: cancel}
 	if e.cfg.budget != nil {
 		a.budget = newBudgetLoop(e, a, *e.cfg.budget)
 	}
@@ -53,14 +56,14 @@ func newSyncActor(e *env) *syncActor {
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *addPodCmd:
+		a.kills.Add(m.pod.UID)
 		a.pods[m.pod.UID] = m.pod
 	case *removePod:
+		a.kills.Remove(m.uid)
 		a.forget(ctx, m.uid)
 	case *protocol.CleanupPods:
-		for uid := range a.pods {
-			if _, ok := m.Desired[uid]; !ok {
-				a.forget(ctx, uid)
-			}
+		for _, uid := range a.kills.Cleanup(m.Desired) {
+			a.forget(ctx, uid)
 		}
 	case *stopLivenessAndStartup:
 		a.budget.release(ctx, m.uid) // the pod terminates: its waiting kills end
@@ -70,12 +73,15 @@ func (a *syncActor) Receive(ctx actor.Context) {
 		}
 		for _, c := range m.Changes {
 			a.budget.settle(ctx, c)
-			if c.Result == messages.Failure && a.killable(c) {
+			switch a.kills.Result(c) {
+			case killrecord.Kill:
 				if a.budget == nil {
 					a.kill(c)
 				} else {
-					a.budget.ask(c)
+					a.budget.ask(c) // kill decides again when the budget lets it through
 				}
+			case killrecord.UnknownPod:
+				a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
 			}
 		}
 		a.budget.due(ctx)
@@ -95,33 +101,22 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	}
 }
 
+// forget drops the record of a pod its core forgot (removed, or left out of a cleanup) and ends the
+// pod's waiting kills.
 func (a *syncActor) forget(ctx actor.Context, uid types.UID) {
 	delete(a.pods, uid)
-	delete(a.killed, uid)
 	a.budget.release(ctx, uid)
 }
 
-// killable reports whether a Failure asks for a kill: its pod is known ("irrelevant update"
-// otherwise) and its container ID was not killed already.
-func (a *syncActor) killable(c messages.ResultChanged) bool {
-	if _, ok := a.pods[c.PodUID]; !ok {
-		a.log.Debug("ignore irrelevant update", "pod_uid", c.PodUID, "container", c.Container, "probe", c.Type)
-		return false
-	}
-	return a.killed[c.PodUID][c.Container] != c.ContainerID
-}
-
-// kill kills a container for a Failure killable accepted (now, or when the restart budget allowed).
+// kill kills a container for a Failure the core asked to kill (now, or when the restart budget
+// allowed), if the core lets it go ahead (Take: its pod still known, its container ID not killed
+// since).
 func (a *syncActor) kill(c messages.ResultChanged) {
-	rec, ok := a.pods[c.PodUID]
-	if !ok || a.killed[c.PodUID][c.Container] == c.ContainerID {
+	if !a.kills.Take(c) {
 		return
 	}
-	if a.killed[c.PodUID] == nil {
-		a.killed[c.PodUID] = map[string]messages.ContainerID{}
-	}
-	a.killed[c.PodUID][c.Container] = c.ContainerID
-	pod := rec.Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
+	// The pod is known to kills, so its record is in pods (both change together, in Receive).
+	pod := a.pods[c.PodUID].Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/probeactor/probeactor/actors/internal/protocol"
 	"github.com/probeactor/probeactor/messages"
@@ -134,5 +135,36 @@ func TestKillOncePerContainerID(t *testing.T) {
 		require.True(t, len(h.rt.Kills()) == 2)
 		assert.Equal(t, id2, h.rt.Kills()[1].ContainerID)
 		assert.Len(t, h.events.find(messages.ReasonKilling), 2)
+	})
+}
+
+// The syncLoop forgets a pod on RemovePod and on a CleanupPods that leaves it out: a later Failure
+// of its container is ignored, as one of a pod it never knew.
+func TestSyncLoopForgetsRemovedPods(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		h := newHarness(t)
+		removed := testPod("removed", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
+		cleaned := testPod("cleaned", v1.Container{Name: "c", LivenessProbe: execProbe(100, 1)})
+		h.run(removed)
+		h.run(cleaned)
+		removedID, _ := h.settled(removed, "c", messages.Liveness)
+		cleanedID, _ := h.settled(cleaned, "c", messages.Liveness)
+		h.tree.RemovePod(removed)
+		h.tree.CleanupPods(map[types.UID]struct{}{removed.UID: {}}) // only RemovePod forgets removed
+		h.sync()
+		for _, p := range []struct {
+			pod *v1.Pod
+			id  messages.ContainerID
+		}{{removed, removedID}, {cleaned, cleanedID}} {
+			h.sys.Root.Send(h.tree.env.cache, &protocol.SetResult{PodUID: p.pod.UID, Container: "c", ContainerID: p.id,
+				Type: messages.Liveness, Result: messages.Failure})
+			h.settledResult(p.id, messages.Liveness, messages.Failure)
+		}
+		// The batches reached the syncLoop before this round trip.
+		_, err := h.sys.Root.RequestFuture(h.tree.env.sync, &ping{}, 5*time.Second).Result()
+		require.NoError(t, err)
+		synctest.Wait()
+		assert.Empty(t, h.rt.Kills())
+		assert.Empty(t, h.events.find(messages.ReasonKilling))
 	})
 }
