@@ -80,5 +80,8 @@ spec:
 		return ok && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].ContainerID == id
 	}, 30*time.Second, 20*time.Millisecond, "adopted once the URL answers")
 	assert.True(t, alive(pid), "the same process")
-	assert.Contains(t, n.proc.Stderr(), "every pod source has been read")
+	// The log line and the pod's status come by different ways (stderr, the API): either can be
+	// seen first.
+	assert.Eventually(t, func() bool { return strings.Contains(n.proc.Stderr(), "every pod source has been read") },
+		10*time.Second, 20*time.Millisecond, "node says why it sweeps now")
 }
