@@ -38,7 +38,8 @@
 // from Start on: reported to the peers as still stopping (with the pods whose stop is under way), so
 // no peer starts them while they run here. A held pod the sharder starts is adopted (node's StartPod
 // takes over the same containers) and its claim ends; HoldFor after Start, Config.Sweep stops what
-// was not adopted and the claims end. Leave (node's SIGUSR2) makes Stop stop no pod: the containers
+// was not adopted and the claims end. A sweep that fails (something may still run) ends no claim:
+// it is tried again every HoldFor until one succeeds. Leave (node's SIGUSR2) makes Stop stop no pod: the containers
 // run on, within the member's lease, for the next node.
 //
 // Errors and logs: the sharder's Start gets errRunnerClosed ("node is shutting down") once Stop

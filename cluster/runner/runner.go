@@ -49,7 +49,8 @@ type Config struct {
 	// none starts them — until the sharder starts them here (node's StartPod adopts them: the same
 	// containers, under this member's lease) or Sweep stops them, HoldFor after Start.
 	Recovered func() []types.UID
-	// Sweep stops what an earlier node left and no start claimed (proc.Runtime.StopOrphans).
+	// Sweep stops what an earlier node left and no start claimed (proc.Runtime.StopOrphans); an
+	// error means something may still run, and a later call tries again what it did not stop.
 	Sweep func(ctx context.Context) error
 	// HoldFor is how long held pods wait for the sharder to adopt them (node: the failure timeout;
 	// their containers' old lease has run out by then anyway, unless adopted and renewed).
@@ -180,7 +181,10 @@ func (r *Runner) Start(ctx context.Context) error {
 }
 
 // startSweep stops, HoldFor after Start, what an earlier node left and the sharder did not adopt,
-// then releases the held pods; Stop cancels it and waits.
+// then releases the held pods. A sweep that did not stop everything keeps them held — reported
+// to the peers as still stopping, so none starts them while an old container may still run here
+// — and is tried again every HoldFor (a second at least) until one does. Stop cancels it and
+// waits.
 func (r *Runner) startSweep() {
 	done := make(chan struct{})
 	r.sweep.done = done
@@ -190,21 +194,30 @@ func (r *Runner) startSweep() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.sweep.cancel = cancel
-	go func() { // ends when the sweep ended, or at once when Stop cancels it
+	go func() { // ends when a sweep succeeded, or at once when Stop cancels it
 		defer close(done)
-		select {
-		case <-time.After(r.cfg.HoldFor):
-		case <-ctx.Done():
-			return
-		}
-		if err := r.cfg.Sweep(ctx); err != nil {
-			r.log.Error("containers an earlier node left did not all stop", "error", err)
-		}
-		if ctx.Err() == nil {
-			r.pods.releaseHeld()
+		for wait := r.cfg.HoldFor; ; wait = max(r.cfg.HoldFor, minSweepRetry) {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			err := r.cfg.Sweep(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err == nil:
+				r.pods.releaseHeld()
+				return
+			}
+			r.log.Error("containers an earlier node left did not all stop: their pods stay held (reported to the peers as stopping) and the sweep is tried again",
+				"error", err, "retry_in", max(r.cfg.HoldFor, minSweepRetry))
 		}
 	}()
 }
+
+// minSweepRetry bounds how often a failing sweep is tried again, whatever HoldFor.
+const minSweepRetry = time.Second
 
 // Leave makes Stop leave this member's pods running: node's planned restart (SIGUSR2) in a
 // cluster. The membership leaves without a word (Member.Abandon): the peers see a silent member,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -398,6 +399,56 @@ func TestHeldPodsAreAdoptedOrSwept(t *testing.T) {
 	r.Leave()
 	require.NoError(t, stopWithin(t, r, 10*time.Second))
 	assert.Empty(t, stopped(ops), "a planned restart leaves the pods running for the next node")
+}
+
+// A sweep that did not stop everything an earlier node left keeps the held pods reported as
+// stopping (a peer must not start them while an old container may still run here) and is tried
+// again HoldFor later; the pods are released once a sweep succeeds.
+func TestAFailedSweepKeepsThePodsHeldAndTriesAgain(t *testing.T) {
+	ops := newFakeOps()
+	ops.autoStop = true
+	mem := alone("127.0.0.1:7101")
+	gone := types.UID("left-by-an-earlier-node")
+	sweeps := make(chan int, 4)
+	n := 0
+	r, err := New(Config{System: newSystem(), Membership: mem, Pods: ops, Logger: logtest.New(t), Margin: noMargin,
+		Recovered: func() []types.UID { return []types.UID{gone} },
+		Sweep: func(context.Context) error {
+			n++
+			sweeps <- n
+			if n == 1 {
+				return errors.New("stop container of shim x.sock: connection reset by peer")
+			}
+			return nil
+		},
+		HoldFor: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	next := func() int {
+		t.Helper()
+		select {
+		case k := <-sweeps:
+			return k
+		case <-time.After(10 * time.Second):
+			t.Fatal("no sweep")
+			return 0
+		}
+	}
+	require.Equal(t, 1, next())
+	held := func() []string {
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		return slices.Clone(mem.stopping[len(mem.stopping)-1])
+	}
+	assert.Equal(t, []string{string(gone)}, held(), "still held after the failed sweep")
+	require.Equal(t, 2, next(), "tried again")
+	require.Eventually(t, func() bool { return len(held()) == 0 }, 10*time.Second, time.Millisecond, "released once swept")
+	mem.mu.Lock()
+	reports := len(mem.stopping)
+	mem.mu.Unlock()
+	assert.Equal(t, 2, reports, "held, then released: never released in between")
+	require.NoError(t, stopWithin(t, r, 10*time.Second))
+	assert.Len(t, sweeps, 0, "no sweep after one succeeded")
 }
 
 // noMargin is a margin of nothing: these tests' members share one clock and stop at once.

@@ -62,11 +62,11 @@ func (r *Runtime) Start(context.Context) error {
 	for _, e := range entries {
 		path := filepath.Join(r.shimsDir, e.Name())
 		if strings.HasSuffix(e.Name(), ".sock") && !claimed[path] {
-			r.orphanSockets = append(r.orphanSockets, path)
+			r.orphans = append(r.orphans, orphanShim{socket: path, grace: podapi.DefaultGracePeriod})
 		}
 	}
-	if len(good)+len(r.orphanSockets) > 0 {
-		r.log.Info("found an earlier node's pods", "pods", len(good), "unrecorded_shims", len(r.orphanSockets))
+	if len(good)+len(r.orphans) > 0 {
+		r.log.Info("found an earlier node's pods", "pods", len(good), "unrecorded_shims", len(r.orphans))
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (pr *podRunner) prepare() bool {
 	}
 	if pr.replace != nil {
 		pr.log.Info("pod spec changed while node was down: stopping its old containers, then starting it afresh")
-		if err := pr.rt.stopRecorded(stops, *pr.replace); stops.Err() != nil {
+		if _, err := pr.rt.stopRecorded(stops, *pr.replace); stops.Err() != nil {
 			return false // Detach: the old containers and their record are left to the next node
 		} else if err != nil {
 			pr.log.Error("old containers of a replaced pod not all stopped; their re-attach timeout ends them", "error", err)
@@ -268,7 +268,11 @@ func (r *Runtime) Detach() {
 // deleted, and every shim no valid record claims (with the default grace period, 30 s), after
 // which the unusable records are deleted. node calls it once every pod source had its first say.
 // The pods are stopped concurrently; it returns once all are, or when ctx ends (or Detach): the
-// records of what was not stopped stay.
+// records of what was not stopped stay. A shim it could not stop for another reason (one that
+// does not answer as a shim) is its error, and the next call tries it again, with its pod's grace
+// period: a cluster member keeps such pods held until a call succeeds. The record of a pod whose
+// shim is stopped only by such a later call stays until the next node's start, which finds the
+// shim gone and deletes it.
 func (r *Runtime) StopOrphans(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -283,19 +287,29 @@ func (r *Runtime) StopOrphans(ctx context.Context) error {
 			pods = append(pods, rc)
 		}
 	}
-	sockets, bad := r.orphanSockets, r.badRecords
-	r.orphanSockets, r.badRecords = nil, nil
+	shims, bad := r.orphans, r.badRecords
+	r.orphans, r.badRecords = nil, nil
 	r.mu.Unlock()
+	// again keeps a shim that could not be stopped for the next call (not one that ctx ended).
+	again := func(left []orphanShim) {
+		if len(left) == 0 || ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.orphans = append(r.orphans, left...)
+		r.mu.Unlock()
+	}
 
 	var wg sync.WaitGroup
-	errs := make(chan error, len(pods)+len(sockets))
+	errs := make(chan error, len(pods)+len(shims))
 	for _, rc := range pods {
 		wg.Go(func() {
 			r.log.Info("pod no longer given: stopping the containers an earlier node left", "pod", rc.rec.Namespace+"/"+rc.rec.Name, "uid", rc.rec.UID)
-			err := r.stopRecorded(ctx, rc.rec)
+			left, err := r.stopRecorded(ctx, rc.rec)
 			if err == nil {
 				r.deleteRecord(rc.rec.UID)
 			}
+			again(left)
 			errs <- err
 			r.mu.Lock()
 			delete(r.recovered, rc.rec.UID)
@@ -303,14 +317,22 @@ func (r *Runtime) StopOrphans(ctx context.Context) error {
 			close(rc.stopped)
 		})
 	}
-	var shims sync.WaitGroup
-	for _, socket := range sockets {
-		shims.Go(func() {
-			r.log.Warn("stopping a container no pod record describes", "socket", socket)
-			errs <- r.stopShim(ctx, socket, podapi.DefaultGracePeriod)
+	var stopping sync.WaitGroup
+	for _, o := range shims {
+		stopping.Go(func() {
+			if o.pod == "" {
+				r.log.Warn("stopping a container no pod record describes", "socket", o.socket)
+			} else {
+				r.log.Warn("stopping again a container an earlier stop could not reach", "pod", o.pod, "socket", o.socket)
+			}
+			err := r.stopShim(ctx, o.socket, o.grace)
+			if err != nil {
+				again([]orphanShim{o})
+			}
+			errs <- err
 		})
 	}
-	shims.Wait()
+	stopping.Wait()
 	if ctx.Err() == nil {
 		for _, path := range bad {
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -329,8 +351,17 @@ func (r *Runtime) StopOrphans(ctx context.Context) error {
 	return errors.Join(all...)
 }
 
-// stopRecorded stops every instance rec says runs, concurrently, with rec's grace period.
-func (r *Runtime) stopRecorded(ctx context.Context, rec podRecord) error {
+// orphanShim is a shim StopOrphans stops: its socket, the grace period its container gets, and the
+// pod it ran ("" when no record says).
+type orphanShim struct {
+	socket string
+	grace  time.Duration
+	pod    string
+}
+
+// stopRecorded stops every instance rec says runs, concurrently, with rec's grace period. It
+// returns the shims it did not stop, with why.
+func (r *Runtime) stopRecorded(ctx context.Context, rec podRecord) ([]orphanShim, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(rec.Containers))
 	for i, c := range rec.Containers {
@@ -340,7 +371,13 @@ func (r *Runtime) stopRecorded(ctx context.Context, rec podRecord) error {
 		wg.Go(func() { errs[i] = r.stopShim(ctx, c.Socket, rec.Grace) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	var left []orphanShim
+	for i, err := range errs {
+		if err != nil {
+			left = append(left, orphanShim{socket: rec.Containers[i].Socket, grace: rec.Grace, pod: rec.Namespace + "/" + rec.Name})
+		}
+	}
+	return left, errors.Join(errs...)
 }
 
 // stopShim stops the container of the shim at socket: SIGTERM, SIGKILL after grace (at least

@@ -2,6 +2,8 @@ package proc
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -435,4 +437,66 @@ func TestAKillUnderWayOutlivesNode(t *testing.T) {
 	require.NoError(t, syscall.Kill(shim, syscall.SIGTERM))
 	assertGone(t, []int{shim})
 	<-terminated
+}
+
+// A shim StopOrphans cannot stop (here: a socket that answers but not as a shim) is its error,
+// and the next call tries it again, with its pod's grace period, until the shim is gone: a cluster
+// member keeps the pods an earlier node left held while any call fails, so the shim must not be
+// forgotten after the first. Both kinds: a shim no record claims, and a recorded pod's.
+func TestStopOrphansTriesAgainAShimItCouldNotStop(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	shims := filepath.Join(root, "shims")
+	require.NoError(t, os.MkdirAll(shims, 0o700))
+	// mute answers every connection at path with something that is not a shim's hello.
+	mute := func(path string) (stop func()) {
+		l, err := net.Listen("unix", path)
+		require.NoError(t, err)
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = conn.Write([]byte("not a shim\n"))
+				_ = conn.Close()
+			}
+		}()
+		return func() { _ = l.Close(); <-served } // the shim is gone, its socket file too
+	}
+	stopUnrecorded := mute(filepath.Join(shims, "mute.sock"))
+	recorded := filepath.Join(shims, "recorded.sock")
+	stopRecorded := mute(recorded)
+	rec := podRecord{Version: recordVersion, UID: "left-uid", Namespace: "default", Name: "left", SpecHash: "h", Grace: time.Second,
+		Containers: []containerRecord{{Name: "c", Current: &instanceRecord{ID: "proc://left"}, Socket: recorded}}}
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "state"), 0o700))
+	require.NoError(t, writeFileAtomic(recordPath(filepath.Join(root, "state"), rec.UID), b))
+
+	rt, _, logs := newRuntimeAt(t, root, clock.Real(), time.Minute)
+	startRecovered(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	count := func(s string) int { return strings.Count(logs.String(), s) }
+
+	err = rt.StopOrphans(ctx)
+	assert.ErrorContains(t, err, "mute.sock")
+	assert.ErrorContains(t, err, "recorded.sock")
+	assert.FileExists(t, recordPath(filepath.Join(root, "state"), rec.UID), "the record of what was not stopped stays")
+	err = rt.StopOrphans(ctx)
+	assert.ErrorContains(t, err, "mute.sock", "tried again")
+	assert.ErrorContains(t, err, "recorded.sock", "tried again")
+	assert.Equal(t, 2, count("stopping a container no pod record describes"))
+	assert.Equal(t, 1, count("stopping again a container an earlier stop could not reach"))
+	assert.Contains(t, logs.String(), "pod=default/left")
+
+	stopUnrecorded()
+	stopRecorded()
+	require.NoError(t, rt.StopOrphans(ctx))
+	require.NoError(t, rt.StopOrphans(ctx), "nothing left to stop")
+	assert.Equal(t, 3, count("stopping a container no pod record describes"), "a stopped shim is not tried again")
+	assert.Equal(t, 2, count("stopping again a container an earlier stop could not reach"))
 }

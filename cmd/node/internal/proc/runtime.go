@@ -87,10 +87,11 @@ type Runtime struct {
 	lease int64
 
 	// What Start found of an earlier node: pods by UID until Run claims them or StopOrphans stops
-	// them; shim sockets no valid record claims; records that could not be used.
-	recovered     map[types.UID]*recoveredPod
-	orphanSockets []string
-	badRecords    []string
+	// them; shims to stop (those no valid record claims, and those an earlier StopOrphans could
+	// not stop); records that could not be used.
+	recovered  map[types.UID]*recoveredPod
+	orphans    []orphanShim
+	badRecords []string
 
 	// stops ends with Detach: the stops of an earlier node's containers (StopOrphans, a replaced
 	// pod) and a pod waiting for them give up then.
