@@ -157,7 +157,7 @@ func (b *budgetLoop) action(w restartbudget.Waiting) string {
 }
 
 func (b *budgetLoop) pod(uid types.UID) *v1.Pod {
-	if rec, ok := b.sync.pods[uid]; ok {
+	if rec, ok := b.sync.kills.Pod(uid); ok {
 		return rec.Pod()
 	}
 	return nil

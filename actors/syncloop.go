@@ -29,11 +29,9 @@ var syncTypes = []messages.ProbeType{messages.Liveness, messages.Startup}
 type syncActor struct {
 	env *env
 	log hclog.Logger
-	// kills is the pure core: the pods known and the container ID last killed per container.
-	kills *killrecord.Book
-	// pods are the known pods' records (what a kill and the budget's events read): the same pods
-	// kills knows, added and forgotten with it.
-	pods   map[types.UID]*podrecord.Record
+	// kills is the pure core: the pods known, with their records (what a kill and the budget's
+	// events read), and the container ID last killed per container.
+	kills  *killrecord.Book[*podrecord.Record]
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -45,7 +43,7 @@ type syncActor struct {
 
 func newSyncActor(e *env) *syncActor {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &syncActor{env: e, log: e.log.Named(nameSync), kills: killrecord.New(), pods: map[types.UID]*podrecord.Record{},
+	a := &syncActor{env: e, log: e.log.Named(nameSync), kills: killrecord.New[*podrecord.Record](),
 		ctx: ctx, cancel: cancel}
 	if e.cfg.budget != nil {
 		a.budget = newBudgetLoop(e, a, *e.cfg.budget)
@@ -56,8 +54,7 @@ func newSyncActor(e *env) *syncActor {
 func (a *syncActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *addPodCmd:
-		a.kills.Add(m.pod.UID)
-		a.pods[m.pod.UID] = m.pod
+		a.kills.Add(m.pod.UID, m.pod)
 	case *removePod:
 		a.kills.Remove(m.uid)
 		a.forget(ctx, m.uid)
@@ -101,10 +98,8 @@ func (a *syncActor) Receive(ctx actor.Context) {
 	}
 }
 
-// forget drops the record of a pod its core forgot (removed, or left out of a cleanup) and ends the
-// pod's waiting kills.
+// forget ends the waiting kills of a pod its core forgot (removed, or left out of a cleanup).
 func (a *syncActor) forget(ctx actor.Context, uid types.UID) {
-	delete(a.pods, uid)
 	a.budget.release(ctx, uid)
 }
 
@@ -112,11 +107,11 @@ func (a *syncActor) forget(ctx actor.Context, uid types.UID) {
 // allowed), if the core lets it go ahead (Take: its pod still known, its container ID not killed
 // since).
 func (a *syncActor) kill(c messages.ResultChanged) {
-	if !a.kills.Take(c) {
+	rec, ok := a.kills.Take(c)
+	if !ok {
 		return
 	}
-	// The pod is known to kills, so its record is in pods (both change together, in Receive).
-	pod := a.pods[c.PodUID].Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
+	pod := rec.Pod() // what the runtime gets: the pod's identity and the spec fields the tree keeps
 	req, path := killRequest(pod, c)
 	a.env.cfg.sink.Event(messages.Event{Time: a.env.now(), Type: v1.EventTypeNormal, Reason: messages.ReasonKilling,
 		Message: req.Message, Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, PodUID: pod.UID,

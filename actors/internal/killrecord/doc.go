@@ -1,5 +1,5 @@
-// Package killrecord is the pure core of the probe tree's syncLoop: which pods it knows, and which
-// container ID it last killed per container. It decides whether a result change asks for a kill
+// Package killrecord is the pure core of the probe tree's syncLoop: which pods it knows (with the
+// syncLoop's copy of each), and which container ID it last killed per container. It decides whether a result change asks for a kill
 // (Book.Result) and whether a kill goes ahead when it is performed, at once or when the restart
 // budget lets it through (Book.Take). No actor, clock, goroutine or I/O: the syncLoop's shell
 // (actors/syncloop.go) turns each message into a call and performs what it gets back (the runtime's

@@ -12,7 +12,7 @@ import (
 
 // op is one call on a Book: add, remove, cleanup (keep: the desired pods; want: the forgotten),
 // result (want: its Verdict), take (want: "go" when the kill goes ahead, "" when refused), known
-// (want: "yes" or ""). A result or take is for pod, container c, container ID id, of probe type pt
+// (Pod; want: "yes" or ""). Each add gives the pod a new record, which take and known must return. A result or take is for pod, container c, container ID id, of probe type pt
 // (Liveness, the zero value, unless set) with result r (Failure unless set).
 type op struct {
 	do      string
@@ -185,11 +185,13 @@ func TestBook(t *testing.T) {
 	}
 	for name, ops := range tests {
 		t.Run(name, func(t *testing.T) {
-			b := New()
+			b := New[string]()
+			recs := map[string]string{} // the record each pod was last added with
 			for i, o := range ops {
 				switch o.do {
 				case "add":
-					b.Add(types.UID(o.pod))
+					recs[o.pod] = fmt.Sprintf("%s#%d", o.pod, i) // each add a new record
+					b.Add(types.UID(o.pod), recs[o.pod])
 				case "remove":
 					b.Remove(types.UID(o.pod))
 				case "cleanup":
@@ -206,14 +208,16 @@ func TestBook(t *testing.T) {
 					assert.Equal(t, o.want, b.Result(change(o)).String(), "op %d: result %+v", i, o)
 				case "take":
 					got := ""
-					if b.Take(change(o)) {
+					if rec, ok := b.Take(change(o)); ok {
 						got = "go"
+						assert.Equal(t, recs[o.pod], rec, "op %d: the kill reads the pod's latest record", i)
 					}
 					assert.Equal(t, o.want, got, "op %d: take %+v", i, o)
 				case "known":
 					got := ""
-					if b.Known(types.UID(o.pod)) {
+					if rec, ok := b.Pod(types.UID(o.pod)); ok {
 						got = "yes"
+						assert.Equal(t, recs[o.pod], rec, "op %d: the pod's latest record", i)
 					}
 					assert.Equal(t, o.want, got, "op %d: known %s", i, o.pod)
 				default:
