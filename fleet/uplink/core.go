@@ -220,7 +220,10 @@ func (c *Core) Acked(token uint64, a *fleetv1.Ack, err error, now time.Time) []E
 		c.drop()
 		c.epoch++
 		return []Effect{{Kind: Subscribe, Epoch: c.epoch, Window: c.window, Why: "aggregator asked for a snapshot"}}
-	default: // STALE, INVALID, unknown: a configuration problem or a bug; retry slowly
+	case fleetv1.AckStatus_ACK_STATUS_STALE: // a configuration problem or a clock's; retry slowly
+		return c.fail("aggregator answered " + a.GetStatus().String() + ": it holds a newer incarnation of this node's name " +
+			"(another node runs with the same --node-name, or this host's clock was set back since that node started)")
+	default: // INVALID, unknown: a bug; retry slowly
 		return c.fail("aggregator answered " + a.GetStatus().String())
 	}
 }

@@ -129,6 +129,10 @@ func TestStaleOrInvalidIsAFailure(t *testing.T) {
 		es := c.Acked(send[0].Token, ack(st), nil, t0)
 		assert.Equal(t, []EffectKind{Unsubscribe, RetryAfter}, kinds(es), st.String())
 		assert.Contains(t, es[1].Why, st.String())
+		if st == fleetv1.AckStatus_ACK_STATUS_STALE {
+			assert.Contains(t, es[1].Why, "it holds a newer incarnation of this node's name (another node runs with the same --node-name, or this host's clock was set back",
+				"the log says what makes an incarnation stale")
+		}
 	}
 }
 
